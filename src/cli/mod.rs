@@ -1,0 +1,58 @@
+//! Headless subcommands. Thin: each parses its arguments, calls the library and reports.
+
+pub mod bench;
+pub mod fof;
+pub mod info;
+pub mod movie;
+pub mod progress_bar;
+pub mod render;
+pub mod twopoint;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Command line of `haloscope`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "haloscope",
+    version,
+    about = "Explore cosmological simulation snapshots and neutrino event lists"
+)]
+pub struct Cli {
+    /// What to do; with none, the desktop application opens.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Snapshots or event lists to open in the application (the demo data when none).
+    pub files: Vec<PathBuf>,
+}
+
+/// The headless subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Describe snapshots and event lists.
+    Info(info::InfoArgs),
+    /// Render a snapshot to PNG (Splotch model).
+    Render(render::RenderArgs),
+    /// Find friends-of-friends halos.
+    Fof(fof::FofArgs),
+    /// Two-point autocorrelation of event lists with scrambled trials.
+    Twopoint(twopoint::TwopointArgs),
+    /// Render a camera fly-through to PNG frames and MP4.
+    Movie(movie::MovieArgs),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// Runs the command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        None => crate::app::run(cli.files),
+        Some(Command::Info(args)) => info::run(args),
+        Some(Command::Render(args)) => render::run(args),
+        Some(Command::Fof(args)) => fof::run(args),
+        Some(Command::Twopoint(args)) => twopoint::run(args),
+        Some(Command::Movie(args)) => movie::run(args),
+        Some(Command::Bench(command)) => bench::run(command),
+    }
+}

@@ -1,0 +1,1 @@
+//! CUDA infrastructure: device discovery, NVRTC compile and on-disk cache, buffers, launches.

@@ -1,0 +1,17 @@
+//! Haloscope: explore cosmological simulation snapshots and neutrino event lists.
+//!
+//! Rooms (see ARCHITECTURE.md): `data` (models and readers), `order` (space-filling curves),
+//! `render` (Splotch renderer), `halo` (friends-of-friends), `twopoint` (event autocorrelation),
+//! `gpu` (CUDA infrastructure), `movie` (camera paths and export), `jobs` (progress and
+//! cancellation), `app` (desktop UI) and `cli` (headless subcommands).
+
+pub mod app;
+pub mod cli;
+pub mod data;
+pub mod gpu;
+pub mod halo;
+pub mod jobs;
+pub mod movie;
+pub mod order;
+pub mod render;
+pub mod twopoint;

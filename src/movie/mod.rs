@@ -1,0 +1,1 @@
+//! Camera paths (keyframes, interpolation), frame export and video encoding.

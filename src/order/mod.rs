@@ -1,0 +1,1 @@
+//! Morton and Hilbert keys and particle reordering for locality.

@@ -1,0 +1,1 @@
+//! Splotch renderer: camera, palettes, projection and classification, CPU splatter, tone mapping.

@@ -1,0 +1,1 @@
+//! Two-point autocorrelation of event lists: pair counts, scrambled trials, significance.
