@@ -5,6 +5,8 @@
 
 mod error;
 mod events_model;
+mod gadget_hdf5_meta;
+mod gadget_hdf5_write;
 mod snapshot;
 mod subsample;
 mod tipsy_write;

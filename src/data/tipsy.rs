@@ -554,6 +554,9 @@ mod tests {
         assert!(err.contains("negative count"), "{err}");
         let head = header(ByteOrder::Big, [2, 3, 0, 2, 0], true);
         let err = detect_layout(&head, 101).expect_err("size");
-        assert!(err.contains("101 bytes") && err.contains("104/100"), "{err}");
+        assert!(
+            err.contains("101 bytes") && err.contains("104/100"),
+            "{err}"
+        );
     }
 }
