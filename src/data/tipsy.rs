@@ -147,14 +147,15 @@ pub fn detect_layout(head: &[u8], file_bytes: u64) -> Result<TipsyLayout, String
                     // A standard 32-byte-header file missing its last 4 bytes fits the 28-byte
                     // layout exactly; its zero pad then reads as the first particle's mass.
                     // Real particles have mass, so a zero there means truncation.
-                    if header_bytes == 28 && counts.iter().any(|&n| n > 0) {
-                        if head.get(28..32) == Some(&[0u8; 4][..]) {
-                            return Err(format!(
-                                "file is {file_bytes} bytes: with a 28-byte header the first \
-                                 particle has zero mass, so this is more likely a 32-byte-header \
-                                 file ({summary}) truncated by 4 bytes"
-                            ));
-                        }
+                    if header_bytes == 28
+                        && counts.iter().any(|&n| n > 0)
+                        && head.get(28..32) == Some(&[0u8; 4][..])
+                    {
+                        return Err(format!(
+                            "file is {file_bytes} bytes: with a 28-byte header the first \
+                             particle has zero mass, so this is more likely a 32-byte-header \
+                             file ({summary}) truncated by 4 bytes"
+                        ));
                     }
                     return Ok(layout);
                 }
