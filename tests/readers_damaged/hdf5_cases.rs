@@ -21,10 +21,13 @@ fn edit(path: &Path, f: impl FnOnce(&hdf5::File) -> hdf5::Result<()>) {
     f(&file).expect("edited");
 }
 
+/// An edit that damages a file.
+type Damage = fn(&hdf5::File) -> hdf5::Result<()>;
+
 #[test]
 fn missing_datasets_and_groups_are_named() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let cases: [(&str, fn(&hdf5::File) -> hdf5::Result<()>, &str); 4] = [
+    let cases: [(&str, Damage, &str); 4] = [
         (
             "no_coords.hdf5",
             |f| f.unlink("PartType1/Coordinates"),
