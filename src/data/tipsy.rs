@@ -328,8 +328,11 @@ impl Columns {
     }
 
     fn into_species(self, kind: SpeciesKind, extras: &[&str]) -> Species {
+        // Decided (and the per-particle vector freed) before the smoothing lengths are copied,
+        // so the copy reuses the memory and the peak stays at the data kept.
         let masses = match self.masses.first() {
             Some(&m) if self.masses.iter().all(|&x| x.to_bits() == m.to_bits()) => {
+                drop(self.masses);
                 Masses::Uniform(m)
             }
             _ => Masses::PerParticle(self.masses),
