@@ -13,6 +13,7 @@ mod fof_cpu;
 mod grid;
 pub mod periodic;
 mod selection;
+pub mod synthetic;
 mod union_find;
 
 pub use brute_force::link_components_brute_force;
