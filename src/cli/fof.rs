@@ -90,7 +90,15 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         backend: args.backend.into(),
     };
     let start = Instant::now();
-    let result = halo::fof_snapshot(&snapshot, &species, &params, &progress).map_err(in_file)?;
+    let selected = halo::select_particles(&snapshot, &species).map_err(in_file)?;
+    let result = halo::find_halos(
+        &selected.positions,
+        &selected.masses,
+        selected.velocities.as_deref(),
+        &params,
+        &progress,
+    )
+    .map_err(in_file)?;
     let seconds = start.elapsed().as_secs_f64();
 
     if let Some(out) = &args.out {
@@ -99,7 +107,7 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     if let Some(labels) = &args.labels {
         export::write_labels(labels, &result.labels).context("writing the labels")?;
     }
-    let species_names: Vec<&str> = species.iter().map(|k| k.name()).collect();
+    let species_names: Vec<&str> = selected.species.iter().map(|k| k.name()).collect();
     if args.json {
         let json = result_json(&result, file, &species_names, seconds);
         println!("{json}");
