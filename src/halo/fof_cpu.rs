@@ -18,6 +18,9 @@ use crate::jobs::Progress;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Cell pairs with at most this many particle pairs are tested without asking the union-find.
+const FEW_PAIRS: usize = 4;
+
 /// Cells per rayon task: large enough to amortise the cursor set-up, small enough to balance.
 const CELLS_PER_CHUNK: usize = 2048;
 
@@ -117,16 +120,19 @@ impl Linker<'_> {
 
     /// Joins cells `a` and `b` when any member of one is within ll of any member of the other.
     fn link_pair(&self, a: usize, b: usize) {
-        if self.uf.same_set(a as u32, b as u32) {
+        let grid = self.grid;
+        let (range_a, range_b) = (grid.members(a), grid.members(b));
+        // A few distance tests are cheaper than the two root look-ups (random reads of the parent
+        // array); only cell pairs with many candidate pairs ask the union-find first.
+        if range_a.len() * range_b.len() > FEW_PAIRS && self.uf.same_set(a as u32, b as u32) {
             return;
         }
-        let grid = self.grid;
-        let members_b = &grid.positions[grid.members(b)];
+        let members_b = &grid.positions[range_b];
         let linked = match self.frame {
-            None => grid.positions[grid.members(a)]
+            None => grid.positions[range_a.clone()]
                 .iter()
                 .any(|p| members_b.iter().any(|q| dist2(p, q) <= self.ll2)),
-            Some(frame) => grid.positions[grid.members(a)].iter().any(|p| {
+            Some(frame) => grid.positions[range_a].iter().any(|p| {
                 members_b
                     .iter()
                     .any(|q| dist2_periodic(p, q, &frame) <= self.ll2)
