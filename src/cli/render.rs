@@ -49,61 +49,16 @@ pub struct RenderArgs {
     /// Image height in pixels.
     #[arg(long, default_value_t = 800)]
     pub height: u32,
-    /// Species to draw, comma separated (gas, dark, star, other).
-    #[arg(long, value_delimiter = ',')]
-    pub species: Vec<String>,
-    /// Intensity field, `[SPECIES=]FIELD` (repeatable); none: n = 1.
-    #[arg(long, value_name = "[SPECIES=]FIELD")]
-    pub intensity: Vec<String>,
-    /// log10 of the intensity; `--log-intensity=gas,dark` for some species only.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "SPECIES,...")]
-    pub log_intensity: Option<String>,
-    /// Fixed intensity limits `[SPECIES=]LO:HI` (log10 units under --log-intensity).
-    #[arg(long, value_name = "[SPECIES=]LO:HI", allow_hyphen_values = true)]
-    pub intensity_range: Vec<String>,
-    /// Colour field, `[SPECIES=]FIELD` or `[SPECIES=]none` (white).
-    #[arg(long, value_name = "[SPECIES=]FIELD|none")]
-    pub color: Vec<String>,
-    /// log10 of the colour value; `--log-color=gas` for some species only.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "SPECIES,...")]
-    pub log_color: Option<String>,
-    /// Fixed colour limits `[SPECIES=]LO:HI` (log10 units under --log-color).
-    #[arg(long, value_name = "[SPECIES=]LO:HI", allow_hyphen_values = true)]
-    pub color_range: Vec<String>,
-    /// Palette `[SPECIES=]NAME` (see --list-palettes).
-    #[arg(long, value_name = "[SPECIES=]NAME")]
-    pub palette: Vec<String>,
-    /// Per-species emission multiplier `[SPECIES=]B` (default 1).
-    #[arg(long, value_name = "[SPECIES=]B")]
-    pub species_brightness: Vec<String>,
-    /// Per-species radius multiplier `[SPECIES=]F` (default 1).
-    #[arg(long, value_name = "[SPECIES=]F")]
-    pub size_factor: Vec<String>,
+    /// Per-species style options.
+    #[command(flatten)]
+    pub style: Box<StyleArgs>,
     /// Global brightness B (turns auto exposure off); multiplies every emission and is
     /// included in --tau-out.
     #[arg(long)]
     pub brightness: Option<f32>,
-    /// Camera position X,Y,Z.
-    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
-    pub camera: Option<String>,
-    /// Look-at point X,Y,Z.
-    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
-    pub lookat: Option<String>,
-    /// Up vector X,Y,Z (points up in the image).
-    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
-    pub up: Option<String>,
-    /// Horizontal field of view in degrees.
-    #[arg(long)]
-    pub fov: Option<f64>,
-    /// Orthographic projection (same scale as the perspective one at the look-at plane).
-    #[arg(long)]
-    pub ortho: bool,
-    /// Only particles with depth > NEAR.
-    #[arg(long, default_value_t = 0.0)]
-    pub near: f64,
-    /// Only particles with depth < FAR.
-    #[arg(long)]
-    pub far: Option<f64>,
+    /// Camera options.
+    #[command(flatten)]
+    pub view: Box<ViewArgs>,
     /// Minimum splat radius in pixels (0 = none).
     #[arg(long, default_value_t = 1.0)]
     pub min_radius: f32,
@@ -142,6 +97,67 @@ pub struct RenderArgs {
     /// List the palette names and exit.
     #[arg(long)]
     pub list_palettes: bool,
+}
+
+/// The camera options of `haloscope render` (each overrides the framing default).
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Camera position X,Y,Z.
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    pub camera: Option<String>,
+    /// Look-at point X,Y,Z.
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    pub lookat: Option<String>,
+    /// Up vector X,Y,Z (points up in the image).
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    pub up: Option<String>,
+    /// Horizontal field of view in degrees.
+    #[arg(long)]
+    pub fov: Option<f64>,
+    /// Orthographic projection (same scale as the perspective one at the look-at plane).
+    #[arg(long)]
+    pub ortho: bool,
+    /// Only particles with depth > NEAR.
+    #[arg(long, default_value_t = 0.0)]
+    pub near: f64,
+    /// Only particles with depth < FAR.
+    #[arg(long)]
+    pub far: Option<f64>,
+}
+
+/// The per-species options of `haloscope render` (`VALUE` or `SPECIES=VALUE`, repeatable).
+#[derive(Debug, Args)]
+pub struct StyleArgs {
+    /// Species to draw, comma separated (gas, dark, star, other).
+    #[arg(long, value_delimiter = ',')]
+    pub species: Vec<String>,
+    /// Intensity field, `[SPECIES=]FIELD` (repeatable); none: n = 1.
+    #[arg(long, value_name = "[SPECIES=]FIELD")]
+    pub intensity: Vec<String>,
+    /// log10 of the intensity; `--log-intensity=gas,dark` for some species only.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "SPECIES,...")]
+    pub log_intensity: Option<String>,
+    /// Fixed intensity limits `[SPECIES=]LO:HI` (log10 units under --log-intensity).
+    #[arg(long, value_name = "[SPECIES=]LO:HI", allow_hyphen_values = true)]
+    pub intensity_range: Vec<String>,
+    /// Colour field, `[SPECIES=]FIELD` or `[SPECIES=]none` (white).
+    #[arg(long, value_name = "[SPECIES=]FIELD|none")]
+    pub color: Vec<String>,
+    /// log10 of the colour value; `--log-color=gas` for some species only.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "", value_name = "SPECIES,...")]
+    pub log_color: Option<String>,
+    /// Fixed colour limits `[SPECIES=]LO:HI` (log10 units under --log-color).
+    #[arg(long, value_name = "[SPECIES=]LO:HI", allow_hyphen_values = true)]
+    pub color_range: Vec<String>,
+    /// Palette `[SPECIES=]NAME` (see --list-palettes).
+    #[arg(long, value_name = "[SPECIES=]NAME")]
+    pub palette: Vec<String>,
+    /// Per-species emission multiplier `[SPECIES=]B` (default 1).
+    #[arg(long, value_name = "[SPECIES=]B")]
+    pub species_brightness: Vec<String>,
+    /// Per-species radius multiplier `[SPECIES=]F` (default 1).
+    #[arg(long, value_name = "[SPECIES=]F")]
+    pub size_factor: Vec<String>,
 }
 
 /// Runs `haloscope render`.
@@ -366,14 +382,14 @@ fn default_species(snapshot: &Snapshot) -> Option<SpeciesKind> {
 
 /// Builds the render settings from the command line and the loaded data.
 fn settings_from_args(args: &RenderArgs, snapshot: &Snapshot) -> anyhow::Result<RenderSettings> {
-    let kinds: Vec<SpeciesKind> = if args.species.is_empty() {
+    let kinds: Vec<SpeciesKind> = if args.style.species.is_empty() {
         match default_species(snapshot) {
             Some(kind) => vec![kind],
             None => bail!("the snapshot has no particles"),
         }
     } else {
         let mut kinds = Vec::new();
-        for name in &args.species {
+        for name in &args.style.species {
             let Some(kind) = SpeciesKind::from_name(name) else {
                 bail!("unknown species '{name}' (gas, dark, star, other)");
             };
@@ -384,25 +400,25 @@ fn settings_from_args(args: &RenderArgs, snapshot: &Snapshot) -> anyhow::Result<
         kinds
     };
     let field = |text: &str| Ok(text.trim().to_owned());
-    let intensity = per_species("intensity", &args.intensity, &kinds, field)?;
-    let colour = per_species("color", &args.color, &kinds, field)?;
+    let intensity = per_species("intensity", &args.style.intensity, &kinds, field)?;
+    let colour = per_species("color", &args.style.color, &kinds, field)?;
     let intensity_range = per_species(
         "intensity-range",
-        &args.intensity_range,
+        &args.style.intensity_range,
         &kinds,
         parse_range,
     )?;
-    let colour_range = per_species("color-range", &args.color_range, &kinds, parse_range)?;
-    let palette = per_species("palette", &args.palette, &kinds, field)?;
+    let colour_range = per_species("color-range", &args.style.color_range, &kinds, parse_range)?;
+    let palette = per_species("palette", &args.style.palette, &kinds, field)?;
     let brightness = per_species(
         "species-brightness",
-        &args.species_brightness,
+        &args.style.species_brightness,
         &kinds,
         parse_f32,
     )?;
-    let size_factor = per_species("size-factor", &args.size_factor, &kinds, parse_f32)?;
-    let log_intensity = flagged("log-intensity", &args.log_intensity, &kinds)?;
-    let log_colour = flagged("log-color", &args.log_color, &kinds)?;
+    let size_factor = per_species("size-factor", &args.style.size_factor, &kinds, parse_f32)?;
+    let log_intensity = flagged("log-intensity", &args.style.log_intensity, &kinds)?;
+    let log_colour = flagged("log-color", &args.style.log_color, &kinds)?;
 
     let styles = kinds
         .iter()
@@ -420,12 +436,12 @@ fn settings_from_args(args: &RenderArgs, snapshot: &Snapshot) -> anyhow::Result<
                 // Default: colour follows the intensity field and its log flag.
                 None => {
                     style.colour = style.intensity.clone();
-                    style.colour_log = if args.log_color.is_some() {
+                    style.colour_log = if args.style.log_color.is_some() {
                         log_colour.contains(&kind)
                     } else {
                         style.intensity_log
                     };
-                    if style.colour.is_some() && colour_range.get(&kind).is_none() {
+                    if style.colour.is_some() && !colour_range.contains_key(&kind) {
                         style.colour_range = style.intensity_range;
                     }
                 }
@@ -446,23 +462,23 @@ fn settings_from_args(args: &RenderArgs, snapshot: &Snapshot) -> anyhow::Result<
         Some(bounds) => Camera::frame_all(&bounds, args.width, args.height),
         None => Camera::look_at([0.0, 0.0, 1.0], [0.0; 3], [0.0, 1.0, 0.0], 45.0),
     };
-    if let Some(text) = &args.camera {
+    if let Some(text) = &args.view.camera {
         camera.position = parse_vector("camera", text)?;
     }
-    if let Some(text) = &args.lookat {
+    if let Some(text) = &args.view.lookat {
         camera.lookat = parse_vector("lookat", text)?;
     }
-    if let Some(text) = &args.up {
+    if let Some(text) = &args.view.up {
         camera.up = parse_vector("up", text)?;
     }
-    if let Some(fov) = args.fov {
+    if let Some(fov) = args.view.fov {
         camera.fov_deg = fov;
     }
-    if args.ortho {
+    if args.view.ortho {
         camera.projection = Projection::Orthographic;
     }
-    camera.near = args.near;
-    camera.far = args.far.unwrap_or(f64::INFINITY);
+    camera.near = args.view.near;
+    camera.far = args.view.far.unwrap_or(f64::INFINITY);
 
     let mut settings = RenderSettings::new(args.width, args.height, camera, styles);
     settings.min_radius_px = args.min_radius;

@@ -315,11 +315,12 @@ fn resolve<'a>(
         }
         None => None,
     };
+    // Checked even when unused, so that a misspelt name is reported.
+    let palette = Palette::by_name(&style.palette)?;
     let colour = match &style.colour {
         Some(name) => {
             let values = field_values(species, name)?;
             let range = checked_range("colour", kind, style.colour_range)?;
-            let palette = Palette::by_name(&style.palette)?;
             Some((
                 normaliser(values, n, style.colour_log, range),
                 values,

@@ -80,12 +80,12 @@ pub enum RenderError {
         message: String,
     },
     /// Writing or reading an output file failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What the OS said.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Encoding or decoding an image or array failed.
     #[error("{}: {message}", path.display())]

@@ -34,9 +34,9 @@ fn header(shape: &[usize]) -> Vec<u8> {
 pub fn write_tau_npy(path: &Path, tau: &TauBuffer) -> Result<(), RenderError> {
     let shape = [tau.height as usize, tau.width as usize, 3];
     write_atomically(path, |writer| {
-        let io = |source| RenderError::Io {
+        let io = |error| RenderError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         };
         writer.write_all(&header(&shape)).map_err(io)?;
         let mut bytes = Vec::with_capacity(tau.data.len().min(1 << 20) * 4);
@@ -51,9 +51,9 @@ pub fn write_tau_npy(path: &Path, tau: &TauBuffer) -> Result<(), RenderError> {
 
 /// Reads a little-endian float32 C-order `.npy` file: (shape, values).
 pub fn read_npy_f32(path: &Path) -> Result<(Vec<usize>, Vec<f32>), RenderError> {
-    let bytes = std::fs::read(path).map_err(|source| RenderError::Io {
+    let bytes = std::fs::read(path).map_err(|error| RenderError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     let bad = |message: &str| RenderError::Encode {
         path: path.to_path_buf(),

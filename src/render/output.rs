@@ -12,9 +12,9 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> Result<(), RenderError>,
 ) -> Result<(), RenderError> {
-    let io = |source| RenderError::Io {
+    let io = |error: std::io::Error| RenderError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -24,7 +24,13 @@ pub fn write_atomically(
         .prefix(".haloscope-")
         .suffix(".part")
         .tempfile_in(folder)
-        .map_err(io)?;
+        // tempfile's own message names the temporary file; name the folder instead.
+        .map_err(|e| {
+            io(std::io::Error::new(
+                e.kind(),
+                format!("cannot create a file in {}: {}", folder.display(), e.kind()),
+            ))
+        })?;
     {
         let mut writer = std::io::BufWriter::new(temp.as_file_mut());
         write(&mut writer)?;

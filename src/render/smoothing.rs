@@ -15,6 +15,8 @@ pub const DEFAULT_KNN: usize = 32;
 const CELL_OCCUPANCY: f64 = 2.0;
 /// Most cells per axis.
 const MAX_CELLS_PER_AXIS: usize = 1024;
+/// Most cells in all (4 bytes each).
+const MAX_CELLS_TOTAL: usize = 1 << 24;
 /// Particles per progress/cancellation step.
 const CHUNK: usize = 4096;
 
@@ -35,7 +37,7 @@ struct Grid {
 }
 
 impl Grid {
-    fn build(positions: &[[f32; 3]], box_size: Option<f64>, n_valid: usize) -> Self {
+    fn build(positions: &[[f32; 3]], box_size: Option<f64>, n_valid: usize, k: usize) -> Self {
         let valid = |p: &[f32; 3]| p.iter().all(|v| v.is_finite());
         let (origin, extent) = match box_size {
             Some(side) => ([0.0; 3], [side; 3]),
@@ -57,39 +59,38 @@ impl Grid {
         if !(cell > 0.0 && cell.is_finite()) {
             cell = 1.0;
         }
-        cell = cell.max(max_extent / MAX_CELLS_PER_AXIS as f64);
-        let n: [usize; 3] = match box_size {
-            // Periodic: an integer number of equal cells spans the box.
-            Some(side) => {
-                let per_axis = ((side / cell).floor() as usize).clamp(1, MAX_CELLS_PER_AXIS);
-                cell = side / per_axis as f64;
-                [per_axis; 3]
+        // Smallest cell the total-cell cap allows.
+        let min_cell = (volume / MAX_CELLS_TOTAL as f64)
+            .cbrt()
+            .max(max_extent / MAX_CELLS_PER_AXIS as f64);
+        // Clustered data: try cell sizes around the mean-density one and keep the one with the
+        // lowest modelled search cost (dense regions scan many particles per cell, sparse ones
+        // many empty cells).
+        let max_cells = MAX_CELLS_TOTAL.min(64 * n_valid + 64);
+        let mut best: Option<(f64, Self, Vec<u32>)> = None;
+        for step in -2..=18 {
+            let trial = cell * 2f64.powf(-f64::from(step) / 2.0);
+            if trial < min_cell {
+                break;
             }
-            None => std::array::from_fn(|a| {
-                ((extent[a] / cell).floor() as usize + 1).clamp(1, MAX_CELLS_PER_AXIS)
-            }),
-        };
-        let mut grid = Self {
-            n,
-            cell,
-            origin,
-            box_size,
-            starts: vec![0; n[0] * n[1] * n[2] + 1],
-            members: Vec::new(),
-        };
-        let cells: Vec<u32> = positions
-            .iter()
-            .map(|p| {
-                if valid(p) {
-                    grid.cell_index(grid.cell_of(p)) as u32
-                } else {
-                    u32::MAX
-                }
-            })
-            .collect();
-        for &c in cells.iter().filter(|c| **c != u32::MAX) {
-            grid.starts[c as usize + 1] += 1;
+            let mut grid = Self::empty(trial, origin, extent, box_size);
+            if grid.starts.len() > max_cells + 1 {
+                break;
+            }
+            let cells = grid.assign(positions);
+            let cost = grid.search_cost(k);
+            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                best = Some((cost, grid, cells));
+            }
         }
+        let (mut grid, cells) = match best {
+            Some((_, grid, cells)) => (grid, cells),
+            None => {
+                let mut grid = Self::empty(cell.max(min_cell), origin, extent, box_size);
+                let cells = grid.assign(positions);
+                (grid, cells)
+            }
+        };
         for c in 0..grid.starts.len() - 1 {
             grid.starts[c + 1] += grid.starts[c];
         }
@@ -103,6 +104,65 @@ impl Grid {
             }
         }
         grid
+    }
+
+    /// A grid of cells of about `cell` (rounded so that a periodic box holds whole cells),
+    /// with no members yet.
+    fn empty(cell: f64, origin: [f64; 3], extent: [f64; 3], box_size: Option<f64>) -> Self {
+        let mut cell = cell;
+        let n: [usize; 3] = match box_size {
+            Some(side) => {
+                let per_axis = ((side / cell).floor() as usize).clamp(1, MAX_CELLS_PER_AXIS);
+                cell = side / per_axis as f64;
+                [per_axis; 3]
+            }
+            None => std::array::from_fn(|a| {
+                ((extent[a] / cell).floor() as usize + 1).clamp(1, MAX_CELLS_PER_AXIS)
+            }),
+        };
+        Self {
+            n,
+            cell,
+            origin,
+            box_size,
+            starts: vec![0; n[0] * n[1] * n[2] + 1],
+            members: Vec::new(),
+        }
+    }
+
+    /// Each particle's cell (u32::MAX for non-finite positions); counts land in `starts[c + 1]`.
+    fn assign(&mut self, positions: &[[f32; 3]]) -> Vec<u32> {
+        let cells: Vec<u32> = positions
+            .par_iter()
+            .map(|p| {
+                if p.iter().all(|v| v.is_finite()) {
+                    self.cell_index(self.cell_of(p)) as u32
+                } else {
+                    u32::MAX
+                }
+            })
+            .collect();
+        for &c in cells.iter().filter(|c| **c != u32::MAX) {
+            self.starts[c as usize + 1] += 1;
+        }
+        cells
+    }
+
+    /// Modelled cost of all k-th-neighbour searches (before the prefix sum): a particle in a
+    /// cell of n needs rings up to s ≈ (k/(4.19·n))^(1/3) + 1, i.e. (2s + 1)³ cell visits and
+    /// about (2s + 1)³·n distance evaluations.
+    fn search_cost(&self, k: usize) -> f64 {
+        let k = k as f64;
+        self.starts
+            .iter()
+            .filter(|&&n| n > 0)
+            .map(|&n| {
+                let n = f64::from(n);
+                let rings = (k / (4.19 * n)).cbrt().ceil() + 1.0;
+                let cells = (2.0 * rings + 1.0).powi(3);
+                n * (3.0 * cells + cells * n)
+            })
+            .sum()
     }
 
     fn cell_of(&self, p: &[f32; 3]) -> [usize; 3] {
@@ -156,8 +216,14 @@ impl Grid {
             .map(|(lo, hi)| (-lo).max(*hi))
             .max()
             .unwrap_or(0);
+        // Offset of p inside its own cell, per axis, for the cell-to-point distance bound.
+        let inside: [f64; 3] = std::array::from_fn(|a| {
+            let x = f64::from(p[a]) - self.origin[a];
+            let x = self.box_size.map_or(x, |side| x.rem_euclid(side));
+            (x - centre[a] as f64 * self.cell).clamp(0.0, self.cell)
+        });
         for ring in 0..=max_ring {
-            self.scan_ring(index, p, centre, ring, &ranges, k, best);
+            self.scan_ring(index, p, centre, ring, &ranges, &inside, k, best);
             let covered = ring as f64 * self.cell;
             if best.len() == k && best[k - 1] <= covered * covered {
                 break;
@@ -175,16 +241,32 @@ impl Grid {
         centre: [usize; 3],
         ring: i64,
         ranges: &[(i64, i64); 3],
+        inside: &[f64; 3],
         k: usize,
         best: &mut Vec<f64>,
     ) {
+        // Lower bound of the distance from p to any point of the cell at offset o along axis a.
+        let gap = |a: usize, o: i64| -> f64 {
+            match o.cmp(&0) {
+                std::cmp::Ordering::Equal => 0.0,
+                std::cmp::Ordering::Greater => (o - 1) as f64 * self.cell + (self.cell - inside[a]),
+                std::cmp::Ordering::Less => (-o - 1) as f64 * self.cell + inside[a],
+            }
+        };
         let clip = |a: usize| (ranges[a].0.max(-ring), ranges[a].1.min(ring));
         let (x_lo, x_hi) = clip(0);
         let (y_lo, y_hi) = clip(1);
         let (z_lo, z_hi) = clip(2);
         for oz in z_lo..=z_hi {
             for oy in y_lo..=y_hi {
+                let (gy, gz) = (gap(1, oy), gap(2, oz));
+                let yz2 = gy * gy + gz * gz;
                 let mut visit = |ox: i64| {
+                    // Skip cells that cannot hold anything closer than the current k-th.
+                    let gx = gap(0, ox);
+                    if best.len() == k && gx * gx + yz2 > best[k - 1] {
+                        return;
+                    }
                     let cell = [
                         self.wrap(0, centre[0], ox),
                         self.wrap(1, centre[1], oy),
@@ -262,7 +344,7 @@ pub fn knn_smoothing_lengths(
         ));
     }
     let k = k.min(n_valid - 1);
-    let grid = Grid::build(positions, box_size, n_valid);
+    let grid = Grid::build(positions, box_size, n_valid, k);
     let total = positions.len() as u64;
     let done = AtomicU64::new(0);
     let mut lengths = vec![0.0f32; positions.len()];
