@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the system packages Haloscope needs when they are missing (Debian/Ubuntu).
+# Build: libhdf5-dev, pkg-config. Run/test: a software Vulkan driver and EGL (mesa) so wgpu works
+# without a GPU, and Xvfb for the real-window test.
+set -euo pipefail
+
+packages=(pkg-config libhdf5-dev mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0
+          libgl1-mesa-dri libxkbcommon-x11-0 xvfb xauth x11-apps)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}" >&2
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null; then
+    echo "setup: cargo not found; install Rust 1.95 or newer (https://rustup.rs) and run again" >&2
+    exit 1
+fi

@@ -1,0 +1,65 @@
+//! CUDA infrastructure on a real device. Ignored here (no GPU); run on the GPU machine with
+//! `--ignored`.
+
+use haloscope::gpu::{BackendChoice, GpuDevice, ResolvedBackend, resolve_backend};
+
+const AXPY: &str = r#"
+extern "C" __global__ void axpy(float a, const float* __restrict__ x, float* __restrict__ y, unsigned int n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"#;
+
+#[test]
+fn auto_backend_never_fails_and_cuda_backend_fails_cleanly_without_a_gpu() {
+    let auto = resolve_backend(BackendChoice::Auto).expect("auto must always resolve");
+    match auto {
+        ResolvedBackend::Cpu { fallback_reason } => {
+            assert!(
+                fallback_reason.is_some(),
+                "auto fell back without saying why"
+            );
+            let err = resolve_backend(BackendChoice::Cuda).expect_err("no GPU, yet cuda resolved");
+            assert!(!err.to_string().is_empty());
+        }
+        ResolvedBackend::Cuda(device) => assert!(!device.info().name.is_empty()),
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn compiles_to_cubin_caches_and_launches() {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let cache_dir = tempfile::tempdir().expect("temp dir");
+    // SAFETY of set_var: single-threaded at this point of the test.
+    unsafe { std::env::set_var("HALOSCOPE_KERNEL_CACHE", cache_dir.path()) };
+    let device = GpuDevice::open(0).expect("open device 0");
+    eprintln!("device: {}", device.info());
+    let module = device.module("axpy.cu", AXPY).expect("compile");
+    let cached = std::fs::read_dir(cache_dir.path())
+        .expect("cache dir")
+        .count();
+    assert_eq!(cached, 1, "the CUBIN was not cached on disk");
+    let function = module.load_function("axpy").expect("function");
+    let stream = device.stream();
+    let n = 1000u32;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let x_dev = stream.clone_htod(&x).expect("upload");
+    let mut y_dev = stream.alloc_zeros::<f32>(n as usize).expect("alloc");
+    let mut launch = stream.launch_builder(&function);
+    launch.arg(&2.0f32).arg(&x_dev).arg(&mut y_dev).arg(&n);
+    // SAFETY: the kernel reads n floats of x and writes n floats of y; both hold n.
+    unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }.expect("launch");
+    let y = stream.clone_dtoh(&y_dev).expect("download");
+    assert!(y.iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
+
+    let bad = device.module(
+        "broken.cu",
+        "extern \"C\" __global__ void k() { undefined_thing; }",
+    );
+    let err = bad.expect_err("broken source compiled");
+    assert!(
+        err.to_string().contains("undefined_thing"),
+        "NVRTC log missing: {err}"
+    );
+}
