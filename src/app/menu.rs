@@ -3,7 +3,7 @@
 use super::documents::{Notice, file_name};
 use super::haloscope_app::HaloscopeApp;
 
-/// Keyboard and mouse controls, shown in Help ▸ Keyboard shortcuts.
+/// Keyboard and mouse controls, shown in Help → Keyboard shortcuts.
 pub const SHORTCUTS: [(&str, &str); 9] = [
     ("Drag", "rotate about the look-at point"),
     ("Right-, middle- or Shift-drag", "pan"),
@@ -95,7 +95,7 @@ impl HaloscopeApp {
             let label = match &latest {
                 Notice::Info(text) => ui.label(text),
                 Notice::Error(text) => {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("⚠ {text}"))
+                    ui.colored_label(ui.visuals().error_fg_color, format!("Error: {text}"))
                 }
             };
             label.on_hover_ui(|ui| {
@@ -107,7 +107,7 @@ impl HaloscopeApp {
                 }
             });
             if ui
-                .small_button("✖")
+                .small_button("x")
                 .on_hover_text("Dismiss messages")
                 .clicked()
             {

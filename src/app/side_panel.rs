@@ -82,7 +82,7 @@ impl HaloscopeApp {
                     self.documents.shown_snapshot = Some(index);
                     self.central = CentralView::Viewport;
                 }
-                if ui.small_button("✖").on_hover_text("Close").clicked() {
+                if ui.small_button("x").on_hover_text("Close").clicked() {
                     close = Some(index);
                 }
             });
@@ -117,7 +117,7 @@ impl HaloscopeApp {
                     self.documents.shown_events = Some(index);
                     self.central = CentralView::SkyMap;
                 }
-                if ui.small_button("✖").on_hover_text("Close").clicked() {
+                if ui.small_button("x").on_hover_text("Close").clicked() {
                     close = Some(index);
                 }
             });
@@ -139,8 +139,10 @@ impl HaloscopeApp {
                     .collect()
             })
             .unwrap_or_default();
-        if present.is_empty() {
+        if self.documents.shown_snapshot().is_none() {
             ui.label("No snapshot shown.");
+        } else if present.is_empty() {
+            ui.label("This snapshot has no particles.");
         }
         for (kind, fields) in present {
             let Some(style) = self.style.species_mut(kind) else {
@@ -235,9 +237,15 @@ impl HaloscopeApp {
             ("up", &mut camera.up_world),
         ] {
             ui.horizontal(|ui| {
-                ui.label(label);
-                for v in value.iter_mut() {
-                    ui.add(egui::DragValue::new(v).speed(speed).max_decimals(4));
+                let name = ui.label(label);
+                for (axis, v) in ["x ", "y ", "z "].into_iter().zip(value.iter_mut()) {
+                    ui.add(
+                        egui::DragValue::new(v)
+                            .speed(speed)
+                            .max_decimals(4)
+                            .prefix(axis),
+                    )
+                    .labelled_by(name.id);
                 }
             });
         }
@@ -278,7 +286,7 @@ impl HaloscopeApp {
                 if ui.button(&bookmark.name).clicked() {
                     go_to = Some(bookmark.camera);
                 }
-                if ui.small_button("✖").clicked() {
+                if ui.small_button("x").clicked() {
                     remove = Some(index);
                 }
             });

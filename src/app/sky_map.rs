@@ -131,7 +131,7 @@ impl SkyMap {
             painter.text(
                 map_rect.center(),
                 egui::Align2::CENTER_CENTER,
-                "No events: open an event list (File ▸ Open…)",
+                "No events: open an event list (File > Open…)",
                 egui::FontId::proportional(16.0),
                 egui::Color32::from_gray(200),
             );
@@ -252,7 +252,7 @@ fn draw_energy_bar(
         painter.text(
             egui::pos2(x, rect.top() - 4.0),
             egui::Align2::CENTER_BOTTOM,
-            format!("{label} ≥ {threshold:.2}"),
+            format!("{label} >= {threshold:.2}"),
             font.clone(),
             text_color,
         );

@@ -165,7 +165,7 @@ impl Viewport {
             self.centre_text(
                 &painter,
                 rect,
-                "Open a snapshot: File ▸ Open…, or drop a file here",
+                "Open a snapshot: File > Open…, or drop a file here",
             );
             return response;
         };
