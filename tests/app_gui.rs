@@ -234,3 +234,41 @@ fn sky_map_panel_snapshot() {
     mask_changing_text(&mut harness);
     harness.snapshot("app_sky_map");
 }
+
+#[test]
+fn opening_a_shared_snapshot_through_the_open_path_shows_it() {
+    let mut harness = harness(Vec::new());
+    step_until(&mut harness, "the demo data", |app| {
+        app.documents.pending.is_empty()
+    });
+    let path = common::shared_data("snapshots/test4.tbin");
+    harness.state_mut().as_mut().expect("app").open_path(&path);
+    step_until(&mut harness, "test4.tbin to load", |app| {
+        app.documents.pending.is_empty()
+    });
+    let app_state = app(&harness);
+    assert_eq!(app_state.documents.snapshots.len(), 2);
+    let shown = app_state
+        .documents
+        .shown_snapshot()
+        .expect("the new snapshot is shown");
+    assert_eq!(shown.name, "test4.tbin");
+    assert_eq!(shown.snapshot.n_particles(), 67_495);
+    assert_eq!(
+        app_state
+            .documents
+            .recent
+            .first()
+            .and_then(|p| p.file_name()),
+        path.file_name()
+    );
+    let id = shown.id;
+    // The viewport asks for a render of the new document and shows it.
+    step_until(&mut harness, "a render of test4", |app| {
+        app.viewport.shown().is_some()
+            && app.documents.shown_snapshot().is_some_and(|d| d.id == id)
+            && !app.viewport.is_rendering()
+    });
+    harness.run_ok();
+    harness.get_by_label_contains("test4.tbin (67495 particles)");
+}

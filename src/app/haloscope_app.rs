@@ -55,7 +55,7 @@ pub struct HaloscopeApp {
     pub screenshot: ScreenshotSettings,
     /// Name typed for the next bookmark.
     pub bookmark_name: String,
-    /// Smoothed duration of a UI frame, seconds.
+    /// Smoothed time the UI thread spends building one frame, seconds.
     pub frame_seconds: f32,
     screenshot_jobs: JobQueue<PathBuf>,
     /// The screenshot being rendered.
@@ -67,6 +67,7 @@ pub struct HaloscopeApp {
     factory: RendererFactory,
     waker: Waker,
     last_frame: Option<Instant>,
+    capture: Option<(PathBuf, bool)>,
 }
 
 impl HaloscopeApp {
@@ -109,6 +110,7 @@ impl HaloscopeApp {
             factory,
             waker,
             last_frame: None,
+            capture: None,
         };
         if !files.is_empty() {
             for path in &files {
@@ -226,6 +228,52 @@ impl HaloscopeApp {
         }));
     }
 
+    /// Saves a PNG of the whole window to `path` once loading is over and a full render is
+    /// shown, then closes the window (for the README screenshots made under Xvfb).
+    pub fn capture_window_then_quit(&mut self, path: PathBuf) {
+        self.capture = Some((path, false));
+    }
+
+    fn capture_window_when_ready(&mut self, ctx: &egui::Context) {
+        let Some((path, requested)) = &mut self.capture else {
+            return;
+        };
+        let ready = self.documents.pending.is_empty()
+            && !self.viewport.is_rendering()
+            && (self.viewport.error().is_some()
+                || self
+                    .viewport
+                    .shown()
+                    .is_some_and(|s| s.quality == super::progressive::Quality::Full));
+        if *requested || !ready {
+            ctx.request_repaint_after(std::time::Duration::from_millis(50));
+            return;
+        }
+        *requested = true;
+        let path = path.clone();
+        let close_ctx = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            // Encode off the UI thread, then close.
+            std::thread::spawn(move || {
+                let [w, h] = image.size;
+                let rgba: Vec<u8> = image
+                    .pixels
+                    .iter()
+                    .flat_map(|c| c.to_srgba_unmultiplied())
+                    .collect();
+                let saved = image::RgbaImage::from_raw(w as u32, h as u32, rgba)
+                    .map(|buffer| buffer.save_with_format(&path, image::ImageFormat::Png));
+                match saved {
+                    Some(Ok(())) => log::info!("saved window to {}", path.display()),
+                    Some(Err(err)) => log::error!("{}: {err}", path.display()),
+                    None => log::error!("{}: window image of the wrong size", path.display()),
+                }
+                close_ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            });
+        });
+        ctx.request_repaint();
+    }
+
     /// Adds a message to the status bar.
     pub fn notify(&mut self, notice: Notice) {
         match &notice {
@@ -328,16 +376,7 @@ impl HaloscopeApp {
     /// One frame of the whole window.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
-        let now = Instant::now();
-        if let Some(last) = self.last_frame {
-            let dt = now.duration_since(last).as_secs_f32();
-            self.frame_seconds = if self.frame_seconds == 0.0 {
-                dt
-            } else {
-                0.9 * self.frame_seconds + 0.1 * dt
-            };
-        }
-        self.last_frame = Some(now);
+        let started = Instant::now();
 
         self.poll_workers(&ctx);
         self.handle_dropped_files(&ctx);
@@ -355,6 +394,15 @@ impl HaloscopeApp {
         }
         egui::CentralPanel::no_frame().show(ui, |ui| self.central_ui(ui));
         self.windows_ui(&ctx);
+        self.capture_window_when_ready(&ctx);
+        // Time the UI thread spent on this frame (not the idle time between frames), smoothed.
+        let spent = started.elapsed().as_secs_f32();
+        self.frame_seconds = if self.last_frame.is_none() {
+            spent
+        } else {
+            0.9 * self.frame_seconds + 0.1 * spent
+        };
+        self.last_frame = Some(started);
         if !self.documents.pending.is_empty() || self.screenshot_job.is_some() {
             // Keep the progress bars moving even between worker messages.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));

@@ -78,7 +78,7 @@ impl HaloscopeApp {
         ui.horizontal(|ui| {
             ui.label(format!("back-end: {}", self.viewport.backend()));
             ui.separator();
-            ui.label(format!("frame {:.1} ms", self.frame_seconds * 1e3));
+            ui.label(format!("UI {:.1} ms/frame", self.frame_seconds * 1e3));
             if let Some(shown) = self.viewport.shown() {
                 ui.separator();
                 ui.label(format!("render {:.0} ms", shown.seconds * 1e3));

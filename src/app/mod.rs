@@ -44,12 +44,13 @@ pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
             let session = cc
                 .storage
                 .and_then(|storage| eframe::get_value(storage, session::STORAGE_KEY));
-            Ok(Box::new(HaloscopeApp::new(
-                &cc.egui_ctx,
-                session,
-                files,
-                default_renderer_factory(),
-            )))
+            let mut app =
+                HaloscopeApp::new(&cc.egui_ctx, session, files, default_renderer_factory());
+            // Used by the screenshots script under Xvfb: save the window, then quit.
+            if let Some(path) = std::env::var_os("HALOSCOPE_CAPTURE_WINDOW") {
+                app.capture_window_then_quit(PathBuf::from(path));
+            }
+            Ok(Box::new(app))
         }),
     )
     .map_err(|err| anyhow::anyhow!("opening the window: {err}"))

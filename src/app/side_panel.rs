@@ -171,13 +171,18 @@ impl HaloscopeApp {
                     "= intensity",
                 );
                 ui.checkbox(&mut style.color_log, "log colour");
-                egui::ComboBox::from_id_salt((kind, "palette"))
-                    .selected_text(style.palette.clone())
-                    .show_ui(ui, |ui| {
-                        for name in PALETTES {
-                            ui.selectable_value(&mut style.palette, name.to_owned(), name);
-                        }
-                    });
+                ui.horizontal(|ui| {
+                    let name_label = ui.label("Palette");
+                    egui::ComboBox::from_id_salt((kind, "palette"))
+                        .selected_text(style.palette.clone())
+                        .show_ui(ui, |ui| {
+                            for name in PALETTES {
+                                ui.selectable_value(&mut style.palette, name.to_owned(), name);
+                            }
+                        })
+                        .response
+                        .labelled_by(name_label.id);
+                });
                 let mut auto = style.color_range.is_none();
                 ui.horizontal(|ui| {
                     ui.checkbox(&mut auto, "auto range");
@@ -336,7 +341,7 @@ fn field_combo_ui(
     none_label: &str,
 ) {
     ui.horizontal(|ui| {
-        ui.label(label);
+        let name_label = ui.label(label);
         egui::ComboBox::from_id_salt(id)
             .selected_text(value.clone().unwrap_or_else(|| none_label.to_owned()))
             .show_ui(ui, |ui| {
@@ -344,6 +349,8 @@ fn field_combo_ui(
                 for name in fields {
                     ui.selectable_value(value, Some(name.clone()), name);
                 }
-            });
+            })
+            .response
+            .labelled_by(name_label.id);
     });
 }

@@ -74,7 +74,8 @@ pub fn rasterise(events: &EventList, projection: SkyProjection) -> egui::ColorIm
             continue;
         }
         if let Some([col, row]) = map_to_pixel(sky_to_map(projection, ra, dec), size) {
-            image.pixels[row * size[0] + col] = viridis((energy - lo) / span);
+            // The palette starts at 0.15 so the many low-energy events stay visible on black.
+            image.pixels[row * size[0] + col] = viridis(0.15 + 0.85 * (energy - lo) / span);
         }
     }
     image
@@ -97,7 +98,7 @@ impl SkyMap {
         projection: SkyProjection,
     ) {
         let available = ui.available_rect_before_wrap();
-        let bar_height = 48.0;
+        let bar_height = 60.0;
         let map_space = egui::Rect::from_min_max(
             available.min,
             egui::pos2(
@@ -213,7 +214,11 @@ fn draw_energy_bar(
         let x0 = egui::lerp(rect.x_range(), i as f32 / steps as f32);
         let x1 = egui::lerp(rect.x_range(), (i + 1) as f32 / steps as f32);
         let bar = egui::Rect::from_x_y_ranges(x0..=x1, rect.y_range());
-        painter.rect_filled(bar, 0.0, viridis((i as f64 + 0.5) / steps as f64));
+        painter.rect_filled(
+            bar,
+            0.0,
+            viridis(0.15 + 0.85 * (i as f64 + 0.5) / steps as f64),
+        );
     }
     let text_color = egui::Color32::from_gray(210);
     let font = egui::FontId::proportional(11.0);
@@ -239,8 +244,10 @@ fn draw_energy_bar(
         text_color,
     );
     let span = (hi - lo).max(1e-12);
-    for ((_, label), threshold) in MARKED_CUTS.iter().zip(thresholds) {
+    for (index, ((_, label), threshold)) in MARKED_CUTS.iter().zip(thresholds).enumerate() {
         let Some(threshold) = threshold else { continue };
+        // Alternate label heights so neighbouring cuts do not overwrite each other.
+        let lift = if index % 2 == 0 { 4.0 } else { 16.0 };
         let x = egui::lerp(rect.x_range(), ((threshold - lo) / span) as f32);
         painter.line_segment(
             [
@@ -250,7 +257,7 @@ fn draw_energy_bar(
             egui::Stroke::new(2.0, egui::Color32::WHITE),
         );
         painter.text(
-            egui::pos2(x, rect.top() - 4.0),
+            egui::pos2(x, rect.top() - lift),
             egui::Align2::CENTER_BOTTOM,
             format!("{label} >= {threshold:.2}"),
             font.clone(),
@@ -289,7 +296,8 @@ mod tests {
         assert_eq!(lit.len(), 2);
         // Centre pixel: the brighter (5.0 → top of the range) wins over 2.0.
         assert_eq!(image.pixels[(h / 2) * w + w / 2], viridis(1.0));
-        // Pole: top row, middle column, energy 3 → (3 − 2)/3 along the bar.
-        assert_eq!(image.pixels[w / 2], viridis(1.0 / 3.0));
+        // Pole: top row, middle column, energy 3 → (3 − 2)/3 along the range, mapped into the
+        // palette's visible part [0.15, 1].
+        assert_eq!(image.pixels[w / 2], viridis(0.15 + 0.85 / 3.0));
     }
 }
