@@ -1,9 +1,7 @@
 //! The event sky map: every event as a dot coloured by energy in an equal-area all-sky
 //! projection, with a graticule, an energy colour bar and the energy cuts marked.
 
-use super::sky_projection::{
-    MAP_HALF_HEIGHT, MAP_HALF_WIDTH, SkyProjection, energy_thresholds, sky_to_map,
-};
+use super::sky_projection::{MAP_HALF_HEIGHT, MAP_HALF_WIDTH, SkyProjection, sky_to_map};
 use crate::data::EventList;
 use std::f64::consts::{FRAC_PI_2, PI};
 
@@ -140,7 +138,12 @@ impl SkyMap {
         }
         if !matches!(&self.thresholds, Some((id, _)) if *id == document_id) {
             let fractions: Vec<f64> = MARKED_CUTS.iter().map(|(f, _)| *f).collect();
-            self.thresholds = Some((document_id, energy_thresholds(&events.energy, &fractions)));
+            // The two-point analysis's own cut rule, so the marks are exactly its thresholds.
+            let thresholds = match crate::twopoint::cuts::energy_cuts(&fractions, &events.energy) {
+                Ok(cuts) => cuts.iter().map(|c| Some(c.threshold)).collect(),
+                Err(_) => vec![None; fractions.len()],
+            };
+            self.thresholds = Some((document_id, thresholds));
         }
         let thresholds = self.thresholds.as_ref().map_or(&[][..], |(_, t)| &t[..]);
         let bar_rect = egui::Rect::from_min_max(

@@ -85,24 +85,6 @@ pub fn sky_to_map(projection: SkyProjection, ra: f64, dec: f64) -> [f64; 2] {
     [-x, y]
 }
 
-/// Energy thresholds for top fractions: for fraction f of N events, k = ⌈f·N⌉ and the threshold
-/// is the k-th largest energy (events with energy ≥ threshold pass; ties pass), DESIGN §6.
-/// Non-finite energies are ignored; `None` for a fraction when nothing is left to count.
-pub fn energy_thresholds(energy: &[f64], fractions: &[f64]) -> Vec<Option<f64>> {
-    let mut sorted: Vec<f64> = energy.iter().copied().filter(|e| e.is_finite()).collect();
-    sorted.sort_by(|a, b| b.total_cmp(a));
-    fractions
-        .iter()
-        .map(|&f| {
-            if !(f > 0.0 && f <= 1.0) || sorted.is_empty() {
-                return None;
-            }
-            let k = (f * sorted.len() as f64).ceil() as usize;
-            sorted.get(k.clamp(1, sorted.len()) - 1).copied()
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,15 +149,5 @@ mod tests {
             let left = sky_to_map(projection, PI + 0.5, 0.0);
             assert!(centre[0].abs() < 1e-12 && left[0] < 0.0);
         }
-    }
-
-    #[test]
-    fn thresholds_follow_the_ceil_rule_and_ties_pass() {
-        let energy = [1.0, 5.0, 3.0, 5.0, 2.0, f64::NAN, 4.0, 0.5, 6.0, 2.5, 3.5];
-        // 10 finite values; sorted desc: 6, 5, 5, 4, 3.5, 3, 2.5, 2, 1, 0.5.
-        let got = energy_thresholds(&energy, &[1.0, 0.1, 0.25, 0.45, 0.0]);
-        // k = 10, 1, ⌈2.5⌉ = 3 (the tie at 5 passes both), ⌈4.5⌉ = 5, none.
-        assert_eq!(got, vec![Some(0.5), Some(6.0), Some(5.0), Some(3.5), None]);
-        assert_eq!(energy_thresholds(&[], &[1.0]), vec![None]);
     }
 }
