@@ -39,6 +39,7 @@ impl ViewportRenderer for GradientRenderer {
             rgba,
             backend: "test".to_owned(),
             seconds: 0.0,
+            legend: None,
         })
     }
 }

@@ -4,7 +4,7 @@
 
 use super::camera::OrbitCamera;
 use crate::data::{self, EventList, LoadOptions, Loaded, Snapshot};
-use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, ProgressUpdate, Waker};
+use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, Progress, ProgressUpdate, Waker};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -146,9 +146,13 @@ impl Documents {
         let handle = self
             .queue
             .spawn(format!("loading {}", file_name(path)), 0, move |progress| {
-                let loaded = data::load_any(&owned, &LoadOptions::default(), progress)?;
-                Ok::<_, data::ReadError>(match loaded {
-                    Loaded::Snapshot(snapshot) => {
+                let loaded = data::load_any(&owned, &LoadOptions::default(), progress)
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, String>(match loaded {
+                    Loaded::Snapshot(mut snapshot) => {
+                        fill_missing_smoothing(&mut snapshot, progress).map_err(|e| {
+                            format!("{}: smoothing lengths: {e}", file_name(&owned))
+                        })?;
                         let bounds = bounds_of(&snapshot);
                         LoadedDocument::Snapshot(snapshot, bounds)
                     }
@@ -168,13 +172,14 @@ impl Documents {
     pub fn open_demo(&mut self) -> JobId {
         let handle = self.queue.spawn("making demo data", 0, |progress| {
             progress.report("demo snapshot", 0, 2);
-            let snapshot = data::demo::demo_snapshot(DEMO_PARTICLES, DEMO_SEED);
-            progress.check()?;
+            let mut snapshot = data::demo::demo_snapshot(DEMO_PARTICLES, DEMO_SEED);
+            progress.check().map_err(|e| e.to_string())?;
+            fill_missing_smoothing(&mut snapshot, progress).map_err(|e| e.to_string())?;
             progress.report("demo events", 1, 2);
             let events = data::demo::demo_events(DEMO_EVENTS, DEMO_SEED);
             progress.report("demo events", 2, 2);
             let bounds = bounds_of(&snapshot);
-            Ok::<_, crate::jobs::Cancelled>(LoadedDocument::Demo(snapshot, bounds, events))
+            Ok::<_, String>(LoadedDocument::Demo(snapshot, bounds, events))
         });
         let id = handle.id;
         self.pending.push(PendingLoad {
@@ -351,6 +356,30 @@ pub fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+/// Gives every species without smoothing lengths the distance to its 32nd nearest neighbour
+/// (DESIGN §2: computed once and kept in memory, so every frame does not pay for it). Periodic
+/// where the snapshot's box is.
+pub fn fill_missing_smoothing(
+    snapshot: &mut Snapshot,
+    progress: &Progress,
+) -> Result<(), crate::render::RenderError> {
+    let box_size = snapshot.header.box_size.filter(|_| snapshot.header.periodic);
+    for species in &mut snapshot.species {
+        if species.smoothing_lengths.is_none() && !species.is_empty() {
+            progress.report(&format!("{} smoothing lengths", species.kind), 0, 1);
+            let h = crate::render::smoothing::knn_smoothing_lengths(
+                &species.positions,
+                crate::render::smoothing::DEFAULT_KNN,
+                box_size,
+                progress,
+            )?;
+            species.smoothing_lengths = Some(h);
+            progress.report(&format!("{} smoothing lengths", species.kind), 1, 1);
+        }
+    }
+    Ok(())
 }
 
 /// The box around every finite particle position, `None` when there is none.
