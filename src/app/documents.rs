@@ -298,6 +298,19 @@ impl Documents {
         }
     }
 
+    /// Opens an in-memory snapshot (benchmarks, scripts) as if it had been loaded, and shows it.
+    pub fn insert_snapshot(&mut self, name: &str, snapshot: Snapshot) -> u64 {
+        let bounds = bounds_of(&snapshot);
+        self.add_snapshot(name.to_owned(), None, snapshot, bounds);
+        self.next_id
+    }
+
+    /// Opens an in-memory event list as if it had been loaded, and shows it.
+    pub fn insert_events(&mut self, name: &str, events: EventList) -> u64 {
+        self.add_events(name.to_owned(), None, events);
+        self.next_id
+    }
+
     fn add_snapshot(
         &mut self,
         name: String,
@@ -365,7 +378,10 @@ pub fn fill_missing_smoothing(
     snapshot: &mut Snapshot,
     progress: &Progress,
 ) -> Result<(), crate::render::RenderError> {
-    let box_size = snapshot.header.box_size.filter(|_| snapshot.header.periodic);
+    let box_size = snapshot
+        .header
+        .box_size
+        .filter(|_| snapshot.header.periodic);
     for species in &mut snapshot.species {
         if species.smoothing_lengths.is_none() && !species.is_empty() {
             progress.report(&format!("{} smoothing lengths", species.kind), 0, 1);

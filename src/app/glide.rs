@@ -58,7 +58,11 @@ impl Glide {
         let back0 = -self.from.forward();
         let back1 = -self.to.forward();
         let back = back0.lerp(back1, s).normalize_or(back1);
-        let up = self.from.up().lerp(self.to.up(), s).normalize_or(self.to.up());
+        let up = self
+            .from
+            .up()
+            .lerp(self.to.up(), s)
+            .normalize_or(self.to.up());
         let mut camera = self.to;
         camera.look_at_world = look_at.into();
         camera.eye_world = (look_at + back * distance).into();

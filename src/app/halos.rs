@@ -390,7 +390,10 @@ mod tests {
         let markers = panel.markers(7);
         assert_eq!(markers.len(), 3);
         assert_eq!(markers[1].radius_world, 0.05);
-        assert!(panel.markers(8).is_empty(), "another document has no circles");
+        assert!(
+            panel.markers(8).is_empty(),
+            "another document has no circles"
+        );
         panel.radius = HaloRadius::Max;
         assert_eq!(panel.markers(7)[1].radius_world, 0.1);
         // r / sin(22.5°) · 3 for a 45° field of view.

@@ -36,7 +36,11 @@ impl HalosPanel {
                 let (fraction, text) = match &run.progress {
                     Some(p) if p.total > 0 => (
                         p.done as f32 / p.total as f32,
-                        format!("{} {:.0} %", p.stage, 100.0 * p.done as f32 / p.total as f32),
+                        format!(
+                            "{} {:.0} %",
+                            p.stage,
+                            100.0 * p.done as f32 / p.total as f32
+                        ),
                     ),
                     Some(p) => (0.0, p.stage.clone()),
                     None => (0.0, "starting".to_owned()),
@@ -120,7 +124,11 @@ impl HalosPanel {
             ui.label("species");
             ui.horizontal(|ui| {
                 for (i, kind) in SpeciesKind::ALL.into_iter().enumerate() {
-                    if document.snapshot.species(kind).is_some_and(|s| !s.is_empty()) {
+                    if document
+                        .snapshot
+                        .species(kind)
+                        .is_some_and(|s| !s.is_empty())
+                    {
                         ui.checkbox(&mut self.species[i], kind.name());
                     }
                 }

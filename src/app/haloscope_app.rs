@@ -99,11 +99,38 @@ impl HaloscopeApp {
         files: Vec<PathBuf>,
         factory: RendererFactory,
     ) -> Self {
+        let session = session.unwrap_or_default();
+        let mut app = Self::empty(ctx, &session, factory);
+        if !files.is_empty() {
+            for path in &files {
+                app.open_path(path);
+            }
+        } else {
+            let last: Vec<PathBuf> = session
+                .open_files
+                .iter()
+                .filter(|p| p.exists())
+                .cloned()
+                .collect();
+            if last.is_empty() {
+                app.documents.open_demo();
+            } else {
+                app.restore_camera = session.camera;
+                for path in &last {
+                    app.open_path(path);
+                }
+            }
+        }
+        app
+    }
+
+    /// The application with `session`'s settings and nothing open (benchmarks and scripts add
+    /// documents with `documents.insert_snapshot`).
+    pub fn empty(ctx: &egui::Context, session: &Session, factory: RendererFactory) -> Self {
         let repaint_ctx = ctx.clone();
         let waker: Waker = Arc::new(move || repaint_ctx.request_repaint());
-        let session = session.unwrap_or_default();
         let (dialog_tx, dialog_rx) = crossbeam_channel::unbounded();
-        let mut app = Self {
+        let app = Self {
             documents: Documents::new(waker.clone(), session.recent_files.clone()),
             viewport: Viewport::new(&factory, waker.clone()),
             sky_map: SkyMap::default(),
@@ -141,26 +168,6 @@ impl HaloscopeApp {
         };
         if let Some(reason) = &app.backend.fallback_reason {
             log::info!("rendering on the CPU: {reason}");
-        }
-        if !files.is_empty() {
-            for path in &files {
-                app.open_path(path);
-            }
-        } else {
-            let last: Vec<PathBuf> = session
-                .open_files
-                .iter()
-                .filter(|p| p.exists())
-                .cloned()
-                .collect();
-            if last.is_empty() {
-                app.documents.open_demo();
-            } else {
-                app.restore_camera = session.camera;
-                for path in &last {
-                    app.open_path(path);
-                }
-            }
         }
         app
     }

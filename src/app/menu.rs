@@ -6,7 +6,10 @@ use super::haloscope_app::HaloscopeApp;
 /// Keyboard and mouse controls, shown in Help → Keyboard shortcuts.
 pub const SHORTCUTS: [(&str, &str); 11] = [
     ("Drag", "rotate about the look-at point"),
-    ("Double-click", "glide to the brightest point under the cursor"),
+    (
+        "Double-click",
+        "glide to the brightest point under the cursor",
+    ),
     ("Click a halo circle", "select it and fly to it"),
     ("Right-, middle- or Shift-drag", "pan"),
     ("Wheel / pinch", "zoom"),

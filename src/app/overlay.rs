@@ -293,7 +293,9 @@ fn color_bar(items: &mut Vec<OverlayItem>, rect: Rect, legend: &Legend, ui_scale
     for i in 0..steps {
         // Top of the bar is the high end of the palette.
         let x = 1.0 - (i as f32 + 0.5) / steps as f32;
-        let [r, g, b] = palette.sample(x).map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+        let [r, g, b] = palette
+            .sample(x)
+            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
         let y = top + i as f32 * step;
         items.push(OverlayItem::Rect {
             rect: Rect::from_min_max(pos2(right - width, y), pos2(right, y + step + 0.5)),
@@ -484,7 +486,10 @@ mod tests {
         assert!((pos.y - up.y - (0.1 * expected) as f32).abs() < 1e-3);
         let back = projector.unproject(right, 3.0);
         assert!((back[0] - 0.1).abs() < 1e-6 && back[1].abs() < 1e-6 && back[2].abs() < 1e-6);
-        assert!(projector.project([0.0, 0.0, 4.0]).is_none(), "behind the eye");
+        assert!(
+            projector.project([0.0, 0.0, 4.0]).is_none(),
+            "behind the eye"
+        );
     }
 
     #[test]
@@ -504,7 +509,11 @@ mod tests {
         };
         let overlay = build_overlay(RECT, &camera, &halos, Some(1), None, "", options, 1.0);
         let indices: Vec<usize> = overlay.placed.iter().map(|p| p.index).collect();
-        assert_eq!(indices, vec![0, 1], "off-screen and behind-camera halos are skipped");
+        assert_eq!(
+            indices,
+            vec![0, 1],
+            "off-screen and behind-camera halos are skipped"
+        );
         // Same radius at half the depth: twice the size on screen.
         let ratio = overlay.placed[1].radius / overlay.placed[0].radius;
         assert!((ratio - 2.0).abs() < 1e-4, "{ratio}");

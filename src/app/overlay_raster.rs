@@ -111,9 +111,17 @@ impl Canvas<'_> {
             return;
         }
         let min_x = p.iter().map(|q| q.x).fold(f32::INFINITY, f32::min).floor();
-        let max_x = p.iter().map(|q| q.x).fold(f32::NEG_INFINITY, f32::max).ceil();
+        let max_x = p
+            .iter()
+            .map(|q| q.x)
+            .fold(f32::NEG_INFINITY, f32::max)
+            .ceil();
         let min_y = p.iter().map(|q| q.y).fold(f32::INFINITY, f32::min).floor();
-        let max_y = p.iter().map(|q| q.y).fold(f32::NEG_INFINITY, f32::max).ceil();
+        let max_y = p
+            .iter()
+            .map(|q| q.y)
+            .fold(f32::NEG_INFINITY, f32::max)
+            .ceil();
         let x0 = min_x.max(0.0) as usize;
         let y0 = min_y.max(0.0) as usize;
         let x1 = (max_x.max(0.0) as usize).min(self.width);

@@ -70,7 +70,10 @@ pub struct PickRequest {
 /// The world point under `request.at` where the drawn particles are densest: the median depth
 /// of the particles projecting within [`PICK_RADIUS_POINTS`], each weighted by 1/h³ (a density
 /// proxy: small smoothing lengths sit in dense gas and halos). `None` when none projects there.
-pub fn pick_point(request: &PickRequest, progress: &Progress) -> Result<Option<[f64; 3]>, Cancelled> {
+pub fn pick_point(
+    request: &PickRequest,
+    progress: &Progress,
+) -> Result<Option<[f64; 3]>, Cancelled> {
     let rect = Rect::from_min_size(Pos2::ZERO, request.size_points);
     let Some(projector) = ScreenProjector::new(&request.camera, rect) else {
         return Ok(None);
@@ -78,7 +81,11 @@ pub fn pick_point(request: &PickRequest, progress: &Progress) -> Result<Option<[
     let mut hits: Vec<(f64, f64)> = Vec::new();
     for species in &request.snapshot.species {
         progress.check()?;
-        if !request.style.species(species.kind).is_some_and(|s| s.enabled) {
+        if !request
+            .style
+            .species(species.kind)
+            .is_some_and(|s| s.enabled)
+        {
             continue;
         }
         let h = species.smoothing_lengths.as_deref();

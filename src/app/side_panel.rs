@@ -21,8 +21,9 @@ fn palette_swatches() -> &'static [(String, Vec<egui::Color32>)] {
                 let colours = (0..SWATCH_STOPS)
                     .map(|i| {
                         let x = (i as f32 + 0.5) / SWATCH_STOPS as f32;
-                        let [r, g, b] =
-                            palette.sample(x).map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+                        let [r, g, b] = palette
+                            .sample(x)
+                            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
                         egui::Color32::from_rgb(r, g, b)
                     })
                     .collect();
@@ -198,7 +199,11 @@ impl HaloscopeApp {
                     &fields,
                     "uniform",
                 );
-                ui.checkbox(&mut style.intensity_log, "log intensity");
+                let has_intensity = style.intensity_field.is_some();
+                ui.add_enabled(
+                    has_intensity,
+                    egui::Checkbox::new(&mut style.intensity_log, "log intensity"),
+                );
                 field_combo_ui(
                     ui,
                     (kind, "colour"),
@@ -207,26 +212,35 @@ impl HaloscopeApp {
                     &fields,
                     "= intensity",
                 );
-                ui.checkbox(&mut style.color_log, "log colour");
-                ui.horizontal(|ui| {
-                    let name_label = ui.label("Palette");
-                    egui::ComboBox::from_id_salt((kind, "palette"))
-                        .selected_text(style.palette.clone())
-                        .show_ui(ui, |ui| {
-                            for (name, colours) in palette_swatches() {
-                                ui.horizontal(|ui| {
-                                    swatch_ui(ui, colours);
-                                    ui.selectable_value(&mut style.palette, name.clone(), name);
-                                });
-                            }
-                        })
-                        .response
-                        .labelled_by(name_label.id);
-                    if let Some((_, colours)) =
-                        palette_swatches().iter().find(|(n, _)| *n == style.palette)
-                    {
-                        swatch_ui(ui, colours);
-                    }
+                let has_colour = has_intensity || style.color_field.is_some();
+                ui.add_enabled(
+                    has_colour,
+                    egui::Checkbox::new(&mut style.color_log, "log colour"),
+                );
+                if !has_colour {
+                    ui.small("No colour field: drawn white.");
+                }
+                ui.add_enabled_ui(has_colour, |ui| {
+                    ui.horizontal(|ui| {
+                        let name_label = ui.label("Palette");
+                        egui::ComboBox::from_id_salt((kind, "palette"))
+                            .selected_text(style.palette.clone())
+                            .show_ui(ui, |ui| {
+                                for (name, colours) in palette_swatches() {
+                                    ui.horizontal(|ui| {
+                                        swatch_ui(ui, colours);
+                                        ui.selectable_value(&mut style.palette, name.clone(), name);
+                                    });
+                                }
+                            })
+                            .response
+                            .labelled_by(name_label.id);
+                        if let Some((_, colours)) =
+                            palette_swatches().iter().find(|(n, _)| *n == style.palette)
+                        {
+                            swatch_ui(ui, colours);
+                        }
+                    })
                 });
                 let mut auto = style.color_range.is_none();
                 ui.horizontal(|ui| {

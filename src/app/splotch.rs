@@ -211,7 +211,9 @@ pub fn legend(snapshot: &Snapshot, style: &ViewStyle) -> Option<Legend> {
             None => {
                 let values = render::cpu::field_values(species, &field).ok()?;
                 let norm = match values {
-                    render::cpu::Values::Slice(v) => Normaliser::from_values(v, settings.colour_log),
+                    render::cpu::Values::Slice(v) => {
+                        Normaliser::from_values(v, settings.colour_log)
+                    }
                     render::cpu::Values::Constant(c) => {
                         Normaliser::from_values(&[c], settings.colour_log)
                     }

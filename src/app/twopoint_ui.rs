@@ -145,11 +145,9 @@ impl TwoPointPanel {
         let values = state.analysis.background(cut, bin);
         let stats = state.summary.get(cut, bin).clone();
         let observed = stats.observed as f64;
-        let (lo, hi) = values
-            .iter()
-            .fold((observed, observed), |(lo, hi), &v| {
-                (lo.min(v as f64), hi.max(v as f64))
-            });
+        let (lo, hi) = values.iter().fold((observed, observed), |(lo, hi), &v| {
+            (lo.min(v as f64), hi.max(v as f64))
+        });
         // Integer-aligned bins of at least one count, about 40 of them.
         let width = ((hi - lo + 1.0) / 40.0).ceil().max(1.0);
         let n_bins = ((hi - lo + 1.0) / width).ceil() as usize;
@@ -172,9 +170,9 @@ impl TwoPointPanel {
                         FitKind::Gamma { shape, scale } => Gamma::new(shape, 1.0 / scale)
                             .map(|g| if x > 0.0 { g.pdf(x) } else { 0.0 })
                             .unwrap_or(0.0),
-                        FitKind::Gaussian { mean, sigma } => Normal::new(mean, sigma)
-                            .map(|g| g.pdf(x))
-                            .unwrap_or(0.0),
+                        FitKind::Gaussian { mean, sigma } => {
+                            Normal::new(mean, sigma).map(|g| g.pdf(x)).unwrap_or(0.0)
+                        }
                     };
                     [x, density * trials * width]
                 })
@@ -363,17 +361,18 @@ fn significance_map_ui(
             } else {
                 0.0
             };
-            let cell_rect = egui::Rect::from_min_size(
-                egui::pos2(grid.left() + cell.x * bin as f32, y),
-                cell,
-            )
-            .shrink(0.5);
+            let cell_rect =
+                egui::Rect::from_min_size(egui::pos2(grid.left() + cell.x * bin as f32, y), cell)
+                    .shrink(0.5);
             painter.rect_filled(cell_rect, 0.0, super::sky_map::viridis(t));
         }
     }
     for bin in (0..n_bins).step_by(4.max(n_bins / 5)) {
         painter.text(
-            egui::pos2(grid.left() + cell.x * (bin as f32 + 0.5), grid.bottom() + 2.0),
+            egui::pos2(
+                grid.left() + cell.x * (bin as f32 + 0.5),
+                grid.bottom() + 2.0,
+            ),
             egui::Align2::CENTER_TOP,
             format!("{:.2}", state.bins_deg[bin]),
             egui::FontId::proportional(11.0),

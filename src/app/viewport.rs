@@ -346,10 +346,7 @@ impl Viewport {
             12.0 * per_point,
         );
         match found {
-            Some((x, y)) => egui::pos2(
-                (x as f32 + 0.5) / per_point,
-                (y as f32 + 0.5) / per_point,
-            ),
+            Some((x, y)) => egui::pos2((x as f32 + 0.5) / per_point, (y as f32 + 0.5) / per_point),
             None => local.to_pos2(),
         }
     }

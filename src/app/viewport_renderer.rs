@@ -53,7 +53,8 @@ impl SpeciesStyle {
             }
             .to_owned(),
             color_range: None,
-            brightness: 1.0,
+            // Uniform white dark matter would wash out the coloured gas: dimmed by default.
+            brightness: if kind == SpeciesKind::Dark { 0.3 } else { 1.0 },
             size_factor: 1.0,
         }
     }

@@ -1,6 +1,7 @@
 //! `haloscope bench …`: timed benchmarks whose numbers go into BENCHMARKS.md.
 
 mod fof;
+mod gui;
 mod load;
 mod movie;
 mod render;
@@ -21,6 +22,8 @@ pub enum BenchCommand {
     Twopoint(twopoint::BenchTwopointArgs),
     /// Movie frames per second.
     Movie(movie::BenchMovieArgs),
+    /// UI frame times of the application while renders, FoF and trials run.
+    Gui(gui::BenchGuiArgs),
 }
 
 /// Runs one benchmark.
@@ -31,5 +34,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Fof(args) => fof::run(args),
         BenchCommand::Twopoint(args) => twopoint::run(args),
         BenchCommand::Movie(args) => movie::run(args),
+        BenchCommand::Gui(args) => gui::run(args),
     }
 }
