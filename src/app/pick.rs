@@ -117,7 +117,7 @@ pub fn pick_point(
 /// The value where the cumulative weight first reaches half the total.
 fn weighted_median(samples: &mut [(f64, f64)]) -> Option<f64> {
     let total: f64 = samples.iter().map(|s| s.1).sum();
-    if samples.is_empty() || !(total > 0.0) {
+    if samples.is_empty() || total.is_nan() || total <= 0.0 {
         return None;
     }
     samples.sort_by(|a, b| a.0.total_cmp(&b.0));
