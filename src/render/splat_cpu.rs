@@ -79,9 +79,9 @@ impl Grid {
     }
 }
 
-/// The splat's footprint box widened by one pixel each side (a safe superset under f32
-/// rounding; the exact disc test is done per pixel), clamped to [x_lo, x_hi] × [y_lo, y_hi].
-/// `None` when empty or when the splat is not finite.
+/// The splat's footprint box: columns i with (i + 0.5 − x)² ≤ R² and rows likewise, evaluated
+/// in f32 exactly as the per-pixel test, clamped to [x_lo, x_hi] × [y_lo, y_hi]. `None` when
+/// empty or when the splat is not finite.
 #[inline]
 fn pixel_box(s: &Splat, x_lo: i32, x_hi: i32, y_lo: i32, y_hi: i32) -> Option<[i32; 4]> {
     if !(s.cut_px >= 0.0
@@ -92,12 +92,34 @@ fn pixel_box(s: &Splat, x_lo: i32, x_hi: i32, y_lo: i32, y_hi: i32) -> Option<[i
     {
         return None;
     }
-    let i0 = ((s.x_px - s.cut_px - 0.5).ceil() as i32).saturating_sub(1);
-    let i1 = ((s.x_px + s.cut_px - 0.5).floor() as i32).saturating_add(1);
-    let j0 = ((s.y_px - s.cut_px - 0.5).ceil() as i32).saturating_sub(1);
-    let j1 = ((s.y_px + s.cut_px - 0.5).floor() as i32).saturating_add(1);
+    let cut2 = s.cut_px * s.cut_px;
+    let (i0, i1) = sample_range(s.x_px, s.cut_px, cut2);
+    let (j0, j1) = sample_range(s.y_px, s.cut_px, cut2);
     let b = [i0.max(x_lo), i1.min(x_hi), j0.max(y_lo), j1.min(y_hi)];
     (b[0] <= b[1] && b[2] <= b[3]).then_some(b)
+}
+
+/// Indices i with ((i + 0.5) − centre)² ≤ cut² (f32): ceil/floor of centre ∓ cut − 0.5, then
+/// moved by one where f32 rounding put an end on the wrong side of the exact test.
+#[inline]
+fn sample_range(centre: f32, cut: f32, cut2: f32) -> (i32, i32) {
+    let inside = |i: i32| {
+        let d = (i as f32 + 0.5) - centre;
+        d * d <= cut2
+    };
+    let mut lo = (centre - cut - 0.5).ceil() as i32;
+    let mut hi = (centre + cut - 0.5).floor() as i32;
+    if inside(lo.saturating_sub(1)) {
+        lo = lo.saturating_sub(1);
+    } else if !inside(lo) {
+        lo = lo.saturating_add(1);
+    }
+    if inside(hi.saturating_add(1)) {
+        hi = hi.saturating_add(1);
+    } else if !inside(hi) {
+        hi = hi.saturating_sub(1);
+    }
+    (lo, hi)
 }
 
 impl ChunkBins {
@@ -263,7 +285,8 @@ fn splat_one(s: &Splat, [x0, x1, y0, y1]: [i32; 4], buf: &mut [f32], scratch: &m
         if dy2 > cut2 {
             continue;
         }
-        // dx² is convex in the column, so the inside columns form one run [a, b).
+        // dx² is convex in the column, so the inside columns form one run [a, b) (the box's end
+        // columns are inside for dy = 0, so the scans below stop early).
         let Some(a) = dx2.iter().position(|&d| d + dy2 <= cut2) else {
             continue;
         };
