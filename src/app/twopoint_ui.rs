@@ -356,13 +356,11 @@ fn significance_map_ui(
         );
         for bin in 0..n_bins {
             let stats = state.summary.get(cut, bin);
-            let sigma = stats
-                .significance_sigma_fit
-                .unwrap_or(stats.significance_sigma);
-            let t = if sigma.is_finite() {
-                (sigma / MAP_MAX_SIGMA).clamp(0.0, 1.0)
-            } else {
+            let sigma = map_sigma(stats);
+            let t = if sigma.is_nan() {
                 0.0
+            } else {
+                (sigma / MAP_MAX_SIGMA).clamp(0.0, 1.0)
             };
             let cell_rect =
                 egui::Rect::from_min_size(egui::pos2(grid.left() + cell.x * bin as f32, y), cell)
@@ -400,9 +398,43 @@ fn significance_map_ui(
     response.clicked().then_some((cut, bin))
 }
 
+/// The significance a map cell shows: from the fitted background where there is one (a fitted
+/// p that underflowed to 0 is off the scale), else from the trials.
+fn map_sigma(stats: &crate::twopoint::BinStats) -> f64 {
+    match (stats.significance_sigma_fit, stats.p_value_fit) {
+        (Some(sigma), _) if sigma.is_finite() => sigma,
+        (_, Some(p)) if p == 0.0 => f64::INFINITY,
+        _ => stats.significance_sigma,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn map_uses_the_fit_and_puts_underflowed_fits_off_the_scale() {
+        let mut stats = crate::twopoint::BinStats {
+            observed: 10,
+            background_mean: 5.0,
+            background_variance: 4.0,
+            ts: 2.0,
+            trials_at_least_observed: 0,
+            p_value: 0.1,
+            significance_sigma: 1.28,
+            fit: None,
+            fit_ks_distance: None,
+            p_value_fit: None,
+            significance_sigma_fit: None,
+        };
+        assert_eq!(map_sigma(&stats), 1.28);
+        stats.p_value_fit = Some(1e-5);
+        stats.significance_sigma_fit = Some(4.26);
+        assert_eq!(map_sigma(&stats), 4.26);
+        stats.p_value_fit = Some(0.0);
+        stats.significance_sigma_fit = Some(f64::NAN);
+        assert_eq!(map_sigma(&stats), f64::INFINITY);
+    }
 
     #[test]
     fn listed_bins_are_first_quarter_and_last() {
