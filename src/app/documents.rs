@@ -39,8 +39,8 @@ impl LoadSource {
 /// What a load produced (the snapshot's bounds are computed on the worker too).
 #[derive(Debug)]
 pub enum LoadedDocument {
-    /// A snapshot and the box around its finite positions.
-    Snapshot(Snapshot, Option<([f32; 3], [f32; 3])>),
+    /// A snapshot, the box around its finite positions and its preview subsample.
+    Snapshot(Snapshot, Option<([f32; 3], [f32; 3])>, Option<Snapshot>),
     /// An event list.
     Events(EventList),
     /// The demo: both.
@@ -62,6 +62,8 @@ pub struct SnapshotDocument {
     pub bounds: Option<([f32; 3], [f32; 3])>,
     /// The current view of it.
     pub camera: OrbitCamera,
+    /// A subsample drawn while the camera moves (big snapshots only).
+    pub preview: Option<Arc<Snapshot>>,
 }
 
 impl SnapshotDocument {
@@ -154,7 +156,8 @@ impl Documents {
                             format!("{}: smoothing lengths: {e}", file_name(&owned))
                         })?;
                         let bounds = bounds_of(&snapshot);
-                        LoadedDocument::Snapshot(snapshot, bounds)
+                        let preview = super::preview::preview_subsample(&snapshot);
+                        LoadedDocument::Snapshot(snapshot, bounds, preview)
                     }
                     Loaded::Events(events) => LoadedDocument::Events(events),
                 })
@@ -279,9 +282,12 @@ impl Documents {
         }
         let name = source.label();
         match loaded {
-            LoadedDocument::Snapshot(snapshot, bounds) => {
+            LoadedDocument::Snapshot(snapshot, bounds, preview) => {
                 let n = snapshot.n_particles();
                 self.add_snapshot(name.clone(), path, snapshot, bounds);
+                if let Some(document) = self.snapshots.last_mut() {
+                    document.preview = preview.map(Arc::new);
+                }
                 Notice::Info(format!("{name}: {n} particles"))
             }
             LoadedDocument::Events(events) => {
@@ -301,7 +307,11 @@ impl Documents {
     /// Opens an in-memory snapshot (benchmarks, scripts) as if it had been loaded, and shows it.
     pub fn insert_snapshot(&mut self, name: &str, snapshot: Snapshot) -> u64 {
         let bounds = bounds_of(&snapshot);
+        let preview = super::preview::preview_subsample(&snapshot).map(Arc::new);
         self.add_snapshot(name.to_owned(), None, snapshot, bounds);
+        if let Some(document) = self.snapshots.last_mut() {
+            document.preview = preview;
+        }
         self.next_id
     }
 
@@ -326,6 +336,7 @@ impl Documents {
             snapshot: Arc::new(snapshot),
             bounds,
             camera: OrbitCamera::default(),
+            preview: None,
         };
         document.camera = document.home_camera();
         self.snapshots.push(document);

@@ -382,6 +382,7 @@ impl HaloscopeApp {
         let target = self.documents.shown_snapshot_mut().map(|d| ViewTarget {
             document_id: d.id,
             snapshot: &d.snapshot,
+            preview: d.preview.as_ref(),
             camera: &mut d.camera,
         });
         let output = self.viewport.ui(ui, target, &style, &input);

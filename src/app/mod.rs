@@ -15,6 +15,7 @@ mod menu;
 pub mod overlay;
 pub mod overlay_raster;
 pub mod pick;
+pub mod preview;
 pub mod progressive;
 pub mod screenshot;
 pub mod session;

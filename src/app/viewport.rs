@@ -40,6 +40,8 @@ pub struct ViewTarget<'a> {
     pub document_id: u64,
     /// The particles.
     pub snapshot: &'a Arc<Snapshot>,
+    /// A subsample for previews while the camera moves (big snapshots).
+    pub preview: Option<&'a Arc<Snapshot>>,
     /// The camera, moved by the mouse.
     pub camera: &'a mut OrbitCamera,
 }
@@ -273,14 +275,24 @@ impl Viewport {
         let now = Instant::now();
         if let Some(quality) = self.scheduler.poll(&key, now) {
             let [width_px, height_px] = quality.size_px(size_px);
+            let snapshot = match (quality, target.preview) {
+                (Quality::Preview, Some(preview)) => preview.clone(),
+                _ => target.snapshot.clone(),
+            };
             let request = ViewRequest {
-                snapshot: target.snapshot.clone(),
+                snapshot,
                 camera: key.camera,
                 style: key.style.clone(),
                 width_px,
                 height_px,
             };
-            if let Some(version) = self.worker.submit(request) {
+            // A preview in flight finishes (the next one waits), so a long drag still shows
+            // images; a full render replaces whatever runs.
+            let submitted = match quality {
+                Quality::Preview => self.worker.submit_after_current(request),
+                Quality::Full => self.worker.submit(request),
+            };
+            if let Some(version) = submitted {
                 self.latest_submitted = version;
                 self.submitted.push_back((version, quality));
                 self.error = None;
@@ -422,14 +434,66 @@ fn move_camera(
     }
 }
 
-/// The snapshot's length unit for the scale bar ("" when the file gives none).
+/// The snapshot's length unit for the scale bar ("" when the file gives none): a named unit
+/// when the file's "<value> cm" is one (pc, kpc, Mpc, km), with "/h" for comoving Gadget runs
+/// (their code lengths are in h⁻¹ units, Springel 2005, Gadget-2 user guide §6).
 pub fn length_unit(snapshot: &Snapshot) -> String {
-    snapshot
+    let Some(raw) = snapshot.header.units.get("length") else {
+        return String::new();
+    };
+    let per_h = snapshot
         .header
-        .units
-        .get("length")
-        .cloned()
-        .unwrap_or_default()
+        .parameters
+        .get("ComovingIntegrationOn")
+        .is_some_and(|&on| on == 1.0)
+        && snapshot.header.parameters.contains_key("HubbleParam");
+    let suffix = if per_h { "/h" } else { "" };
+    let centimetres = raw
+        .strip_suffix(" cm")
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    let Some(cm) = centimetres else {
+        return raw.clone();
+    };
+    const NAMED: [(&str, f64); 5] = [
+        ("cm", 1.0),
+        ("km", 1e5),
+        ("pc", 3.085_678e18),
+        ("kpc", 3.085_678e21),
+        ("Mpc", 3.085_678e24),
+    ];
+    match NAMED
+        .iter()
+        .find(|(_, size)| (cm / size - 1.0).abs() < 1e-3)
+    {
+        Some((name, _)) => format!("{name}{suffix}"),
+        None => format!("x {cm:.4e} cm{suffix}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_units_read_as_astronomers_write_them() {
+        let mut snapshot = crate::data::demo::demo_snapshot(10, 1);
+        assert_eq!(length_unit(&snapshot), "");
+        let units = &mut snapshot.header.units;
+        units.insert("length".to_owned(), "3085678000000000000000 cm".to_owned());
+        assert_eq!(length_unit(&snapshot), "kpc");
+        let parameters = &mut snapshot.header.parameters;
+        parameters.insert("ComovingIntegrationOn".to_owned(), 1.0);
+        parameters.insert("HubbleParam".to_owned(), 0.7);
+        assert_eq!(length_unit(&snapshot), "kpc/h");
+        let mut with_length = |text: &str| {
+            let units = &mut snapshot.header.units;
+            units.insert("length".to_owned(), text.to_owned());
+            length_unit(&snapshot)
+        };
+        assert_eq!(with_length("3.085678e24 cm"), "Mpc/h");
+        assert_eq!(with_length("7 cm"), "x 7.0000e0 cm/h");
+        assert_eq!(with_length("furlongs"), "furlongs");
+    }
 }
 
 pub use super::overlay::nice_length;
