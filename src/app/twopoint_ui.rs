@@ -403,7 +403,7 @@ fn significance_map_ui(
 fn map_sigma(stats: &crate::twopoint::BinStats) -> f64 {
     match (stats.significance_sigma_fit, stats.p_value_fit) {
         (Some(sigma), _) if sigma.is_finite() => sigma,
-        (_, Some(p)) if p == 0.0 => f64::INFINITY,
+        (_, Some(0.0)) => f64::INFINITY,
         _ => stats.significance_sigma,
     }
 }

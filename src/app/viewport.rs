@@ -470,6 +470,9 @@ pub fn length_unit(snapshot: &Snapshot) -> String {
     }
 }
 
+/// Re-exported for callers of the shell's API.
+pub use super::overlay::nice_length;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,5 +498,3 @@ mod tests {
         assert_eq!(with_length("furlongs"), "furlongs");
     }
 }
-
-pub use super::overlay::nice_length;
