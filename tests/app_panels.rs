@@ -279,7 +279,7 @@ fn two_point_panel_shows_the_library_counts_and_live_plots() {
     let central = app(&harness).viewport.rect();
     harness.mask(egui::Rect::from_min_max(
         egui::pos2(central.left(), 0.0),
-        egui::pos2(WINDOW.x, 70.0),
+        egui::pos2(WINDOW.x, 78.0),
     ));
     harness.snapshot("app_two_point");
 }
