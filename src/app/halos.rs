@@ -401,3 +401,49 @@ mod tests {
         assert!((d - 0.3 / 22.5f32.to_radians().sin()).abs() < 1e-5);
     }
 }
+
+#[cfg(test)]
+mod run_tests {
+    use super::*;
+    use crate::jobs::worker::no_waker;
+    use std::time::Duration;
+
+    #[test]
+    fn a_run_from_the_panel_finds_the_library_halos() {
+        let snapshot = crate::render::synthetic::clustered_snapshot(50_000, 1);
+        let bounds = crate::app::documents::bounds_of(&snapshot);
+        let document = SnapshotDocument {
+            id: 1,
+            name: "clustered".to_owned(),
+            path: None,
+            snapshot: Arc::new(snapshot),
+            bounds,
+            camera: Default::default(),
+            preview: None,
+        };
+        let mut panel = HalosPanel::new(no_waker());
+        panel.adopt_defaults(&document);
+        assert_eq!(panel.species_selected(), vec![SpeciesKind::Dark]);
+        panel.start(&document);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while panel.running.is_some() {
+            panel.poll();
+            assert!(Instant::now() < deadline, "FoF did not finish");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let found = panel.catalogue_of(1).expect("catalogue");
+        let params = FofParams {
+            box_size: panel.periodic.then_some(panel.box_size),
+            ..FofParams::default()
+        };
+        let direct = halo::fof_snapshot(
+            &document.snapshot,
+            &[SpeciesKind::Dark],
+            &params,
+            &crate::jobs::Progress::none(),
+        )
+        .expect("fof");
+        assert_eq!(found.result.halos, direct.halos);
+        assert!(!direct.halos.is_empty());
+    }
+}
