@@ -171,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(128) tp_count(
     const SlotPos* __restrict__ pos32, const double* __restrict__ pos64,
     const u32* __restrict__ slot_event, const double* __restrict__ ra,
     const u32* __restrict__ cell_start, const u32* __restrict__ stripe_of_event,
-    const u32* __restrict__ last_stripe_of_event, const double* __restrict__ half_width,
+    const u32* __restrict__ window_start, const double* __restrict__ window_half_width,
     const u32* __restrict__ stripe_cell_base, const double* __restrict__ stripe_inv_cell_width,
     const float* __restrict__ inside32, const float* __restrict__ outside32,
     const double* __restrict__ chord2_max, const double* __restrict__ ambiguity,
@@ -193,7 +193,6 @@ extern "C" __global__ void __launch_bounds__(128) tp_count(
     __syncthreads();
 
     const u32 b = blockIdx.y;
-    const u32 p = blockIdx.x * blockDim.x + threadIdx.x;
     u32* my_hist = warp_histograms + (threadIdx.x >> 5) * n_hist;
     const SlotPos* P = pos32 + (size_t)b * n;
     const u32* starts = cell_start + (size_t)b * (total_cells + 1);
@@ -201,15 +200,17 @@ extern "C" __global__ void __launch_bounds__(128) tp_count(
     const double two_pi = 6.283185307179586;
     const double pi = 3.141592653589793;
 
-    if (p < n) {
+    // Grid-stride over slots: fewer blocks per trial, so fewer global flushes per trial.
+    for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {
         const SlotPos me = P[p];
         const u32 e = slot_event[(size_t)b * n + p];
         if (me.level > 0) {
             const double alpha = ra[(size_t)b * n + e];
-            const double hw = half_width[e];
             const u32 s = stripe_of_event[e];
-            const u32 last = last_stripe_of_event[e];
-            for (u32 t = s; t <= last; ++t) {
+            const u32 w_end = window_start[e + 1];
+            // One window per stripe s, s + 1, …, with count_cpu.rs's per-stripe half-widths.
+            for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
+                const double hw = window_half_width[w];
                 const u32 base = stripe_cell_base[t];
                 const u32 cells = stripe_cell_base[t + 1] - base;
                 const double inv = stripe_inv_cell_width[t];

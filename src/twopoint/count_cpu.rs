@@ -20,8 +20,7 @@ struct Sorted {
     ra: Vec<f64>,
     pos: Vec<[f64; 3]>,
     level: Vec<u8>,
-    half_width: Vec<f64>,
-    last_stripe: Vec<u32>,
+    window: Vec<Range<u32>>,
 }
 
 /// Exact cumulative pair counts for the observed RAs (`None`) or for `ra_override`, given in the
@@ -114,13 +113,9 @@ fn sort_stripes(prepared: &Prepared, ra: &[f64]) -> Sorted {
         ra: ra_sorted,
         pos,
         level: perm.iter().map(|&e| prepared.level[e as usize]).collect(),
-        half_width: perm
+        window: perm
             .iter()
-            .map(|&e| prepared.ra_half_width[e as usize])
-            .collect(),
-        last_stripe: perm
-            .iter()
-            .map(|&e| prepared.last_stripe_for(e as usize) as u32)
+            .map(|&e| prepared.window_start[e as usize]..prepared.window_start[e as usize + 1])
             .collect(),
     }
 }
@@ -144,8 +139,9 @@ fn count_chunk(
         }
         let pos_p = sorted.pos[p];
         let alpha = sorted.ra[p];
-        let half_width = sorted.half_width[p];
-        for t in stripe..=sorted.last_stripe[p] as usize {
+        let window = sorted.window[p].clone();
+        let widths = &prepared.window_half_width[window.start as usize..window.end as usize];
+        for (t, &half_width) in (stripe..).zip(widths) {
             let stripe_range = prepared.stripe_start[t]..prepared.stripe_start[t + 1];
             let first = if t == stripe {
                 p + 1
@@ -227,4 +223,43 @@ pub fn count_pairs_brute_force(
         }
     }
     Ok(cumulative_counts(prepared, &histogram))
+}
+
+/// Simple reference for large lists: every pair in declination order with the early exit
+/// δ_j − δ_i > θ_max only (no stripes, no RA windows), bins by a plain scan, rayon over i.
+pub fn count_pairs_dec_sweep(prepared: &Prepared) -> Counts {
+    let n_bins = prepared.bins.len();
+    let size = (prepared.cuts.len() + 1) * n_bins;
+    let reach = prepared.bins.max_angle_rad() + 1e-9;
+    let pos: Vec<[f64; 3]> = prepared
+        .ra
+        .iter()
+        .zip(&prepared.dec)
+        .map(|(&a, &d)| unit_vector(a, d))
+        .collect();
+    let histogram = (0..pos.len())
+        .into_par_iter()
+        .fold(
+            || vec![0u64; size],
+            |mut histogram, i| {
+                for j in i + 1..pos.len() {
+                    if prepared.dec[j] - prepared.dec[i] > reach {
+                        break;
+                    }
+                    if let Some(bin) = prepared.bins.bin_of_by_scan(chord2(&pos[i], &pos[j])) {
+                        let level = prepared.level[i].min(prepared.level[j]) as usize;
+                        histogram[level * n_bins + bin] += 1;
+                    }
+                }
+                histogram
+            },
+        )
+        .reduce(
+            || vec![0u64; size],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    cumulative_counts(prepared, &histogram)
 }

@@ -20,6 +20,10 @@ use std::sync::Arc;
 const SOURCE: &str = include_str!("../../kernels/twopoint.cu");
 /// Threads per block of the counting kernel (its `__launch_bounds__`).
 const COUNT_THREADS: u32 = 128;
+/// Most slots one counting thread handles (the u32 shared counters rely on it: see cuda_tables).
+const MAX_SLOTS_PER_THREAD: u32 = 8;
+/// Counting blocks wanted per launch (all trials), to fill the device.
+const MIN_COUNT_BLOCKS: u32 = 4096;
 /// Threads per block of the per-event kernels.
 const EVENT_THREADS: u32 = 256;
 /// Threads of the one-block-per-trial prefix sum.
@@ -34,9 +38,9 @@ struct Static {
     ra_observed: CudaSlice<f64>,
     cos_dec: CudaSlice<f64>,
     sin_dec: CudaSlice<f64>,
-    half_width: CudaSlice<f64>,
+    window_start: CudaSlice<u32>,
+    window_half_width: CudaSlice<f64>,
     stripe_of_event: CudaSlice<u32>,
-    last_stripe_of_event: CudaSlice<u32>,
     level: CudaSlice<u32>,
     stripe_cell_base: CudaSlice<u32>,
     stripe_inv_cell_width: CudaSlice<f64>,
@@ -136,9 +140,9 @@ impl<'p> CudaPairCounter<'p> {
             ra_observed: up_f64(&prepared.ra)?,
             cos_dec: up_f64(&prepared.cos_dec)?,
             sin_dec: up_f64(&prepared.sin_dec)?,
-            half_width: up_f64(&prepared.ra_half_width)?,
+            window_start: up_u32(&prepared.window_start)?,
+            window_half_width: up_f64(&prepared.window_half_width)?,
             stripe_of_event: up_u32(&tables.stripe_of_event)?,
-            last_stripe_of_event: up_u32(&tables.last_stripe_of_event)?,
             level: up_u32(&tables.level)?,
             stripe_cell_base: up_u32(&tables.stripe_cell_base)?,
             stripe_inv_cell_width: up_f64(&tables.stripe_inv_cell_width)?,
@@ -300,8 +304,14 @@ impl<'p> CudaPairCounter<'p> {
         unsafe { launch.launch(per_event) }?;
 
         let warps = COUNT_THREADS / 32;
+        // One slot per thread when few trials run at once; up to MAX_SLOTS_PER_THREAD (grid
+        // stride) when many do, so that each trial has fewer blocks to flush into global memory.
+        let blocks_all = n.div_ceil(COUNT_THREADS);
+        let blocks = blocks_all
+            .min(MIN_COUNT_BLOCKS.div_ceil(trials))
+            .max(n.div_ceil(COUNT_THREADS * MAX_SLOTS_PER_THREAD));
         let count_config = LaunchConfig {
-            grid_dim: (n.div_ceil(COUNT_THREADS), trials, 1),
+            grid_dim: (blocks, trials, 1),
             block_dim: (COUNT_THREADS, 1, 1),
             shared_mem_bytes: warps * n_hist as u32 * 4,
         };
@@ -320,8 +330,8 @@ impl<'p> CudaPairCounter<'p> {
             .arg(&w.ra)
             .arg(&w.cell_start)
             .arg(&st.stripe_of_event)
-            .arg(&st.last_stripe_of_event)
-            .arg(&st.half_width)
+            .arg(&st.window_start)
+            .arg(&st.window_half_width)
             .arg(&st.stripe_cell_base)
             .arg(&st.stripe_inv_cell_width)
             .arg(&st.inside32)

@@ -40,8 +40,6 @@ const MIN_CELL_CAP: usize = 1 << 15;
 pub struct CudaTables {
     /// Stripe of each prepared event.
     pub stripe_of_event: Vec<u32>,
-    /// Last stripe each prepared event searches (δ + θ_max).
-    pub last_stripe_of_event: Vec<u32>,
     /// Cut level of each prepared event.
     pub level: Vec<u32>,
     /// First global cell of each stripe; `stripe_cell_base[s + 1] − stripe_cell_base[s]` cells.
@@ -102,9 +100,11 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
             n_levels - 1
         )));
     }
-    if prepared.len() >= 1 << 25 {
+    // A warp's shared counters see at most 256 slots (grid stride ≤ 8 per thread) × (n − 1)
+    // partners each, which fits u32 for n ≤ 2^24.
+    if prepared.len() > 1 << 24 {
         return Err(TwoPointError::Config(format!(
-            "the CUDA counter handles fewer than 2^25 events, got {}",
+            "the CUDA counter handles at most 2^24 events, got {}",
             prepared.len()
         )));
     }
@@ -115,9 +115,6 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
             *slot = s as u32;
         }
     }
-    let last_stripe_of_event = (0..prepared.len())
-        .map(|e| prepared.last_stripe_for(e) as u32)
-        .collect();
 
     // RA cells about one stripe height wide (in true angle) at the stripe's widest declination,
     // so a search window of ±θ_max/cos δ overhangs by at most a quarter of θ_max per side.
@@ -180,7 +177,6 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
         .collect();
     Ok(CudaTables {
         stripe_of_event,
-        last_stripe_of_event,
         level: prepared.level.iter().map(|&l| u32::from(l)).collect(),
         stripe_cell_base,
         stripe_inv_cell_width,

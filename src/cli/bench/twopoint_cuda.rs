@@ -19,35 +19,22 @@ pub struct CudaBenchArgs {
     /// Back-end to benchmark (`cuda`: GPU trials beside one CPU trial on the same host).
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
-    /// Event files for the CUDA benchmark, concatenated (default: the shared IC86-2011 lists).
-    #[arg(long = "events", num_args = 1..)]
-    pub events: Vec<PathBuf>,
     /// Trials per launch to time on the GPU.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
     pub launch_sizes: Vec<usize>,
     /// Trials timed per launch size (rounded up to whole launches).
     #[arg(long, default_value_t = 512)]
     pub gpu_trials: u64,
-    /// CPU threads for the CPU trial (0: all cores).
-    #[arg(long, default_value_t = 0)]
-    pub cpu_threads: usize,
-}
-
-fn default_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/events/IC86-2011");
-    vec![
-        dir.join("upgoing_events.txt"),
-        dir.join("downgoing_events.txt"),
-    ]
 }
 
 /// Runs the CUDA benchmark; one JSON object on stdout with `--json`, else a table on stderr.
-pub fn run(args: &CudaBenchArgs, json_out: bool) -> anyhow::Result<()> {
-    let files = if args.events.is_empty() {
-        default_files()
-    } else {
-        args.events.clone()
-    };
+/// `files` are concatenated; the CPU trial runs on `threads` threads (0: all cores).
+pub fn run(
+    args: &CudaBenchArgs,
+    files: &[PathBuf],
+    threads: usize,
+    json_out: bool,
+) -> anyhow::Result<()> {
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let list = events::read(&paths, &Progress::none())?;
     let prepared = prepare(&list, &TwoPointConfig::default()).context("two-point configuration")?;
@@ -61,10 +48,10 @@ pub fn run(args: &CudaBenchArgs, json_out: bool) -> anyhow::Result<()> {
     let observed_gpu_s = min_seconds(3, || counter.observed().map(drop))?;
     let first_trial_gpu = counter.trials(seed, 0..1)?;
 
-    let threads = if args.cpu_threads == 0 {
+    let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, usize::from)
     } else {
-        args.cpu_threads
+        threads
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
