@@ -166,127 +166,214 @@ __device__ __noinline__ u32 exact_bin(const double* __restrict__ a, const double
     return k;
 }
 
-extern "C" __global__ void __launch_bounds__(128) tp_count(
-    u32 n, u32 total_cells, u32 n_bins, u32 n_levels,
-    const SlotPos* __restrict__ pos32, const double* __restrict__ pos64,
-    const u32* __restrict__ slot_event, const double* __restrict__ ra,
-    const u32* __restrict__ cell_start, const u32* __restrict__ stripe_of_event,
-    const u32* __restrict__ window_start, const double* __restrict__ window_half_width,
-    const u32* __restrict__ stripe_cell_base, const double* __restrict__ stripe_inv_cell_width,
-    const float* __restrict__ inside32, const float* __restrict__ outside32,
-    const double* __restrict__ chord2_max, const double* __restrict__ ambiguity,
-    const unsigned short* __restrict__ lut, u32 lut_cells, float lut_scale,
-    u64* __restrict__ histogram, u32* __restrict__ ambiguous_count, u32 ambiguous_capacity,
-    u32* __restrict__ ambiguous) {
-    __shared__ float s_inside[MAX_BINS];
-    __shared__ float s_outside[MAX_BINS];
-    __shared__ unsigned short s_lut[MAX_LUT_CELLS + 1];
-    extern __shared__ u32 warp_histograms[];  // [warp][level][bin]
-    const u32 n_hist = n_levels * n_bins;
-    const u32 warps = blockDim.x >> 5;
-    for (u32 i = threadIdx.x; i < warps * n_hist; i += blockDim.x) warp_histograms[i] = 0u;
-    for (u32 i = threadIdx.x; i < n_bins; i += blockDim.x) {
-        s_inside[i] = inside32[i];
-        s_outside[i] = outside32[i];
-    }
-    for (u32 i = threadIdx.x; i <= lut_cells; i += blockDim.x) s_lut[i] = lut[i];
-    __syncthreads();
-
-    const u32 b = blockIdx.y;
-    u32* my_hist = warp_histograms + (threadIdx.x >> 5) * n_hist;
-    const SlotPos* P = pos32 + (size_t)b * n;
-    const u32* starts = cell_start + (size_t)b * (total_cells + 1);
-    const float limit32 = s_outside[n_bins - 1];
+// Up to two runs of cells [first, last] (inclusive) of a stripe with `cells` cells holding every
+// RA within hw of alpha, as count_cpu.rs's RA windows (with wrap at 0/2π); returns the run count.
+__device__ __forceinline__ u32 cell_runs(double alpha, double hw, double inv, u32 cells,
+                                         u32 first[2], u32 last[2]) {
     const double two_pi = 6.283185307179586;
     const double pi = 3.141592653589793;
+    first[0] = 0u;
+    last[0] = cells - 1u;
+    if (!(hw < pi)) return 1u;
+    const double low = alpha - hw, high = alpha + hw;
+    if (low < 0.0 || high >= two_pi) {
+        const u32 a = cell_in_stripe(low < 0.0 ? low + two_pi : low, inv, cells);
+        const u32 z = cell_in_stripe(low < 0.0 ? high : high - two_pi, inv, cells);
+        if (a <= z) return 1u;  // the two runs would meet: the whole stripe
+        first[0] = a;
+        last[0] = cells - 1u;
+        first[1] = 0u;
+        last[1] = z;
+        return 2u;
+    }
+    first[0] = cell_in_stripe(low, inv, cells);
+    last[0] = cell_in_stripe(high, inv, cells);
+    return 1u;
+}
 
-    // Grid-stride over slots: fewer blocks per trial, so fewer global flushes per trial.
+// Shared-memory tables and per-launch constants of the counting kernels.
+struct CountTables {
+    const float* inside;   // shared
+    const float* outside;  // shared
+    const unsigned short* lut;  // shared
+    u32 lut_cells;
+    float lut_scale;
+    float limit32;
+    u32 n_bins;
+    const double* chord2_max;
+    const double* ambiguity;
+};
+
+// Counts candidate slot q against slot p (event e) of trial b: f32 pre-filter, bin lookup,
+// f64 re-check near an edge, ambiguous pairs to the host list.
+__device__ __forceinline__ void count_pair(const CountTables& tb, const SlotPos& me,
+                                           const SlotPos& other, u32 b, u32 n, u32 p, u32 q,
+                                           u32 e, const double* __restrict__ pos64,
+                                           const u32* __restrict__ slot_event, u32* my_hist,
+                                           u32* __restrict__ ambiguous_count,
+                                           u32 ambiguous_capacity, u32* __restrict__ ambiguous) {
+    const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
+    const float c2 = dx * dx + dy * dy + dz * dz;
+    if (!(c2 <= tb.limit32)) return;
+    const u32 level = min(me.level, other.level);
+    if (level == 0u) return;
+    u32 cell = (u32)(c2 * tb.lut_scale);
+    if (cell > tb.lut_cells) cell = tb.lut_cells;
+    u32 k = tb.lut[cell];
+    while (c2 > tb.outside[k]) ++k;
+    if (!(c2 <= tb.inside[k])) {
+        const double* a = pos64 + 3 * ((size_t)b * n + p);
+        const double* c = pos64 + 3 * ((size_t)b * n + q);
+        k = exact_bin(a, c, tb.n_bins, tb.chord2_max, tb.ambiguity);
+        if (k == 0xffffffffu) {
+            const u32 slot = atomicAdd(ambiguous_count, 1u);
+            if (slot < ambiguous_capacity) {
+                ambiguous[4 * slot] = b;
+                ambiguous[4 * slot + 1] = e;
+                ambiguous[4 * slot + 2] = slot_event[(size_t)b * n + q];
+                ambiguous[4 * slot + 3] = level;
+            }
+            return;
+        }
+        if (k >= tb.n_bins) return;
+    }
+    atomicAdd(&my_hist[level * tb.n_bins + k], 1u);
+}
+
+#define COUNT_KERNEL_PARAMS                                                                      \
+    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos *__restrict__ pos32,        \
+        const double *__restrict__ pos64, const u32 *__restrict__ slot_event,                   \
+        const double *__restrict__ ra, const u32 *__restrict__ cell_start,                      \
+        const u32 *__restrict__ stripe_of_event, const u32 *__restrict__ window_start,          \
+        const double *__restrict__ window_half_width, const u32 *__restrict__ stripe_cell_base, \
+        const double *__restrict__ stripe_inv_cell_width, const float *__restrict__ inside32,  \
+        const float *__restrict__ outside32, const double *__restrict__ chord2_max,             \
+        const double *__restrict__ ambiguity, const unsigned short *__restrict__ lut,           \
+        u32 lut_cells, float lut_scale, u64 *__restrict__ histogram,                            \
+        u32 *__restrict__ ambiguous_count, u32 ambiguous_capacity, u32 *__restrict__ ambiguous
+
+// Shared tables and per-warp histograms: zeroed/loaded by the whole block.
+#define COUNT_KERNEL_PROLOGUE                                                                   \
+    __shared__ float s_inside[MAX_BINS];                                                        \
+    __shared__ float s_outside[MAX_BINS];                                                       \
+    __shared__ unsigned short s_lut[MAX_LUT_CELLS + 1];                                         \
+    extern __shared__ u32 warp_histograms[]; /* [warp][level][bin] */                           \
+    const u32 n_hist = n_levels * n_bins;                                                       \
+    const u32 warps = blockDim.x >> 5;                                                          \
+    for (u32 i = threadIdx.x; i < warps * n_hist; i += blockDim.x) warp_histograms[i] = 0u;     \
+    for (u32 i = threadIdx.x; i < n_bins; i += blockDim.x) {                                    \
+        s_inside[i] = inside32[i];                                                              \
+        s_outside[i] = outside32[i];                                                            \
+    }                                                                                           \
+    for (u32 i = threadIdx.x; i <= lut_cells; i += blockDim.x) s_lut[i] = lut[i];               \
+    __syncthreads();                                                                            \
+    const u32 b = blockIdx.y;                                                                   \
+    u32* my_hist = warp_histograms + (threadIdx.x >> 5) * n_hist;                               \
+    const SlotPos* P = pos32 + (size_t)b * n;                                                   \
+    const u32* starts = cell_start + (size_t)b * (total_cells + 1);                             \
+    CountTables tb;                                                                             \
+    tb.inside = s_inside;                                                                       \
+    tb.outside = s_outside;                                                                     \
+    tb.lut = s_lut;                                                                             \
+    tb.lut_cells = lut_cells;                                                                   \
+    tb.lut_scale = lut_scale;                                                                   \
+    tb.limit32 = s_outside[n_bins - 1];                                                         \
+    tb.n_bins = n_bins;                                                                         \
+    tb.chord2_max = chord2_max;                                                                 \
+    tb.ambiguity = ambiguity;
+
+// Sums the block's warp histograms into the trial's global histogram.
+#define COUNT_KERNEL_EPILOGUE                                                                   \
+    __syncthreads();                                                                            \
+    for (u32 i = threadIdx.x; i < n_hist; i += blockDim.x) {                                    \
+        u32 sum = 0;                                                                            \
+        for (u32 w = 0; w < warps; ++w) sum += warp_histograms[w * n_hist + i];                 \
+        if (sum) atomicAdd(&histogram[(size_t)b * n_hist + i], (u64)sum);                       \
+    }
+
+// One thread per slot (grid stride): each thread scans its own windows.
+extern "C" __global__ void __launch_bounds__(128) tp_count(COUNT_KERNEL_PARAMS) {
+    COUNT_KERNEL_PROLOGUE
     for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {
         const SlotPos me = P[p];
+        if (me.level == 0) continue;
         const u32 e = slot_event[(size_t)b * n + p];
-        if (me.level > 0) {
-            const double alpha = ra[(size_t)b * n + e];
-            const u32 s = stripe_of_event[e];
-            const u32 w_end = window_start[e + 1];
-            // One window per stripe s, s + 1, …, with count_cpu.rs's per-stripe half-widths.
-            for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
-                const double hw = window_half_width[w];
-                const u32 base = stripe_cell_base[t];
-                const u32 cells = stripe_cell_base[t + 1] - base;
-                const double inv = stripe_inv_cell_width[t];
-                // Up to two runs of cells [c0, c1] (inclusive), as count_cpu.rs's RA windows.
-                u32 run_first[2], run_last[2];
-                u32 runs = 1;
-                run_first[0] = 0u;
-                run_last[0] = cells - 1u;
-                if (hw < pi) {
-                    const double low = alpha - hw, high = alpha + hw;
-                    if (low < 0.0) {
-                        const u32 a = cell_in_stripe(low + two_pi, inv, cells);
-                        const u32 z = cell_in_stripe(high, inv, cells);
-                        if (a > z) {
-                            runs = 2;
-                            run_first[0] = a;
-                            run_last[0] = cells - 1u;
-                            run_first[1] = 0u;
-                            run_last[1] = z;
-                        }
-                    } else if (high >= two_pi) {
-                        const u32 a = cell_in_stripe(low, inv, cells);
-                        const u32 z = cell_in_stripe(high - two_pi, inv, cells);
-                        if (a > z) {
-                            runs = 2;
-                            run_first[0] = a;
-                            run_last[0] = cells - 1u;
-                            run_first[1] = 0u;
-                            run_last[1] = z;
-                        }
-                    } else {
-                        run_first[0] = cell_in_stripe(low, inv, cells);
-                        run_last[0] = cell_in_stripe(high, inv, cells);
-                    }
-                }
-                for (u32 r = 0; r < runs; ++r) {
-                    u32 q = starts[base + run_first[r]];
-                    const u32 q_end = starts[base + run_last[r] + 1u];
-                    if (t == s && q <= p) q = p + 1u;
-                    for (; q < q_end; ++q) {
-                        const SlotPos other = P[q];
-                        const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
-                        const float c2 = dx * dx + dy * dy + dz * dz;
-                        if (!(c2 <= limit32)) continue;
-                        const u32 level = min(me.level, other.level);
-                        if (level == 0u) continue;
-                        u32 cell = (u32)(c2 * lut_scale);
-                        if (cell > lut_cells) cell = lut_cells;
-                        u32 k = s_lut[cell];
-                        while (c2 > s_outside[k]) ++k;
-                        if (!(c2 <= s_inside[k])) {
-                            const double* a = pos64 + 3 * ((size_t)b * n + p);
-                            const double* c = pos64 + 3 * ((size_t)b * n + q);
-                            k = exact_bin(a, c, n_bins, chord2_max, ambiguity);
-                            if (k == 0xffffffffu) {
-                                const u32 slot = atomicAdd(ambiguous_count, 1u);
-                                if (slot < ambiguous_capacity) {
-                                    ambiguous[4 * slot] = b;
-                                    ambiguous[4 * slot + 1] = e;
-                                    ambiguous[4 * slot + 2] = slot_event[(size_t)b * n + q];
-                                    ambiguous[4 * slot + 3] = level;
-                                }
-                                continue;
-                            }
-                            if (k >= n_bins) continue;
-                        }
-                        atomicAdd(&my_hist[level * n_bins + k], 1u);
-                    }
+        const double alpha = ra[(size_t)b * n + e];
+        const u32 s = stripe_of_event[e];
+        const u32 w_end = window_start[e + 1];
+        // One window per stripe s, s + 1, …, with count_cpu.rs's per-stripe half-widths.
+        for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
+            const u32 base = stripe_cell_base[t];
+            u32 first[2], last[2];
+            const u32 runs = cell_runs(alpha, window_half_width[w], stripe_inv_cell_width[t],
+                                       stripe_cell_base[t + 1] - base, first, last);
+            for (u32 r = 0; r < runs; ++r) {
+                u32 q = starts[base + first[r]];
+                const u32 q_end = starts[base + last[r] + 1u];
+                if (t == s && q <= p) q = p + 1u;
+                for (; q < q_end; ++q) {
+                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
+                               ambiguous_count, ambiguous_capacity, ambiguous);
                 }
             }
         }
     }
-    __syncthreads();
-    for (u32 i = threadIdx.x; i < n_hist; i += blockDim.x) {
-        u32 sum = 0;
-        for (u32 w = 0; w < warps; ++w) sum += warp_histograms[w * n_hist + i];
-        if (sum) atomicAdd(&histogram[(size_t)b * n_hist + i], (u64)sum);
+    COUNT_KERNEL_EPILOGUE
+}
+
+// One warp per slot (grid stride over warps): lane j works out window j's slot runs, then the
+// whole warp scans each run with consecutive lanes on consecutive candidates (coalesced loads,
+// no divergence between loop lengths).
+extern "C" __global__ void __launch_bounds__(128) tp_count_warp(COUNT_KERNEL_PARAMS) {
+    COUNT_KERNEL_PROLOGUE
+    const u32 lane = threadIdx.x & 31u;
+    const u32 warps_per_trial = gridDim.x * warps;
+    for (u32 p = blockIdx.x * warps + (threadIdx.x >> 5); p < n; p += warps_per_trial) {
+        const SlotPos me = P[p];
+        if (me.level == 0) continue;  // warp-uniform
+        const u32 e = slot_event[(size_t)b * n + p];
+        const double alpha = ra[(size_t)b * n + e];
+        const u32 s = stripe_of_event[e];
+        const u32 w_begin = window_start[e], w_count = window_start[e + 1] - w_begin;
+        for (u32 chunk = 0; chunk < w_count; chunk += 32u) {
+            // Lane j: slot ranges [a0, a1) and [c0, c1) of window chunk + j (empty if none).
+            u32 a0 = 0, a1 = 0, c0 = 0, c1 = 0;
+            const u32 j = chunk + lane;
+            if (j < w_count) {
+                const u32 t = s + j;
+                const u32 base = stripe_cell_base[t];
+                u32 first[2], last[2];
+                const u32 runs = cell_runs(alpha, window_half_width[w_begin + j],
+                                           stripe_inv_cell_width[t],
+                                           stripe_cell_base[t + 1] - base, first, last);
+                a0 = starts[base + first[0]];
+                a1 = starts[base + last[0] + 1u];
+                if (runs == 2u) {
+                    c0 = starts[base + first[1]];
+                    c1 = starts[base + last[1] + 1u];
+                }
+                if (t == s) {
+                    // Own stripe: later slots only, so each unordered pair is counted once.
+                    a0 = max(a0, p + 1u);
+                    c0 = max(c0, p + 1u);
+                }
+            }
+            const u32 in_chunk = min(32u, w_count - chunk);
+            for (u32 i = 0; i < in_chunk; ++i) {
+                const u32 ra0 = __shfl_sync(0xffffffffu, a0, i);
+                const u32 ra1 = __shfl_sync(0xffffffffu, a1, i);
+                const u32 rc0 = __shfl_sync(0xffffffffu, c0, i);
+                const u32 rc1 = __shfl_sync(0xffffffffu, c1, i);
+                for (u32 q = ra0 + lane; q < ra1; q += 32u) {
+                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
+                               ambiguous_count, ambiguous_capacity, ambiguous);
+                }
+                for (u32 q = rc0 + lane; q < rc1; q += 32u) {
+                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
+                               ambiguous_count, ambiguous_capacity, ambiguous);
+                }
+            }
+        }
     }
+    COUNT_KERNEL_EPILOGUE
 }

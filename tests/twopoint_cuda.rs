@@ -48,7 +48,11 @@ fn assert_trials_equal_cpu(
         let cpu = count_pairs(prepared, Some(&ra)).expect("CPU trial");
         assert_eq!(counts, &cpu, "seed {seed} trial {trial}");
     }
-    eprintln!("pairs left to the host: {}", counter.pairs_left_to_host());
+    eprintln!(
+        "kernel {:?}: pairs left to the host: {}",
+        counter.kernel(),
+        counter.pairs_left_to_host()
+    );
 }
 
 #[test]

@@ -20,8 +20,11 @@ use std::sync::Arc;
 const SOURCE: &str = include_str!("../../kernels/twopoint.cu");
 /// Threads per block of the counting kernel (its `__launch_bounds__`).
 const COUNT_THREADS: u32 = 128;
-/// Most slots one counting thread handles (the u32 shared counters rely on it: see cuda_tables).
-const MAX_SLOTS_PER_THREAD: u32 = 8;
+/// Most events one counting thread handles (a warp's u32 shared counters then see at most 256
+/// events × (n − 1) partners: see cuda_tables).
+const MAX_EVENTS_PER_THREAD: u32 = 8;
+/// Most events one counting warp handles (same bound).
+const MAX_EVENTS_PER_WARP: u32 = 256;
 /// Counting blocks wanted per launch (all trials), to fill the device.
 const MIN_COUNT_BLOCKS: u32 = 4096;
 /// Threads per block of the per-event kernels.
@@ -68,13 +71,43 @@ struct Work {
     ambiguous_capacity: usize,
 }
 
-/// The four kernels.
+/// The kernels (`count` is the chosen counting kernel).
 struct Kernels {
     scramble: CudaFunction,
     scan: CudaFunction,
     scatter: CudaFunction,
     count: CudaFunction,
 }
+
+/// Which counting kernel runs (both give the same counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountKernel {
+    /// One warp per event: lanes take consecutive candidates (coalesced, little divergence).
+    PerWarp,
+    /// One thread per event, scanning its own windows.
+    PerThread,
+}
+
+impl CountKernel {
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`warp` or `thread`) for benchmarks.
+    pub fn from_env() -> Self {
+        match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
+            Ok("thread") => Self::PerThread,
+            Ok("warp") => Self::PerWarp,
+            _ => DEFAULT_KERNEL,
+        }
+    }
+
+    fn function_name(self) -> &'static str {
+        match self {
+            Self::PerWarp => "tp_count_warp",
+            Self::PerThread => "tp_count",
+        }
+    }
+}
+
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise.
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::PerWarp;
 
 /// Which RAs a launch uses.
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +128,7 @@ pub struct CudaPairCounter<'p> {
     work: Work,
     trials_per_launch: usize,
     pairs_left_to_host: u64,
+    kernel: CountKernel,
 }
 
 impl std::fmt::Debug for CudaPairCounter<'_> {
@@ -125,13 +159,14 @@ impl<'p> CudaPairCounter<'p> {
         trials_per_launch: usize,
     ) -> Result<Self, TwoPointError> {
         let tables = cuda_tables(prepared)?;
+        let kernel = CountKernel::from_env();
         let module = device.module("twopoint.cu", SOURCE)?;
         let load = |name: &str| module.load_function(name).map_err(GpuError::from);
         let kernels = Kernels {
             scramble: load("tp_scramble")?,
             scan: load("tp_scan")?,
             scatter: load("tp_scatter")?,
-            count: load("tp_count")?,
+            count: load(kernel.function_name())?,
         };
         let stream = device.stream().clone();
         let up_f64 = |v: &[f64]| stream.clone_htod(v);
@@ -168,12 +203,18 @@ impl<'p> CudaPairCounter<'p> {
             work,
             trials_per_launch,
             pairs_left_to_host: 0,
+            kernel,
         })
     }
 
     /// Most trials counted in one launch.
     pub fn trials_per_launch(&self) -> usize {
         self.trials_per_launch
+    }
+
+    /// The counting kernel in use.
+    pub fn kernel(&self) -> CountKernel {
+        self.kernel
     }
 
     /// Pairs so far whose edge decision the GPU left to the host (diagnostics).
@@ -304,12 +345,21 @@ impl<'p> CudaPairCounter<'p> {
         unsafe { launch.launch(per_event) }?;
 
         let warps = COUNT_THREADS / 32;
-        // One slot per thread when few trials run at once; up to MAX_SLOTS_PER_THREAD (grid
-        // stride) when many do, so that each trial has fewer blocks to flush into global memory.
-        let blocks_all = n.div_ceil(COUNT_THREADS);
-        let blocks = blocks_all
+        // Few trials per launch: one event per thread (warp) to fill the device. Many: a grid
+        // stride of up to MAX_EVENTS_PER_THREAD (_PER_WARP), so that each trial has fewer
+        // blocks to flush into global memory. The u32 shared counters rely on these caps.
+        let events_per_block = match self.kernel {
+            CountKernel::PerThread => COUNT_THREADS,
+            CountKernel::PerWarp => COUNT_THREADS / 32,
+        };
+        let most_per_unit = match self.kernel {
+            CountKernel::PerThread => MAX_EVENTS_PER_THREAD,
+            CountKernel::PerWarp => MAX_EVENTS_PER_WARP,
+        };
+        let blocks = n
+            .div_ceil(events_per_block)
             .min(MIN_COUNT_BLOCKS.div_ceil(trials))
-            .max(n.div_ceil(COUNT_THREADS * MAX_SLOTS_PER_THREAD));
+            .max(n.div_ceil(events_per_block * most_per_unit));
         let count_config = LaunchConfig {
             grid_dim: (blocks, trials, 1),
             block_dim: (COUNT_THREADS, 1, 1),

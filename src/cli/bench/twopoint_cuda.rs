@@ -98,6 +98,7 @@ pub fn run(
     }
     let report = json!({
         "device": device.info().to_string(),
+        "count_kernel": format!("{:?}", counter.kernel()),
         "files": files,
         "n_events": prepared.len(),
         "pairs_within_max_angle_trial0": cpu_trial.get(0, prepared.bins.len() - 1),
