@@ -20,9 +20,10 @@ use std::sync::Arc;
 const SOURCE: &str = include_str!("../../kernels/twopoint.cu");
 /// Threads per block of the counting kernel (its `__launch_bounds__`).
 const COUNT_THREADS: u32 = 128;
-/// Most events one counting thread handles (a warp's u32 shared counters then see at most 256
-/// events × (n − 1) partners: see cuda_tables).
-const MAX_EVENTS_PER_THREAD: u32 = 8;
+/// Most events one counting thread handles. One: a grid stride of 8 was 1.25× slower on an H200
+/// (BENCHMARKS-tpgpu.md, runs 2 and 3). A warp's u32 shared counters must see at most 256
+/// events × (n − 1) partners (see cuda_tables).
+const MAX_EVENTS_PER_THREAD: u32 = 1;
 /// Most events one counting warp handles (same bound).
 const MAX_EVENTS_PER_WARP: u32 = 256;
 /// Counting blocks wanted per launch (all trials), to fill the device.
@@ -106,8 +107,9 @@ impl CountKernel {
     }
 }
 
-/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise.
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::PerWarp;
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: per thread was
+/// 1.5× faster than per warp on an H200 (BENCHMARKS-tpgpu.md, run 4).
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::PerThread;
 
 /// Which RAs a launch uses.
 #[derive(Debug, Clone, Copy)]
