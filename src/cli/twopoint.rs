@@ -1,16 +1,214 @@
 //! `haloscope twopoint`.
 
-use clap::Args;
-use std::path::PathBuf;
+use crate::data::events;
+use crate::twopoint::{Analysis, Prepared, Summary, TwoPointConfig, prepare, run_trials};
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Which pair counter to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// CUDA where a device exists, else the CPU.
+    Auto,
+    /// The CPU counter (rayon).
+    Cpu,
+    /// The CUDA counter.
+    Cuda,
+}
 
 /// Arguments of `haloscope twopoint`.
 #[derive(Debug, Args)]
 pub struct TwopointArgs {
-    /// Input files.
+    /// Event files, concatenated in the order given.
+    #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// Scrambled-RA trials (0: observed counts only).
+    #[arg(long, default_value_t = 100)]
+    pub trials: u64,
+    /// RNG seed of the trials.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Index of the first trial (to split a long run into reproducible pieces).
+    #[arg(long, default_value_t = 0)]
+    pub first_trial: u64,
+    /// Trials per batch.
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
+    /// Angle-bin step in degrees.
+    #[arg(long, default_value_t = 0.25)]
+    pub bin_step: f64,
+    /// Number of angle bins.
+    #[arg(long, default_value_t = 20)]
+    pub bins: usize,
+    /// Energy-cut fractions (1 = all events).
+    #[arg(long, value_delimiter = ',', default_value = "1,0.1,0.01,0.001")]
+    pub cuts: Vec<f64>,
+    /// Pair-counting back-end.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `haloscope twopoint`.
-pub fn run(_args: TwopointArgs) -> anyhow::Result<()> {
-    anyhow::bail!("haloscope twopoint is not implemented yet")
+pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    if args.backend == Backend::Cuda {
+        anyhow::bail!(
+            "--backend cuda: the CUDA two-point counter is not built yet; use --backend cpu"
+        );
+    }
+    let backend = "cpu";
+    if args.backend == Backend::Auto {
+        log::info!("twopoint: no CUDA counter yet, using the CPU");
+    }
+    let progress = super::progress_bar::terminal_progress();
+    let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
+    let list = events::read(&paths, &progress)?;
+    let config = TwoPointConfig {
+        bin_step_deg: args.bin_step,
+        bin_count: args.bins,
+        cut_fractions: args.cuts.clone(),
+    };
+    let prepared = prepare(&list, &config).context("two-point configuration")?;
+    let mut analysis = Analysis::observe(&prepared, args.seed, args.first_trial)?;
+    let trials = args.first_trial..args.first_trial.saturating_add(args.trials);
+    let mut batch_error = None;
+    run_trials(
+        &prepared,
+        args.seed,
+        trials,
+        args.batch,
+        &progress,
+        |batch| {
+            if let Err(e) = analysis.add_batch(batch) {
+                batch_error.get_or_insert(e);
+            }
+        },
+    )?;
+    if let Some(e) = batch_error {
+        return Err(e.into());
+    }
+    let summary = analysis.summary();
+    let post_trial_p = analysis.post_trial_p();
+    let seconds = started.elapsed().as_secs_f64();
+    let report = report_json(
+        &args,
+        &prepared,
+        &analysis,
+        &summary,
+        post_trial_p,
+        backend,
+        seconds,
+    );
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        eprint!(
+            "{}",
+            human_report(&prepared, &analysis, &summary, post_trial_p, seconds)
+        );
+    }
+    Ok(())
+}
+
+/// Per-cut arrays of one statistic, keyed by cut name.
+fn per_cut(prepared: &Prepared, n_bins: usize, value: impl Fn(usize, usize) -> Value) -> Value {
+    let mut map = Map::new();
+    for (c, cut) in prepared.cuts.iter().enumerate() {
+        map.insert(
+            cut.name.clone(),
+            Value::Array((0..n_bins).map(|b| value(c, b)).collect()),
+        );
+    }
+    Value::Object(map)
+}
+
+/// The `--json` object (field names follow ../shared/reference/twopoint where they overlap).
+fn report_json(
+    args: &TwopointArgs,
+    prepared: &Prepared,
+    analysis: &Analysis,
+    summary: &Summary,
+    post_trial_p: Option<f64>,
+    backend: &str,
+    seconds: f64,
+) -> Value {
+    let n_bins = prepared.bins.len();
+    let mut cuts = Map::new();
+    for cut in &prepared.cuts {
+        cuts.insert(
+            cut.name.clone(),
+            json!({
+                "fraction": cut.fraction,
+                "k": cut.k,
+                "threshold": cut.threshold,
+                "n_pass": cut.n_pass,
+            }),
+        );
+    }
+    let stat = |f: fn(&crate::twopoint::BinStats) -> Value| {
+        per_cut(prepared, n_bins, |c, b| f(summary.get(c, b)))
+    };
+    json!({
+        "n_events": prepared.len(),
+        "files": args.files,
+        "bins_deg": prepared.bins.edges_deg,
+        "energy_cuts": cuts,
+        "observed": {
+            "counts": per_cut(prepared, n_bins, |c, b| json!(analysis.observed.get(c, b))),
+        },
+        "trials": analysis.trials(),
+        "first_trial": analysis.first_trial,
+        "seed": analysis.seed,
+        "background_mean": stat(|s| json!(s.background_mean)),
+        "background_variance": stat(|s| json!(s.background_variance)),
+        "ts": stat(|s| json!(s.ts)),
+        "p_value": stat(|s| json!(s.p_value)),
+        "significance_sigma": stat(|s| json!(s.significance_sigma)),
+        "background_fit": stat(|s| json!(s.fit)),
+        "p_value_fit": stat(|s| json!(s.p_value_fit)),
+        "significance_sigma_fit": stat(|s| json!(s.significance_sigma_fit)),
+        "post_trial_p": post_trial_p,
+        "backend": backend,
+        "seconds": seconds,
+    })
+}
+
+/// A short table per energy cut, for stderr.
+fn human_report(
+    prepared: &Prepared,
+    analysis: &Analysis,
+    summary: &Summary,
+    post_trial_p: Option<f64>,
+    seconds: f64,
+) -> String {
+    let mut out = format!(
+        "{} events, {} trials (seed {}), {:.2} s\n",
+        prepared.len(),
+        analysis.trials(),
+        analysis.seed,
+        seconds
+    );
+    for (c, cut) in prepared.cuts.iter().enumerate() {
+        out += &format!(
+            "{}: threshold log10E ≥ {} ({} events)\n  θ[deg]   observed   background        TS         p      σ\n",
+            cut.name, cut.threshold, cut.n_pass
+        );
+        for (b, theta) in prepared.bins.edges_deg.iter().enumerate() {
+            let s = summary.get(c, b);
+            out += &format!(
+                "  {theta:6.2} {:10} {:12.1} {:9.4} {:9.3e} {:6.2}\n",
+                s.observed, s.background_mean, s.ts, s.p_value, s.significance_sigma
+            );
+        }
+    }
+    if let Some(p) = post_trial_p {
+        out += &format!("post-trial p of the most significant bin: {p:.4e}\n");
+    }
+    out
 }

@@ -5,7 +5,12 @@
 
 mod error;
 mod events_model;
+mod gadget_hdf5_meta;
+mod gadget_hdf5_write;
 mod snapshot;
+mod subsample;
+mod tipsy_write;
+mod write_error;
 
 pub mod demo;
 pub mod events;
@@ -17,6 +22,8 @@ pub use events_model::EventList;
 pub use snapshot::{
     Field, Header, Masses, Snapshot, SnapshotFormat, SourceInfo, Species, SpeciesKind,
 };
+pub use subsample::Subsample;
+pub use write_error::WriteError;
 
 use crate::jobs::Progress;
 use std::path::Path;

@@ -1,14 +1,562 @@
-//! Tipsy binary snapshots (big or little endian, 32- or 28-byte header).
+//! Tipsy binary snapshots (big or little endian, 32- or 28-byte header, f32 or f64 positions).
+//!
+//! Layout (see ../shared/data/README.md and the tipsy manual): header `double time; int32
+//! nbodies, ndim, nsph, ndark, nstar [, int32 pad]`, then gas, dark and star records of float32
+//! values. Positions are float64 in files written with double-precision positions. The byte
+//! order, header size and position precision are not stored anywhere, so they are detected by
+//! trying every combination and keeping the one whose counts add up and predict the exact file
+//! size.
 
-use super::{LoadOptions, ReadError, Snapshot};
+pub use super::tipsy_write::{TipsyWriteOptions, write};
+
+use super::subsample::Subsample;
+use super::{
+    Header, LoadOptions, Masses, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species,
+    SpeciesKind,
+};
 use crate::jobs::Progress;
+use rayon::prelude::*;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+
+/// Byte order of a tipsy file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteOrder {
+    /// Big-endian (XDR), the standard.
+    Big,
+    /// Little-endian (native on x86), written by some codes.
+    Little,
+}
+
+impl ByteOrder {
+    /// `"big"` or `"little"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Big => "big",
+            Self::Little => "little",
+        }
+    }
+
+    fn u32_from(self, bytes: [u8; 4]) -> u32 {
+        match self {
+            Self::Big => u32::from_be_bytes(bytes),
+            Self::Little => u32::from_le_bytes(bytes),
+        }
+    }
+
+    fn u64_from(self, bytes: [u8; 8]) -> u64 {
+        match self {
+            Self::Big => u64::from_be_bytes(bytes),
+            Self::Little => u64::from_le_bytes(bytes),
+        }
+    }
+}
+
+/// Named float32 values after mass, position and velocity in each record, in file order.
+pub(crate) const GAS_FIELDS: [&str; 5] = ["rho", "temp", "hsmooth", "metals", "phi"];
+/// See [`GAS_FIELDS`].
+pub(crate) const DARK_FIELDS: [&str; 2] = ["eps", "phi"];
+/// See [`GAS_FIELDS`].
+pub(crate) const STAR_FIELDS: [&str; 4] = ["metals", "tform", "eps", "phi"];
+
+/// The tipsy families in file order with their extra field names.
+pub(crate) const FAMILIES: [(SpeciesKind, &[&str]); 3] = [
+    (SpeciesKind::Gas, &GAS_FIELDS),
+    (SpeciesKind::Dark, &DARK_FIELDS),
+    (SpeciesKind::Star, &STAR_FIELDS),
+];
+
+/// Bytes in one record: mass, position, velocity, extras; positions take 24 bytes as f64.
+pub(crate) fn record_bytes(n_extra: usize, double_positions: bool) -> u64 {
+    let floats = 7 + n_extra as u64;
+    floats * 4 + if double_positions { 12 } else { 0 }
+}
+
+/// What the header of a tipsy file says, once its encoding is known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TipsyLayout {
+    /// Byte order.
+    pub byte_order: ByteOrder,
+    /// 32 (with pad) or 28 bytes.
+    pub header_bytes: u32,
+    /// Whether positions are stored as f64.
+    pub double_positions: bool,
+    /// Simulation time (the expansion factor in comoving runs).
+    pub time: f64,
+    /// Number of gas, dark and star particles.
+    pub counts: [u64; 3],
+}
+
+impl TipsyLayout {
+    /// File size this layout predicts.
+    pub fn file_bytes(&self) -> u64 {
+        let mut total = u64::from(self.header_bytes);
+        for ((_, extras), &count) in FAMILIES.iter().zip(&self.counts) {
+            total += count * record_bytes(extras.len(), self.double_positions);
+        }
+        total
+    }
+}
+
+/// Finds the encoding whose header counts add up and predict `file_bytes` exactly.
+///
+/// `head` holds the first bytes of the file (at least 28 when the file has that many).
+pub fn detect_layout(head: &[u8], file_bytes: u64) -> Result<TipsyLayout, String> {
+    if head.len() < 28 {
+        return Err(format!(
+            "file is {file_bytes} bytes, shorter than the smallest tipsy header (28 bytes)"
+        ));
+    }
+    let mut tried = Vec::new();
+    for byte_order in [ByteOrder::Big, ByteOrder::Little] {
+        let int_at = |offset: usize| {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(&head[offset..offset + 4]);
+            byte_order.u32_from(b) as i32
+        };
+        let mut t = [0u8; 8];
+        t.copy_from_slice(&head[0..8]);
+        let time = f64::from_bits(byte_order.u64_from(t));
+        let (nbodies, ndim) = (int_at(8), int_at(12));
+        let (nsph, ndark, nstar) = (int_at(16), int_at(20), int_at(24));
+        let summary = format!(
+            "{} endian: nbodies={nbodies} ndim={ndim} nsph={nsph} ndark={ndark} nstar={nstar}",
+            byte_order.name()
+        );
+        if nsph < 0 || ndark < 0 || nstar < 0 {
+            tried.push(format!("{summary} (negative count)"));
+            continue;
+        }
+        if i64::from(nbodies) != i64::from(nsph) + i64::from(ndark) + i64::from(nstar) {
+            tried.push(format!("{summary} (nbodies ≠ nsph + ndark + nstar)"));
+            continue;
+        }
+        let counts = [nsph as u64, ndark as u64, nstar as u64];
+        let mut predicted = Vec::new();
+        for double_positions in [false, true] {
+            for header_bytes in [32u32, 28] {
+                let layout = TipsyLayout {
+                    byte_order,
+                    header_bytes,
+                    double_positions,
+                    time,
+                    counts,
+                };
+                let expected = layout.file_bytes();
+                if expected == file_bytes {
+                    return Ok(layout);
+                }
+                predicted.push(expected.to_string());
+            }
+        }
+        tried.push(format!(
+            "{summary} predicts {} bytes (32/28-byte header, f32 then f64 positions)",
+            predicted.join("/")
+        ));
+    }
+    Err(format!(
+        "not a tipsy file: it is {file_bytes} bytes, but no byte order and header size fit: {}",
+        tried.join("; ")
+    ))
+}
 
 /// Reads a tipsy file.
 pub fn read(
     path: &Path,
-    _options: &LoadOptions,
-    _progress: &Progress,
+    options: &LoadOptions,
+    progress: &Progress,
 ) -> Result<Snapshot, ReadError> {
-    Err(ReadError::invalid(path, "tipsy reader not written yet"))
+    let file = std::fs::File::open(path).map_err(|e| ReadError::io(path, e))?;
+    let meta = file.metadata().map_err(|e| ReadError::io(path, e))?;
+    if meta.is_dir() {
+        return Err(ReadError::invalid(
+            path,
+            "is a directory, not a snapshot file",
+        ));
+    }
+    let mut snapshot = read_from(file, path, options, progress)?;
+    snapshot.source.paths = vec![path.to_path_buf()];
+    Ok(snapshot)
+}
+
+/// Reads a tipsy snapshot held in memory (for fuzzing and tests); `name` labels errors.
+pub fn read_from_bytes(
+    bytes: &[u8],
+    name: &Path,
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Snapshot, ReadError> {
+    read_from(std::io::Cursor::new(bytes), name, options, progress)
+}
+
+/// Bytes read per chunk: large sequential reads, decoded in parallel.
+const CHUNK_BYTES: u64 = 8 << 20;
+/// Records per parallel decoding task.
+const TASK_RECORDS: u64 = 16 << 10;
+
+/// Reads a tipsy snapshot from any seekable stream; `path` labels errors.
+pub fn read_from<R: Read + Seek>(
+    mut reader: R,
+    path: &Path,
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Snapshot, ReadError> {
+    let io = |e| ReadError::io(path, e);
+    let file_bytes = reader.seek(SeekFrom::End(0)).map_err(io)?;
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut head = vec![0u8; file_bytes.min(32) as usize];
+    reader.read_exact(&mut head).map_err(io)?;
+    let layout = detect_layout(&head, file_bytes).map_err(|m| ReadError::invalid(path, m))?;
+    reader
+        .seek(SeekFrom::Start(u64::from(layout.header_bytes)))
+        .map_err(io)?;
+
+    // The layout predicts the exact file size, so every count below is backed by file bytes.
+    let total: u64 = layout.counts.iter().sum();
+    let sub = Subsample::new(total, options.max_particles);
+    let total_bytes = file_bytes - u64::from(layout.header_bytes);
+    let mut done_bytes = 0u64;
+    let mut buf = Vec::new();
+    let mut species = Vec::new();
+    let mut first_global = 0u64;
+    let mut offset = u64::from(layout.header_bytes);
+    for (&(kind, extras), &count) in FAMILIES.iter().zip(&layout.counts) {
+        if count == 0 {
+            continue;
+        }
+        let family = Family {
+            kind,
+            extras,
+            count,
+            first_global,
+            record_bytes: record_bytes(extras.len(), layout.double_positions),
+        };
+        let columns = read_family(
+            &mut reader,
+            &family,
+            &layout,
+            &sub,
+            &mut buf,
+            &mut offset,
+            path,
+            progress,
+            (&mut done_bytes, total_bytes),
+        )?;
+        species.push(columns.into_species(kind, extras));
+        first_global += count;
+    }
+    progress.report("reading", total_bytes, total_bytes);
+    Ok(Snapshot {
+        header: Header {
+            time: layout.time,
+            // Tipsy does not say whether `time` is an expansion factor, so no redshift.
+            redshift: None,
+            box_size: None,
+            periodic: false,
+            ..Header::default()
+        },
+        species,
+        source: SourceInfo {
+            paths: Vec::new(),
+            format: SnapshotFormat::Tipsy,
+            byte_order: Some(layout.byte_order.name().to_owned()),
+            header_bytes: Some(layout.header_bytes),
+            particles_in_file: total,
+        },
+    })
+}
+
+/// One family's place in the file.
+struct Family {
+    kind: SpeciesKind,
+    extras: &'static [&'static str],
+    count: u64,
+    first_global: u64,
+    record_bytes: u64,
+}
+
+/// Decoded values of one family (structure of arrays).
+struct Columns {
+    positions: Vec<[f32; 3]>,
+    velocities: Vec<[f32; 3]>,
+    masses: Vec<f32>,
+    extras: Vec<Vec<f32>>,
+}
+
+/// Mutable windows into [`Columns`], split between parallel tasks.
+struct ColumnsMut<'a> {
+    positions: &'a mut [[f32; 3]],
+    velocities: &'a mut [[f32; 3]],
+    masses: &'a mut [f32],
+    extras: Vec<&'a mut [f32]>,
+}
+
+impl Columns {
+    fn zeroed(n: usize, n_extras: usize) -> Self {
+        Self {
+            positions: vec![[0.0; 3]; n],
+            velocities: vec![[0.0; 3]; n],
+            masses: vec![0.0; n],
+            extras: (0..n_extras).map(|_| vec![0.0; n]).collect(),
+        }
+    }
+
+    fn window(&mut self, range: std::ops::Range<usize>) -> ColumnsMut<'_> {
+        ColumnsMut {
+            positions: &mut self.positions[range.clone()],
+            velocities: &mut self.velocities[range.clone()],
+            masses: &mut self.masses[range.clone()],
+            extras: self
+                .extras
+                .iter_mut()
+                .map(|v| &mut v[range.clone()])
+                .collect(),
+        }
+    }
+
+    fn into_species(self, kind: SpeciesKind, extras: &[&str]) -> Species {
+        let masses = match self.masses.first() {
+            Some(&m) if self.masses.iter().all(|&x| x.to_bits() == m.to_bits()) => {
+                Masses::Uniform(m)
+            }
+            _ => Masses::PerParticle(self.masses),
+        };
+        let fields: Vec<super::Field> = extras
+            .iter()
+            .zip(self.extras)
+            .map(|(name, values)| super::Field {
+                name: (*name).to_owned(),
+                values,
+                units: Default::default(),
+            })
+            .collect();
+        // Gas smoothing lengths are kept both as `hsmooth` (the file's name) and as the
+        // renderer's smoothing lengths.
+        let smoothing_lengths = (kind == SpeciesKind::Gas)
+            .then(|| fields.iter().find(|f| f.name == "hsmooth"))
+            .flatten()
+            .map(|f| f.values.clone());
+        Species {
+            kind,
+            positions: self.positions,
+            masses,
+            velocities: Some(self.velocities),
+            ids: None,
+            smoothing_lengths,
+            fields,
+        }
+    }
+}
+
+impl<'a> ColumnsMut<'a> {
+    fn split_at(self, n: usize) -> (Self, Self) {
+        let (p0, p1) = self.positions.split_at_mut(n);
+        let (v0, v1) = self.velocities.split_at_mut(n);
+        let (m0, m1) = self.masses.split_at_mut(n);
+        let (e0, e1) = self.extras.into_iter().map(|e| e.split_at_mut(n)).unzip();
+        (
+            Self {
+                positions: p0,
+                velocities: v0,
+                masses: m0,
+                extras: e0,
+            },
+            Self {
+                positions: p1,
+                velocities: v1,
+                masses: m1,
+                extras: e1,
+            },
+        )
+    }
+}
+
+/// Reads one family chunk by chunk: large reads, then parallel decoding into place.
+#[allow(clippy::too_many_arguments)]
+fn read_family<R: Read>(
+    reader: &mut R,
+    family: &Family,
+    layout: &TipsyLayout,
+    sub: &Subsample,
+    buf: &mut Vec<u8>,
+    offset: &mut u64,
+    path: &Path,
+    progress: &Progress,
+    (done_bytes, total_bytes): (&mut u64, u64),
+) -> Result<Columns, ReadError> {
+    let end_global = family.first_global + family.count;
+    let kept_before_family = sub.kept_before(family.first_global);
+    let n_kept = sub.kept_in(family.first_global..end_global);
+    let mut columns = Columns::zeroed(n_kept as usize, family.extras.len());
+    let chunk_records = (CHUNK_BYTES / family.record_bytes).max(1);
+    let mut chunk_start = family.first_global;
+    while chunk_start < end_global {
+        progress.check().map_err(|_| ReadError::Cancelled {
+            path: path.to_path_buf(),
+        })?;
+        let chunk_end = (chunk_start + chunk_records).min(end_global);
+        let n_bytes = ((chunk_end - chunk_start) * family.record_bytes) as usize;
+        buf.resize(n_bytes, 0);
+        reader.read_exact(buf).map_err(|e| {
+            ReadError::invalid(
+                path,
+                format!(
+                    "cannot read {n_bytes} bytes of {} records at offset {offset}: {e}",
+                    family.kind.name()
+                ),
+            )
+        })?;
+        let dest_start = sub.kept_before(chunk_start) - kept_before_family;
+        let dest_end = sub.kept_before(chunk_end) - kept_before_family;
+        let window = columns.window(dest_start as usize..dest_end as usize);
+        decode_chunk(buf, chunk_start, window, family, layout, sub).map_err(|index| {
+            ReadError::invalid(
+                path,
+                format!(
+                    "{} particle {index}: position is NaN or infinite",
+                    family.kind.name()
+                ),
+            )
+        })?;
+        *offset += n_bytes as u64;
+        *done_bytes += n_bytes as u64;
+        progress.report("reading", *done_bytes, total_bytes);
+        chunk_start = chunk_end;
+    }
+    Ok(columns)
+}
+
+/// Decodes the records in `bytes` (global indices from `first`) into `dest` in parallel tasks.
+/// On a non-finite position, returns the particle's index within its family.
+fn decode_chunk(
+    bytes: &[u8],
+    first: u64,
+    mut dest: ColumnsMut<'_>,
+    family: &Family,
+    layout: &TipsyLayout,
+    sub: &Subsample,
+) -> Result<(), u64> {
+    let n_records = bytes.len() as u64 / family.record_bytes;
+    let mut tasks = Vec::new();
+    let mut task_start = 0u64;
+    while task_start < n_records {
+        let task_end = (task_start + TASK_RECORDS).min(n_records);
+        let n_kept = sub.kept_in(first + task_start..first + task_end) as usize;
+        let (head, rest) = dest.split_at(n_kept);
+        dest = rest;
+        let src = &bytes[(task_start * family.record_bytes) as usize
+            ..(task_end * family.record_bytes) as usize];
+        tasks.push((first + task_start, src, head));
+        task_start = task_end;
+    }
+    let bad = tasks
+        .into_par_iter()
+        .filter_map(|(task_first, src, out)| decode_task(src, task_first, out, family, layout, sub))
+        .min();
+    match bad {
+        Some(index) => Err(index),
+        None => Ok(()),
+    }
+}
+
+/// Decodes consecutive records; returns the family index of the first non-finite position.
+fn decode_task(
+    src: &[u8],
+    first: u64,
+    mut out: ColumnsMut<'_>,
+    family: &Family,
+    layout: &TipsyLayout,
+    sub: &Subsample,
+) -> Option<u64> {
+    let order = layout.byte_order;
+    let f32_at = |rec: &[u8], at: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&rec[at..at + 4]);
+        f32::from_bits(order.u32_from(b))
+    };
+    let f64_at = |rec: &[u8], at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&rec[at..at + 8]);
+        f64::from_bits(order.u64_from(b))
+    };
+    let pos_bytes = if layout.double_positions { 24 } else { 12 };
+    let mut k = 0usize;
+    let mut bad = None;
+    for (j, rec) in src.chunks_exact(family.record_bytes as usize).enumerate() {
+        let global = first + j as u64;
+        if !sub.keeps_all() && !sub.is_kept(global) {
+            continue;
+        }
+        let pos = if layout.double_positions {
+            // Stored as f32 in memory: f32 keeps ~7 digits, enough to render and link.
+            [f64_at(rec, 4), f64_at(rec, 12), f64_at(rec, 20)].map(|x| x as f32)
+        } else {
+            [f32_at(rec, 4), f32_at(rec, 8), f32_at(rec, 12)]
+        };
+        if bad.is_none() && !pos.iter().all(|x| x.is_finite()) {
+            bad = Some(global - family.first_global);
+        }
+        let v = 4 + pos_bytes;
+        out.masses[k] = f32_at(rec, 0);
+        out.positions[k] = pos;
+        out.velocities[k] = [f32_at(rec, v), f32_at(rec, v + 4), f32_at(rec, v + 8)];
+        for (e, column) in out.extras.iter_mut().enumerate() {
+            column[k] = f32_at(rec, v + 12 + 4 * e);
+        }
+        k += 1;
+    }
+    bad
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(order: ByteOrder, counts: [i32; 5], pad: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        let time = 0.5f64.to_bits();
+        match order {
+            ByteOrder::Big => out.extend(time.to_be_bytes()),
+            ByteOrder::Little => out.extend(time.to_le_bytes()),
+        }
+        for c in counts.iter().chain(pad.then_some(&0)) {
+            match order {
+                ByteOrder::Big => out.extend(c.to_be_bytes()),
+                ByteOrder::Little => out.extend(c.to_le_bytes()),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn detects_each_encoding_from_the_file_size() {
+        for order in [ByteOrder::Big, ByteOrder::Little] {
+            for pad in [true, false] {
+                let head = header(order, [6, 3, 1, 2, 3], pad);
+                let hdr = head.len() as u64;
+                let float_size = hdr + 48 + 2 * 36 + 3 * 44;
+                let layout = detect_layout(&head, float_size).expect("layout");
+                assert_eq!(layout.byte_order, order);
+                assert_eq!(u64::from(layout.header_bytes), hdr);
+                assert!(!layout.double_positions);
+                assert_eq!(layout.counts, [1, 2, 3]);
+                assert_eq!(layout.time, 0.5);
+                let double = detect_layout(&head, float_size + 6 * 12).expect("double layout");
+                assert!(double.double_positions);
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_negative_counts_and_wrong_sizes_with_the_numbers() {
+        let head = header(ByteOrder::Big, [-1, 3, -1, 0, 0], true);
+        let err = detect_layout(&head, 32).expect_err("negative");
+        assert!(err.contains("negative count"), "{err}");
+        let head = header(ByteOrder::Big, [2, 3, 0, 2, 0], true);
+        let err = detect_layout(&head, 101).expect_err("size");
+        assert!(
+            err.contains("101 bytes") && err.contains("104/100"),
+            "{err}"
+        );
+    }
 }

@@ -14,14 +14,22 @@ pub fn shared_dir() -> PathBuf {
 /// A file under `shared/data`; panics (failing the test) when it is missing, never skips.
 pub fn shared_data(relative: &str) -> PathBuf {
     let path = shared_dir().join("data").join(relative);
-    assert!(path.exists(), "shared data file missing: {}", path.display());
+    assert!(
+        path.exists(),
+        "shared data file missing: {}",
+        path.display()
+    );
     path
 }
 
 /// A file under `shared/reference`; panics (failing the test) when it is missing.
 pub fn shared_reference(relative: &str) -> PathBuf {
     let path = shared_dir().join("reference").join(relative);
-    assert!(path.exists(), "shared reference file missing: {}", path.display());
+    assert!(
+        path.exists(),
+        "shared reference file missing: {}",
+        path.display()
+    );
     path
 }
 

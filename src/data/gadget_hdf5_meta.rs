@@ -1,0 +1,476 @@
+//! Gadget HDF5 headers: which files make up a snapshot, what each particle type holds, and the
+//! checks of every claimed count against dataset shapes and stored bytes before allocation.
+
+use super::gadget_hdf5::kind_of_part_type;
+use super::{Header, ReadError, SpeciesKind};
+use hdf5::types::TypeDescriptor;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Gadget has particle types 0..5.
+const N_PART_TYPES: usize = 6;
+/// Most files a multi-file snapshot may claim (a sanity bound on `NumFilesPerSnapshot`).
+const MAX_FILES: u64 = 1 << 16;
+/// Cosmology attributes taken from `Header` (other codes keep them in `Parameters`/`Cosmology`).
+const HEADER_COSMOLOGY: [&str; 6] = [
+    "HubbleParam",
+    "Omega0",
+    "OmegaLambda",
+    "OmegaBaryon",
+    "Omega_m",
+    "Omega_lambda",
+];
+
+/// One open file of the snapshot.
+pub(crate) struct SnapshotFile {
+    pub path: PathBuf,
+    pub handle: hdf5::File,
+}
+
+/// One particle type in one file.
+pub(crate) struct Part {
+    pub file: usize,
+    pub ptype: usize,
+    pub count: u64,
+    /// Global index (across all species and files) of its first particle.
+    pub global_first: u64,
+    /// `Header/MassTable` mass, used when the part has no `Masses` dataset.
+    pub table_mass: Option<f64>,
+    /// `SmoothingLength` or `SmoothingLengths`, as named in this file.
+    pub smoothing_name: Option<String>,
+}
+
+/// What one species will be read from.
+pub(crate) struct PlannedSpecies {
+    pub kind: SpeciesKind,
+    pub parts: Vec<Part>,
+    pub has_velocities: bool,
+    pub has_ids: bool,
+    pub has_smoothing: bool,
+    /// Named scalars present in every part, with the first part's unit attributes.
+    pub fields: Vec<(String, BTreeMap<String, String>)>,
+}
+
+/// Everything known before reading particle data.
+pub(crate) struct Plan {
+    pub files: Vec<SnapshotFile>,
+    pub header: Header,
+    pub species: Vec<PlannedSpecies>,
+}
+
+impl Plan {
+    /// Number of values the read will go through (for progress).
+    pub fn elements_to_read(&self) -> u64 {
+        self.species
+            .iter()
+            .map(|s| {
+                let n: u64 = s.parts.iter().map(|p| p.count).sum();
+                let per = 3
+                    + 3 * u64::from(s.has_velocities)
+                    + u64::from(s.has_ids)
+                    + u64::from(s.has_smoothing)
+                    + 1
+                    + s.fields.len() as u64;
+                n * per
+            })
+            .sum()
+    }
+}
+
+fn h5err(path: &Path, what: &str) -> impl Fn(hdf5::Error) -> ReadError {
+    let path = path.to_path_buf();
+    let what = what.to_owned();
+    move |e| ReadError::invalid(&path, format!("{what}: {e}"))
+}
+
+/// Opens the snapshot's files and plans the read.
+pub(crate) fn plan(path: &Path) -> Result<Plan, ReadError> {
+    let first = hdf5::File::open(path).map_err(h5err(path, "cannot open as HDF5"))?;
+    let header_group = first
+        .group("Header")
+        .map_err(h5err(path, "no `Header` group (not a Gadget snapshot)"))?;
+    let n_files = match attr_f64s(&header_group, "NumFilesPerSnapshot") {
+        Some(v) => v.first().copied().unwrap_or(1.0),
+        None => 1.0,
+    };
+    if !(n_files >= 1.0 && n_files <= MAX_FILES as f64) {
+        return Err(ReadError::invalid(
+            path,
+            format!("Header/NumFilesPerSnapshot is {n_files}, expected 1 to {MAX_FILES}"),
+        ));
+    }
+    let mut files = vec![SnapshotFile {
+        path: path.to_path_buf(),
+        handle: first,
+    }];
+    if n_files > 1.0
+        && let Some((stem, ext)) = split_multi_file_name(path)
+    {
+        files.clear();
+        for k in 0..n_files as u64 {
+            let p = path.with_file_name(format!("{stem}.{k}.{ext}"));
+            let handle = hdf5::File::open(&p).map_err(h5err(
+                &p,
+                &format!("file {k} of {n_files} of the snapshot cannot be opened"),
+            ))?;
+            files.push(SnapshotFile { path: p, handle });
+        }
+    }
+    let header = read_header(&files[0])?;
+    let species = plan_species(&files)?;
+    Ok(Plan {
+        files,
+        header,
+        species,
+    })
+}
+
+/// Splits the file name `name.K.ext` of a multi-file snapshot into (`name`, `ext`).
+fn split_multi_file_name(path: &Path) -> Option<(String, String)> {
+    let name = path.file_name()?.to_str()?;
+    let (rest, ext) = name.rsplit_once('.')?;
+    let (stem, index) = rest.rsplit_once('.')?;
+    index.parse::<u64>().ok()?;
+    Some((stem.to_owned(), ext.to_owned()))
+}
+
+/// Header facts from the first file.
+fn read_header(file: &SnapshotFile) -> Result<Header, ReadError> {
+    let h = file
+        .handle
+        .group("Header")
+        .map_err(h5err(&file.path, "Header"))?;
+    let scalar = |name: &str| attr_f64s(&h, name).and_then(|v| v.first().copied());
+    let box_size = scalar("BoxSize").filter(|b| b.is_finite());
+    let mut header = Header {
+        time: scalar("Time").unwrap_or(0.0),
+        redshift: scalar("Redshift"),
+        box_size,
+        periodic: box_size.is_some_and(|b| b > 0.0),
+        ..Header::default()
+    };
+    for group_name in ["Parameters", "Cosmology"] {
+        if let Ok(g) = file.handle.group(group_name) {
+            for name in g.attr_names().unwrap_or_default() {
+                if let Some([v]) = attr_f64s(&g, &name).as_deref() {
+                    header.parameters.insert(name, *v);
+                }
+            }
+        }
+    }
+    for name in HEADER_COSMOLOGY {
+        if let Some(v) = scalar(name) {
+            header.parameters.insert(name.to_owned(), v);
+        }
+    }
+    for (key, unit, names) in [
+        (
+            "length",
+            "cm",
+            ["UnitLength_in_cm", "Unit length in cgs (U_L)"],
+        ),
+        ("mass", "g", ["UnitMass_in_g", "Unit mass in cgs (U_M)"]),
+        (
+            "velocity",
+            "cm/s",
+            ["UnitVelocity_in_cm_per_s", "Unit velocity in cgs (U_V)"],
+        ),
+    ] {
+        for group_name in ["Parameters", "Units", "Header"] {
+            let Ok(g) = file.handle.group(group_name) else {
+                continue;
+            };
+            for name in names {
+                if let Some([v]) = attr_f64s(&g, name).as_deref() {
+                    header.units.insert(key.to_owned(), format!("{v} {unit}"));
+                }
+            }
+        }
+    }
+    Ok(header)
+}
+
+/// A numeric attribute as f64 values (any length), or `None` when absent or not numeric.
+pub(crate) fn attr_f64s(loc: &hdf5::Location, name: &str) -> Option<Vec<f64>> {
+    let attr = loc.attr(name).ok()?;
+    match attr.dtype().ok()?.to_descriptor().ok()? {
+        TypeDescriptor::Float(_) | TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => {
+            attr.read_raw::<f64>().ok()
+        }
+        _ => None,
+    }
+}
+
+/// Every attribute of a dataset as text (numbers formatted, strings as stored).
+fn attrs_as_text(ds: &hdf5::Dataset) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for name in ds.attr_names().unwrap_or_default() {
+        let Ok(attr) = ds.attr(&name) else { continue };
+        let Ok(desc) = attr.dtype().and_then(|t| t.to_descriptor()) else {
+            continue;
+        };
+        let text = match desc {
+            TypeDescriptor::Float(_) | TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) => {
+                match attr.read_raw::<f64>() {
+                    Ok(v) if v.len() == 1 => Some(v[0].to_string()),
+                    Ok(v) => Some(format!("{v:?}")),
+                    Err(_) => None,
+                }
+            }
+            TypeDescriptor::VarLenUnicode => attr
+                .read_scalar::<hdf5::types::VarLenUnicode>()
+                .ok()
+                .map(|s| s.as_str().to_owned()),
+            TypeDescriptor::VarLenAscii => attr
+                .read_scalar::<hdf5::types::VarLenAscii>()
+                .ok()
+                .map(|s| s.as_str().to_owned()),
+            _ => None,
+        };
+        if let Some(text) = text {
+            out.insert(name, text);
+        }
+    }
+    out
+}
+
+/// Per-type counts of one file, checked to be non-negative integers.
+fn part_counts(file: &SnapshotFile) -> Result<([u64; N_PART_TYPES], Vec<f64>), ReadError> {
+    let h = file
+        .handle
+        .group("Header")
+        .map_err(h5err(&file.path, "Header"))?;
+    let raw = attr_f64s(&h, "NumPart_ThisFile").ok_or_else(|| {
+        ReadError::invalid(
+            &file.path,
+            "Header/NumPart_ThisFile is missing or not numeric",
+        )
+    })?;
+    let mut counts = [0u64; N_PART_TYPES];
+    for (k, &v) in raw.iter().enumerate() {
+        if !(v >= 0.0 && v.fract() == 0.0 && v < 1e15) {
+            return Err(ReadError::invalid(
+                &file.path,
+                format!("Header/NumPart_ThisFile[{k}] is {v}, expected a count ≥ 0"),
+            ));
+        }
+        if k >= N_PART_TYPES {
+            if v > 0.0 {
+                return Err(ReadError::invalid(
+                    &file.path,
+                    format!("Header/NumPart_ThisFile[{k}] = {v}: Gadget has types 0 to 5"),
+                ));
+            }
+            continue;
+        }
+        counts[k] = v as u64;
+    }
+    let table = attr_f64s(&h, "MassTable").unwrap_or_default();
+    Ok((counts, table))
+}
+
+/// Plans every species over every file; checks counts against the `Coordinates` shapes.
+fn plan_species(files: &[SnapshotFile]) -> Result<Vec<PlannedSpecies>, ReadError> {
+    let mut per_file = Vec::new();
+    for file in files {
+        let (counts, table) = part_counts(file)?;
+        // A type with data but no header entry (short per-type arrays) is a lie too.
+        for (ptype, &count) in counts.iter().enumerate() {
+            let group = format!("PartType{ptype}");
+            if count == 0
+                && let Ok(ds) = file.handle.dataset(&format!("{group}/Coordinates"))
+                && ds.shape().first().copied().unwrap_or(0) > 0
+            {
+                return Err(ReadError::invalid(
+                    &file.path,
+                    format!(
+                        "{group}/Coordinates has {} rows but Header/NumPart_ThisFile gives {group} 0 particles",
+                        ds.shape()[0]
+                    ),
+                ));
+            }
+        }
+        per_file.push((counts, table));
+    }
+    let mut planned = Vec::new();
+    let mut global = 0u64;
+    for kind in SpeciesKind::ALL {
+        let mut parts = Vec::new();
+        for ptype in (0..N_PART_TYPES).filter(|&t| kind_of_part_type(t) == kind) {
+            for (f, (counts, table)) in per_file.iter().enumerate() {
+                let count = counts[ptype];
+                if count == 0 {
+                    continue;
+                }
+                let part = plan_part(&files[f], f, ptype, count, global, table)?;
+                global += count;
+                parts.push(part);
+            }
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        planned.push(plan_columns(files, kind, parts)?);
+    }
+    Ok(planned)
+}
+
+/// Checks one part's `Coordinates` and mass source.
+fn plan_part(
+    file: &SnapshotFile,
+    f: usize,
+    ptype: usize,
+    count: u64,
+    global_first: u64,
+    table: &[f64],
+) -> Result<Part, ReadError> {
+    let group_name = format!("PartType{ptype}");
+    let group = file.handle.group(&group_name).map_err(|_| {
+        ReadError::invalid(
+            &file.path,
+            format!("{group_name} is missing but Header/NumPart_ThisFile[{ptype}] = {count}"),
+        )
+    })?;
+    let coords = group.dataset("Coordinates").map_err(|_| {
+        ReadError::invalid(
+            &file.path,
+            format!("{group_name}/Coordinates is missing ({count} particles claimed)"),
+        )
+    })?;
+    check_dataset(&coords, count, 3)
+        .map_err(|m| ReadError::invalid(&file.path, format!("{group_name}/Coordinates: {m}")))?;
+    let has_masses = group.link_exists("Masses");
+    let table_mass = table.get(ptype).copied().filter(|&m| m > 0.0);
+    let table_mass = if has_masses { None } else { table_mass };
+    if !has_masses && table_mass.is_none() {
+        return Err(ReadError::invalid(
+            &file.path,
+            format!(
+                "{group_name} has no Masses dataset and Header/MassTable[{ptype}] is not positive"
+            ),
+        ));
+    }
+    let smoothing_name = ["SmoothingLength", "SmoothingLengths"]
+        .into_iter()
+        .find(|n| group.link_exists(n))
+        .map(str::to_owned);
+    Ok(Part {
+        file: f,
+        ptype,
+        count,
+        global_first,
+        table_mass,
+        smoothing_name,
+    })
+}
+
+/// Datasets named specially; everything else 1-D and numeric becomes a named scalar.
+const SPECIAL: [&str; 6] = [
+    "Coordinates",
+    "Velocities",
+    "ParticleIDs",
+    "Masses",
+    "SmoothingLength",
+    "SmoothingLengths",
+];
+
+/// Which optional columns every part of a species has.
+fn plan_columns(
+    files: &[SnapshotFile],
+    kind: SpeciesKind,
+    parts: Vec<Part>,
+) -> Result<PlannedSpecies, ReadError> {
+    let mut has_velocities = true;
+    let mut has_ids = true;
+    let mut fields: Option<Vec<(String, BTreeMap<String, String>)>> = None;
+    for part in &parts {
+        let file = &files[part.file];
+        let group_name = format!("PartType{}", part.ptype);
+        let group = file
+            .handle
+            .group(&group_name)
+            .map_err(h5err(&file.path, &group_name))?;
+        has_velocities &= group.link_exists("Velocities");
+        has_ids &= group.link_exists("ParticleIDs");
+        let mut here = Vec::new();
+        let mut names = group.member_names().unwrap_or_default();
+        names.sort();
+        for name in names {
+            let Ok(ds) = group.dataset(&name) else {
+                continue;
+            };
+            let width = match name.as_str() {
+                "Coordinates" | "Velocities" => 3,
+                _ => 1,
+            };
+            if SPECIAL.contains(&name.as_str()) {
+                check_dataset(&ds, part.count, width).map_err(|m| {
+                    ReadError::invalid(&file.path, format!("{group_name}/{name}: {m}"))
+                })?;
+                continue;
+            }
+            let numeric = matches!(
+                ds.dtype().and_then(|t| t.to_descriptor()),
+                Ok(TypeDescriptor::Float(_)
+                    | TypeDescriptor::Integer(_)
+                    | TypeDescriptor::Unsigned(_))
+            );
+            // Named scalars are 1-D with one value per particle; (N, k) arrays such as
+            // element abundances are left out.
+            if numeric && ds.shape() == [part.count as usize] {
+                check_dataset(&ds, part.count, 1).map_err(|m| {
+                    ReadError::invalid(&file.path, format!("{group_name}/{name}: {m}"))
+                })?;
+                here.push((name, attrs_as_text(&ds)));
+            }
+        }
+        fields = Some(match fields {
+            None => here,
+            Some(prev) => prev
+                .into_iter()
+                .filter(|(n, _)| here.iter().any(|(h, _)| h == n))
+                .collect(),
+        });
+    }
+    let has_smoothing = parts.iter().all(|p| p.smoothing_name.is_some());
+    Ok(PlannedSpecies {
+        kind,
+        parts,
+        has_velocities,
+        has_ids,
+        has_smoothing,
+        fields: fields.unwrap_or_default(),
+    })
+}
+
+/// Checks that `ds` has `rows` rows of `width` values (shape `(rows,)` or `(rows, width)`) and
+/// stores enough bytes for them, so a lying shape cannot make the reader allocate.
+pub(crate) fn check_dataset(ds: &hdf5::Dataset, rows: u64, width: usize) -> Result<(), String> {
+    let shape = ds.shape();
+    let expected: Vec<usize> = if width == 1 {
+        vec![rows as usize]
+    } else {
+        vec![rows as usize, width]
+    };
+    if shape != expected {
+        return Err(format!(
+            "expected shape {expected:?} (from the header counts), found {shape:?}"
+        ));
+    }
+    let element_bytes = ds.dtype().map(|t| t.size()).unwrap_or(0) as u64;
+    let needed = rows * width as u64 * element_bytes;
+    let stored = ds.storage_size();
+    let filtered = ds.dcpl().map(|p| !p.filters().is_empty()).unwrap_or(false);
+    // Compressed data can be smaller than its content, but not by more than a generous ratio.
+    let enough = if filtered {
+        needed <= stored.saturating_mul(1000) + (1 << 20)
+    } else {
+        stored >= needed
+    };
+    if !enough {
+        return Err(format!(
+            "{rows} rows need {needed} bytes but the file stores only {stored}"
+        ));
+    }
+    Ok(())
+}

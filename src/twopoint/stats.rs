@@ -1,0 +1,442 @@
+//! Observed counts against the scrambled background: TS, p-values, significance, fits, and the
+//! post-trial p-value (DESIGN §6).
+//!
+//! Per bin (cut × angle): TS = observed / background mean;
+//! p = (trials with count ≥ observed + 1)/(trials + 1); significance = Φ⁻¹(1 − p) (one-sided). To reach below 1/trials the
+//! background is fitted by moments with a gamma and with a Gaussian, and the one closer to the
+//! trials in Kolmogorov–Smirnov distance is kept (gamma wins at low, skewed counts, the Gaussian
+//! at high counts); its survival function at observed − ½ (continuity correction) gives the
+//! fitted p. The post-trial p-value treats the observation as one more sample: each trial's
+//! best local p over all bins is compared with the observed best (same trials, no fit).
+
+use super::{Counts, Prepared, TrialBatch, TwoPointError};
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, Gamma, Normal};
+use std::sync::Arc;
+
+/// Which distribution fits a bin's background.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum FitKind {
+    /// Gamma with this shape and scale (moments: shape = mean²/var, scale = var/mean).
+    Gamma {
+        /// Shape k.
+        shape: f64,
+        /// Scale θ.
+        scale: f64,
+    },
+    /// Normal with the background mean and standard deviation.
+    Gaussian {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        sigma: f64,
+    },
+}
+
+impl FitKind {
+    /// P(X ≥ count) under the fit, with continuity correction.
+    pub fn p_at_least(&self, count: u64) -> f64 {
+        let x = count as f64 - 0.5;
+        match *self {
+            Self::Gamma { shape, scale } => Gamma::new(shape, 1.0 / scale)
+                .map(|g| if x <= 0.0 { 1.0 } else { g.sf(x) })
+                .unwrap_or(f64::NAN),
+            Self::Gaussian { mean, sigma } => Normal::new(mean, sigma)
+                .map(|g| g.sf(x))
+                .unwrap_or(f64::NAN),
+        }
+    }
+
+    /// P(X ≤ x + ½) under the fit (the CDF the KS distance compares with).
+    fn cdf_at(&self, count: u64) -> f64 {
+        1.0 - self.p_at_least(count + 1)
+    }
+}
+
+/// Statistics of one bin (one energy cut, one angle).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BinStats {
+    /// Observed cumulative count.
+    pub observed: u64,
+    /// Mean background count over the trials.
+    pub background_mean: f64,
+    /// Variance of the background count (unbiased).
+    pub background_variance: f64,
+    /// observed / background mean.
+    pub ts: f64,
+    /// Trials with count ≥ observed.
+    pub trials_at_least_observed: u64,
+    /// (trials ≥ observed + 1)/(trials + 1).
+    pub p_value: f64,
+    /// One-sided significance Φ⁻¹(1 − p) in σ.
+    pub significance_sigma: f64,
+    /// Background fit chosen by KS distance; `None` with < 2 trials or a constant background.
+    pub fit: Option<FitKind>,
+    /// KS distance of the chosen fit to the trials.
+    pub fit_ks_distance: Option<f64>,
+    /// p-value from the fit (can go below 1/trials).
+    pub p_value_fit: Option<f64>,
+    /// Significance from the fitted p-value.
+    pub significance_sigma_fit: Option<f64>,
+}
+
+/// Per-bin statistics of an [`Analysis`] at one moment: small, cheap to clone and plot.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Trials so far.
+    pub trials: u64,
+    /// Number of angle bins.
+    pub n_bins: usize,
+    /// Number of energy cuts.
+    pub n_cuts: usize,
+    /// Row-major `[cut][bin]`.
+    pub bins: Vec<BinStats>,
+}
+
+impl Summary {
+    /// One bin's statistics.
+    pub fn get(&self, cut: usize, bin: usize) -> &BinStats {
+        &self.bins[cut * self.n_bins + bin]
+    }
+}
+
+/// Observed counts and the accumulating scrambled background. Cloning copies a few small
+/// vectors and shares the batches (`Arc`), so a GUI can snapshot it after every batch.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Observed counts.
+    pub observed: Counts,
+    /// RNG seed of the trials.
+    pub seed: u64,
+    /// The first trial index; batches must follow on without gaps.
+    pub first_trial: u64,
+    batches: Vec<Arc<TrialBatch>>,
+    trials: u64,
+    at_least_observed: Vec<u64>,
+    mean: Vec<f64>,
+    m2: Vec<f64>,
+}
+
+impl Analysis {
+    /// An analysis with no trials yet.
+    pub fn new(observed: Counts, seed: u64, first_trial: u64) -> Self {
+        let n = observed.values.len();
+        Self {
+            observed,
+            seed,
+            first_trial,
+            batches: Vec::new(),
+            trials: 0,
+            at_least_observed: vec![0; n],
+            mean: vec![0.0; n],
+            m2: vec![0.0; n],
+        }
+    }
+
+    /// Observed counts of `prepared` and no trials yet.
+    pub fn observe(
+        prepared: &Prepared,
+        seed: u64,
+        first_trial: u64,
+    ) -> Result<Self, TwoPointError> {
+        Ok(Self::new(
+            super::count_pairs(prepared, None)?,
+            seed,
+            first_trial,
+        ))
+    }
+
+    /// Number of trials accumulated.
+    pub fn trials(&self) -> u64 {
+        self.trials
+    }
+
+    /// The next trial index expected.
+    pub fn next_trial(&self) -> u64 {
+        self.first_trial + self.trials
+    }
+
+    /// Adds a batch; it must start at [`Self::next_trial`] and have the observed shape.
+    pub fn add_batch(&mut self, batch: TrialBatch) -> Result<(), TwoPointError> {
+        if batch.first_trial != self.next_trial() {
+            return Err(TwoPointError::BadInput(format!(
+                "batch starts at trial {}, expected {}",
+                batch.first_trial,
+                self.next_trial()
+            )));
+        }
+        if batch
+            .counts
+            .iter()
+            .any(|c| c.values.len() != self.observed.values.len())
+        {
+            return Err(TwoPointError::BadInput(
+                "batch counts have another shape".into(),
+            ));
+        }
+        for counts in &batch.counts {
+            self.trials += 1;
+            // Welford's running mean and sum of squared deviations (Knuth TAOCP 2, 4.2.2).
+            let n = self.trials as f64;
+            for (i, &c) in counts.values.iter().enumerate() {
+                let x = c as f64;
+                let delta = x - self.mean[i];
+                self.mean[i] += delta / n;
+                self.m2[i] += delta * (x - self.mean[i]);
+                if c >= self.observed.values[i] {
+                    self.at_least_observed[i] += 1;
+                }
+            }
+        }
+        self.batches.push(Arc::new(batch));
+        Ok(())
+    }
+
+    /// The background counts of one bin, in trial order (for histograms).
+    pub fn background(&self, cut: usize, bin: usize) -> Vec<u64> {
+        let index = cut * self.observed.n_bins + bin;
+        self.batches
+            .iter()
+            .flat_map(|b| b.counts.iter().map(move |c| c.values[index]))
+            .collect()
+    }
+
+    /// Per-bin statistics now (fits included: O(trials·log trials) per bin).
+    pub fn summary(&self) -> Summary {
+        let n_bins = self.observed.n_bins;
+        let bins = (0..self.observed.values.len())
+            .map(|i| self.bin_stats(i / n_bins, i % n_bins))
+            .collect();
+        Summary {
+            trials: self.trials,
+            n_bins,
+            n_cuts: self.observed.n_cuts,
+            bins,
+        }
+    }
+
+    fn bin_stats(&self, cut: usize, bin: usize) -> BinStats {
+        let i = cut * self.observed.n_bins + bin;
+        let observed = self.observed.values[i];
+        let trials = self.trials;
+        let (mean, variance) = if trials == 0 {
+            (f64::NAN, f64::NAN)
+        } else if trials == 1 {
+            (self.mean[i], f64::NAN)
+        } else {
+            (self.mean[i], self.m2[i] / (trials - 1) as f64)
+        };
+        let p_value = if trials == 0 {
+            f64::NAN
+        } else {
+            (self.at_least_observed[i] + 1) as f64 / (trials + 1) as f64
+        };
+        let mut stats = BinStats {
+            observed,
+            background_mean: mean,
+            background_variance: variance,
+            ts: observed as f64 / mean,
+            trials_at_least_observed: self.at_least_observed[i],
+            p_value,
+            significance_sigma: sigma_of_p(p_value),
+            fit: None,
+            fit_ks_distance: None,
+            p_value_fit: None,
+            significance_sigma_fit: None,
+        };
+        if trials >= 2 && variance > 0.0 && mean > 0.0 {
+            let mut sorted = self.background(cut, bin);
+            sorted.sort_unstable();
+            let candidates = [
+                FitKind::Gamma {
+                    shape: mean * mean / variance,
+                    scale: variance / mean,
+                },
+                FitKind::Gaussian {
+                    mean,
+                    sigma: variance.sqrt(),
+                },
+            ];
+            let best = candidates
+                .iter()
+                .map(|fit| (*fit, ks_distance(&sorted, fit)))
+                .filter(|(_, d)| d.is_finite())
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            if let Some((fit, distance)) = best {
+                let p = fit.p_at_least(observed);
+                stats.fit = Some(fit);
+                stats.fit_ks_distance = Some(distance);
+                stats.p_value_fit = Some(p);
+                stats.significance_sigma_fit = Some(sigma_of_p(p));
+            }
+        }
+        stats
+    }
+
+    /// Post-trial p-value of the most significant bin: with the observation as sample 0 and the
+    /// trials as samples 1..=T, local p of a sample in a bin = (samples with count ≥ its count)
+    /// /(T + 1); post-trial p = (trials whose best local p ≤ the observed best + 1)/(T + 1).
+    /// `None` before the first trial.
+    pub fn post_trial_p(&self) -> Option<f64> {
+        if self.trials == 0 {
+            return None;
+        }
+        let n_values = self.observed.values.len();
+        let samples = (self.trials + 1) as f64;
+        let sorted: Vec<Vec<u64>> = (0..n_values)
+            .map(|i| {
+                let mut column =
+                    self.background(i / self.observed.n_bins, i % self.observed.n_bins);
+                column.push(self.observed.values[i]);
+                column.sort_unstable();
+                column
+            })
+            .collect();
+        let local_p = |i: usize, count: u64| {
+            let column = &sorted[i];
+            (column.len() - column.partition_point(|&c| c < count)) as f64 / samples
+        };
+        let best_of = |values: &[u64]| {
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| local_p(i, c))
+                .fold(f64::INFINITY, f64::min)
+        };
+        let observed_best = best_of(&self.observed.values);
+        let as_extreme = self
+            .batches
+            .iter()
+            .flat_map(|b| b.counts.iter())
+            .filter(|c| best_of(&c.values) <= observed_best)
+            .count();
+        Some((as_extreme + 1) as f64 / samples)
+    }
+}
+
+/// One-sided significance of a p-value: Φ⁻¹(1 − p), computed as −Φ⁻¹(p) for accuracy at tiny p.
+pub fn sigma_of_p(p: f64) -> f64 {
+    if !(p > 0.0 && p <= 1.0) {
+        return f64::NAN;
+    }
+    -Normal::standard().inverse_cdf(p)
+}
+
+/// Kolmogorov–Smirnov distance between sorted integer samples and a fit's CDF at the sample
+/// values (with continuity correction).
+fn ks_distance(sorted: &[u64], fit: &FitKind) -> f64 {
+    let n = sorted.len() as f64;
+    let mut distance: f64 = 0.0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let value = sorted[i];
+        let below = i as f64 / n;
+        while i < sorted.len() && sorted[i] == value {
+            i += 1;
+        }
+        let at_or_below = i as f64 / n;
+        let model_below = if value == 0 {
+            0.0
+        } else {
+            fit.cdf_at(value - 1)
+        };
+        let model_at = fit.cdf_at(value);
+        distance = distance
+            .max((below - model_below).abs())
+            .max((at_or_below - model_at).abs());
+    }
+    distance
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sigma_matches_known_quantiles() {
+        assert!((sigma_of_p(0.5)).abs() < 1e-12);
+        assert!((sigma_of_p(0.022_750_131_948_179_2) - 2.0).abs() < 1e-9);
+        assert!((sigma_of_p(2.866_515_718_791_94e-7) - 5.0).abs() < 1e-6);
+        assert!(sigma_of_p(0.0).is_nan());
+    }
+
+    #[test]
+    fn welford_p_values_and_post_trial() {
+        let observed = Counts {
+            n_bins: 2,
+            n_cuts: 1,
+            values: vec![5, 10],
+        };
+        let mut analysis = Analysis::new(observed, 1, 0);
+        let batch = |first, rows: &[[u64; 2]]| TrialBatch {
+            first_trial: first,
+            counts: rows
+                .iter()
+                .map(|r| Counts {
+                    n_bins: 2,
+                    n_cuts: 1,
+                    values: r.to_vec(),
+                })
+                .collect(),
+        };
+        analysis
+            .add_batch(batch(0, &[[1, 10], [6, 3]]))
+            .expect("batch");
+        assert!(analysis.add_batch(batch(5, &[[1, 1]])).is_err());
+        analysis.add_batch(batch(2, &[[2, 4]])).expect("batch");
+        let summary = analysis.summary();
+        let first = summary.get(0, 0);
+        assert_eq!(first.trials_at_least_observed, 1);
+        assert_eq!(first.p_value, 0.5);
+        assert!((first.background_mean - 3.0).abs() < 1e-12);
+        assert!((first.background_variance - 7.0).abs() < 1e-12);
+        assert!((first.ts - 5.0 / 3.0).abs() < 1e-12);
+        let second = summary.get(0, 1);
+        assert_eq!(second.p_value, 0.5);
+        // Samples (obs first): bin0 [5,1,6,2], bin1 [10,10,3,4]. Local p of obs: bin0 2/4,
+        // bin1 2/4 → best 0.5. Trials: [1,10] → min(4/4, 2/4) = 0.5 ≤ 0.5; [6,3] → 1/4;
+        // [2,4] → min(3/4, 3/4). So 2 trials as extreme: (2 + 1)/4.
+        assert_eq!(analysis.post_trial_p(), Some(0.75));
+        assert_eq!(analysis.background(0, 1), vec![10, 3, 4]);
+    }
+
+    #[test]
+    fn gaussian_wins_for_symmetric_and_gamma_for_skewed_background() {
+        let normal = Normal::new(40.0, 12.0).expect("normal");
+        let high: Vec<u64> = (1..2000)
+            .map(|i| normal.inverse_cdf(i as f64 / 2000.0).round() as u64)
+            .collect();
+        let gamma = Gamma::new(1.5, 1.0).expect("gamma");
+        let low: Vec<u64> = (1..2000)
+            .map(|i| gamma.inverse_cdf(i as f64 / 2000.0).round() as u64)
+            .collect();
+        for (sample, want_gamma) in [(high, false), (low, true)] {
+            let mut analysis = Analysis::new(
+                Counts {
+                    n_bins: 1,
+                    n_cuts: 1,
+                    values: vec![0],
+                },
+                0,
+                0,
+            );
+            let counts = sample
+                .iter()
+                .map(|&v| Counts {
+                    n_bins: 1,
+                    n_cuts: 1,
+                    values: vec![v],
+                })
+                .collect();
+            analysis
+                .add_batch(TrialBatch {
+                    first_trial: 0,
+                    counts,
+                })
+                .expect("batch");
+            let fit = analysis.summary().bins[0].fit.expect("fit");
+            assert_eq!(matches!(fit, FitKind::Gamma { .. }), want_gamma, "{fit:?}");
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Scrambled-RA trials in batches, reproducible from (seed, trial range).
+
+use super::philox::scrambled_ra_of;
+use super::{Counts, Prepared, TwoPointError, count_pairs};
+use crate::jobs::Progress;
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// The counts of a run of consecutive trials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrialBatch {
+    /// Index of the first trial in this batch.
+    pub first_trial: u64,
+    /// Counts of trials `first_trial`, `first_trial + 1`, … in order.
+    pub counts: Vec<Counts>,
+}
+
+impl TrialBatch {
+    /// The trial indices covered.
+    pub fn trials(&self) -> Range<u64> {
+        self.first_trial..self.first_trial + self.counts.len() as u64
+    }
+}
+
+/// The scrambled RAs of trial `trial`, one per prepared event (declination-sorted order).
+pub fn scrambled_ra(n_events: usize, seed: u64, trial: u64) -> Vec<f64> {
+    (0..n_events as u32)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map(|e| scrambled_ra_of(seed, trial, e))
+        .collect()
+}
+
+/// Runs trials `trials` in batches of `batch` and hands each batch to `on_batch` in trial order.
+/// Checks for cancellation between trials; `Err(Cancelled)` leaves the batches already handed
+/// over valid.
+pub fn run_trials(
+    prepared: &Prepared,
+    seed: u64,
+    trials: Range<u64>,
+    batch: usize,
+    progress: &Progress,
+    mut on_batch: impl FnMut(TrialBatch),
+) -> Result<(), TwoPointError> {
+    let batch = batch.max(1) as u64;
+    let total = trials.end.saturating_sub(trials.start);
+    let mut first = trials.start;
+    progress.report("trials", 0, total);
+    while first < trials.end {
+        progress.check()?;
+        let end = (first + batch).min(trials.end);
+        let counts = (first..end)
+            .into_par_iter()
+            .map(|trial| {
+                if progress.is_cancelled() {
+                    return Err(TwoPointError::Cancelled);
+                }
+                let ra = scrambled_ra(prepared.len(), seed, trial);
+                count_pairs(prepared, Some(&ra))
+            })
+            .collect::<Result<Vec<Counts>, TwoPointError>>()?;
+        on_batch(TrialBatch {
+            first_trial: first,
+            counts,
+        });
+        first = end;
+        progress.report("trials", first - trials.start, total);
+    }
+    Ok(())
+}
