@@ -7,9 +7,7 @@
 
 use image::RgbImage;
 use openh264::OpenH264API;
-use openh264::encoder::{
-    BitRate, Encoder, EncoderConfig, FrameRate, IntraFramePeriod, RateControlMode,
-};
+use openh264::encoder::{Encoder, EncoderConfig, FrameRate, IntraFramePeriod, RateControlMode};
 use openh264::formats::{RgbSliceU8, YUVBuffer};
 use std::fs::File;
 use std::io::BufWriter;
@@ -29,11 +27,6 @@ const NAL_PPS: u8 = 8;
 /// Encoder settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Mp4Settings {
-    /// Target bit rate; `None` = `bits_per_pixel`·width·height·fps.
-    pub bitrate_bps: Option<u32>,
-    /// Bits per pixel per frame for the automatic bit rate (0.15 gives ≈ 9 Mbit/s at
-    /// 1920×1080×30, enough for the fine detail of particle renders).
-    pub bits_per_pixel: f64,
     /// A key (IDR) frame every this many frames, so players can seek; 0 = only the first.
     pub keyframe_interval: u32,
 }
@@ -41,8 +34,6 @@ pub struct Mp4Settings {
 impl Default for Mp4Settings {
     fn default() -> Self {
         Self {
-            bitrate_bps: None,
-            bits_per_pixel: 0.15,
             keyframe_interval: 60,
         }
     }
@@ -219,17 +210,13 @@ impl Mp4Encoder {
         };
         let writer = mp4::Mp4Writer::write_start(BufWriter::new(file), &config)
             .map_err(|err| mp4_error(path, err))?;
-        let bitrate = settings.bitrate_bps.unwrap_or_else(|| {
-            let bits = settings.bits_per_pixel
-                * f64::from(encoded_width)
-                * f64::from(encoded_height)
-                * fps;
-            bits.clamp(64_000.0, f64::from(u32::MAX)) as u32
-        });
+        // Rate control off: OpenH264 then codes every frame at its fixed base quantiser (26)
+        // with adaptive quantisation, i.e. constant quality, and never drops a frame; its
+        // bit-rate modes would either skip frames (a movie must keep every one) or, with
+        // skipping disabled, print a warning from the C library.
         let config = EncoderConfig::new()
-            .bitrate(BitRate::from_bps(bitrate))
             .max_frame_rate(FrameRate::from_hz(fps as f32))
-            .rate_control_mode(RateControlMode::Bitrate)
+            .rate_control_mode(RateControlMode::Off)
             .skip_frames(false)
             .intra_frame_period(IntraFramePeriod::from_num_frames(
                 settings.keyframe_interval,

@@ -50,7 +50,10 @@ pub fn boxes(bytes: &[u8]) -> Vec<(String, &[u8])> {
             1 => (16, be64(bytes, at + 8) as usize),
             n => (8, n),
         };
-        assert!(size >= header && at + size <= bytes.len(), "box {kind} overruns the file");
+        assert!(
+            size >= header && at + size <= bytes.len(),
+            "box {kind} overruns the file"
+        );
         out.push((kind, &bytes[at + header..at + size]));
         at += size;
     }
@@ -71,7 +74,10 @@ pub fn read_mp4(bytes: &[u8]) -> Mp4Facts {
     let top = boxes(bytes);
     let top_level = top.iter().map(|(k, _)| k.clone()).collect();
     let moov = top.iter().find(|(k, _)| k == "moov").expect("no moov").1;
-    let traks: Vec<_> = boxes(moov).into_iter().filter(|(k, _)| k == "trak").collect();
+    let traks: Vec<_> = boxes(moov)
+        .into_iter()
+        .filter(|(k, _)| k == "trak")
+        .collect();
     assert_eq!(traks.len(), 1, "expected one track");
     let trak = traks[0].1;
     let tkhd = child(trak, "tkhd");
@@ -250,5 +256,21 @@ pub fn psnr(original: &RgbImage, decoded: &RgbImage) -> f64 {
         .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
         .sum::<f64>()
         / original.as_raw().len() as f64;
+    10.0 * (255.0 * 255.0 / mse.max(1e-12)).log10()
+}
+
+/// PSNR of the luma (Rec. 601 weights) only: 4:2:0 video keeps luma at full resolution but
+/// halves chroma, so isolated coloured pixels are judged fairly by their brightness.
+pub fn luma_psnr(original: &RgbImage, decoded: &RgbImage) -> f64 {
+    assert_eq!(original.dimensions(), decoded.dimensions());
+    let luma = |p: &image::Rgb<u8>| {
+        0.299 * f64::from(p[0]) + 0.587 * f64::from(p[1]) + 0.114 * f64::from(p[2])
+    };
+    let mse = original
+        .pixels()
+        .zip(decoded.pixels())
+        .map(|(a, b)| (luma(a) - luma(b)).powi(2))
+        .sum::<f64>()
+        / f64::from(original.width() * original.height());
     10.0 * (255.0 * 255.0 / mse.max(1e-12)).log10()
 }
