@@ -219,3 +219,44 @@ fn two_type_header_arrays_are_read() {
     let err = gadget_hdf5::write(&path, &synthetic(), &options).expect_err("needs PartType4");
     assert!(err.to_string().contains("PartType4"), "{err}");
 }
+
+#[test]
+fn progress_reaches_the_total_and_cancel_stops_the_read() {
+    use haloscope::jobs::CancelToken;
+    use std::sync::{Arc, Mutex};
+    let path = shared_data("snapshots/g2_lcdm_gas_snapshot_003.hdf5");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let progress = Progress::new(
+        move |u| {
+            sink.lock()
+                .expect("lock")
+                .push((u.stage.clone(), u.done, u.total))
+        },
+        CancelToken::new(),
+    );
+    load_snapshot(&path, &LoadOptions::default(), &progress).expect("read");
+    let seen = seen.lock().expect("lock");
+    // Gas: coordinates 3, velocities 3, ids 1, smoothing 1, Density 1, InternalEnergy 1 per
+    // particle; dark: 3 + 3 + 1; masses come from the MassTable.
+    let total = 32_768 * (3 + 3 + 1 + 1 + 2) + 32_768 * (3 + 3 + 1);
+    assert!(
+        seen.iter()
+            .all(|(stage, _, t)| stage == "reading" && *t == total)
+    );
+    assert!(seen.windows(2).all(|w| w[0].1 <= w[1].1));
+    assert_eq!(seen.last().map(|s| s.1), Some(total));
+
+    let token = CancelToken::new();
+    token.cancel();
+    let err = load_snapshot(
+        &path,
+        &LoadOptions::default(),
+        &Progress::with_cancel(token),
+    )
+    .expect_err("cancelled");
+    assert_eq!(
+        err.to_string(),
+        format!("{}: reading cancelled", path.display())
+    );
+}

@@ -1,8 +1,57 @@
 //! The desktop application (eframe/egui with the wgpu renderer).
+//!
+//! Thin: it calls the library and never the other way round. Everything long (loading,
+//! rendering, screenshots) runs on workers from [`crate::jobs`]; the UI thread only drains their
+//! channels with `try_recv` and draws.
+
+pub mod camera;
+pub mod documents;
+pub mod haloscope_app;
+mod menu;
+pub mod progressive;
+pub mod screenshot;
+pub mod session;
+mod side_panel;
+pub mod sky_map;
+pub mod sky_projection;
+pub mod viewport;
+pub mod viewport_renderer;
+
+pub use haloscope_app::HaloscopeApp;
+pub use viewport_renderer::{
+    RenderedImage, RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
+    default_renderer_factory,
+};
 
 use std::path::PathBuf;
 
 /// Opens the application window with `files` (the demo data when empty).
-pub fn run(_files: Vec<PathBuf>) -> anyhow::Result<()> {
-    anyhow::bail!("the desktop application is not implemented yet")
+pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("Haloscope")
+            .with_app_id("haloscope")
+            .with_inner_size([1280.0, 800.0])
+            .with_min_inner_size([640.0, 400.0])
+            .with_drag_and_drop(true),
+        renderer: eframe::Renderer::Wgpu,
+        ..Default::default()
+    };
+    eframe::run_native(
+        "Haloscope",
+        options,
+        Box::new(move |cc| {
+            let session = cc
+                .storage
+                .and_then(|storage| eframe::get_value(storage, session::STORAGE_KEY));
+            let mut app =
+                HaloscopeApp::new(&cc.egui_ctx, session, files, default_renderer_factory());
+            // Used by the screenshots script under Xvfb: save the window, then quit.
+            if let Some(path) = std::env::var_os("HALOSCOPE_CAPTURE_WINDOW") {
+                app.capture_window_then_quit(PathBuf::from(path));
+            }
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|err| anyhow::anyhow!("opening the window: {err}"))
 }

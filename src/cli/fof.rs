@@ -1,16 +1,196 @@
-//! `haloscope fof`.
+//! `haloscope fof`: friends-of-friends halos of one snapshot, catalogue and labels out.
 
-use clap::Args;
+use crate::cli::progress_bar::terminal_progress;
+use crate::data::{LoadOptions, load_snapshot};
+use crate::halo::{
+    self, FofBackend, FofParams, FofResult, LinkingLength, export, parse_species, snapshot_box_size,
+};
+use anyhow::{Context, anyhow};
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use std::time::Instant;
+
+/// Back-end names on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The fastest available (CPU until the CUDA linker exists).
+    Auto,
+    /// The rayon CPU linker.
+    Cpu,
+    /// The CUDA linker.
+    Cuda,
+}
+
+impl From<BackendArg> for FofBackend {
+    fn from(arg: BackendArg) -> Self {
+        match arg {
+            BackendArg::Auto => Self::Auto,
+            BackendArg::Cpu => Self::Cpu,
+            BackendArg::Cuda => Self::Cuda,
+        }
+    }
+}
 
 /// Arguments of `haloscope fof`.
 #[derive(Debug, Args)]
 pub struct FofArgs {
-    /// Input files.
-    pub files: Vec<PathBuf>,
+    /// Snapshot file (tipsy or Gadget HDF5).
+    pub file: PathBuf,
+    /// Linking length in units of the mean inter-particle separation (V/N)^(1/3).
+    #[arg(long, default_value_t = 0.2, conflicts_with = "ll")]
+    pub b: f64,
+    /// Absolute linking length, in the file's length unit.
+    #[arg(long)]
+    pub ll: Option<f64>,
+    /// Smallest group kept as a halo.
+    #[arg(long, default_value_t = 20)]
+    pub min_members: usize,
+    /// Periodic box side (tipsy files carry none); default: the file's BoxSize, if any.
+    #[arg(long = "box", value_name = "L", conflicts_with = "no_periodic")]
+    pub box_size: Option<f64>,
+    /// Open boundaries even where the file declares a periodic box.
+    #[arg(long)]
+    pub no_periodic: bool,
+    /// Species to link: all, or a comma list of gas, dark, star, other.
+    #[arg(long, default_value = "dark")]
+    pub species: String,
+    /// Which implementation links the particles.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+    /// Write the halo catalogue here (.csv, .hdf5 or .h5).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write per-particle halo labels here (.npy int32 or .csv; −1 = no halo).
+    #[arg(long)]
+    pub labels: Option<PathBuf>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `haloscope fof`.
-pub fn run(_args: FofArgs) -> anyhow::Result<()> {
-    anyhow::bail!("haloscope fof is not implemented yet")
+pub fn run(args: FofArgs) -> anyhow::Result<()> {
+    let file = &args.file;
+    let in_file = |e: halo::FofError| anyhow!("{}: {e}", file.display());
+    let species = parse_species(&args.species).map_err(in_file)?;
+    let progress = terminal_progress();
+    let snapshot = load_snapshot(file, &LoadOptions::default(), &progress)?;
+    let box_size = match (args.no_periodic, args.box_size) {
+        (true, _) => None,
+        (false, Some(size)) => Some(size),
+        (false, None) => snapshot_box_size(&snapshot),
+    };
+    let params = FofParams {
+        linking_length: match args.ll {
+            Some(ll) => LinkingLength::Absolute(ll),
+            None => LinkingLength::Relative(args.b),
+        },
+        min_members: args.min_members,
+        box_size,
+        backend: args.backend.into(),
+    };
+    let start = Instant::now();
+    let selected = halo::select_particles(&snapshot, &species).map_err(in_file)?;
+    let result = halo::find_halos(
+        &selected.positions,
+        &selected.masses,
+        selected.velocities.as_deref(),
+        &params,
+        &progress,
+    )
+    .map_err(in_file)?;
+    let seconds = start.elapsed().as_secs_f64();
+
+    if let Some(out) = &args.out {
+        export::write_catalogue(out, &result).context("writing the catalogue")?;
+    }
+    if let Some(labels) = &args.labels {
+        export::write_labels(labels, &result.labels).context("writing the labels")?;
+    }
+    let species_names: Vec<&str> = selected.species.iter().map(|k| k.name()).collect();
+    if args.json {
+        let json = result_json(&result, file, &species_names, seconds);
+        println!("{json}");
+    } else {
+        print_summary(&result, file, &species_names, seconds);
+    }
+    Ok(())
+}
+
+/// The `--json` object; field names follow ../shared/reference/fof.
+pub fn result_json(
+    result: &FofResult,
+    file: &std::path::Path,
+    species: &[&str],
+    seconds: f64,
+) -> serde_json::Value {
+    let groups: Vec<serde_json::Value> = result
+        .halos
+        .iter()
+        .enumerate()
+        .map(|(rank, h)| {
+            serde_json::json!({
+                "rank": rank,
+                "size": h.size,
+                "min_index": h.min_index,
+                "mass": h.mass,
+                "com": h.com,
+                "velocity": h.velocity,
+                "radius_max": h.radius_max,
+                "radius_rms": h.radius_rms,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "file": file.display().to_string(),
+        "species": species,
+        "n_particles": result.n_particles,
+        "b": result.b,
+        "mean_separation": result.mean_separation,
+        "linking_length": result.linking_length,
+        "periodic": result.periodic(),
+        "box_size": result.box_size(),
+        "coordinate_frame_lower_corner": result.frame.map(|f| f.lower),
+        "min_members": result.min_members,
+        "n_groups": result.halos.len(),
+        "n_fof_groups_all_sizes": result.n_sets_all_sizes,
+        "n_particles_in_groups": result.n_particles_in_groups(),
+        "sizes_sorted_desc": result.halos.iter().map(|h| h.size).collect::<Vec<_>>(),
+        "groups": groups,
+        "backend": result.backend.name(),
+        "seconds": seconds,
+    })
+}
+
+/// Human summary on stderr.
+fn print_summary(result: &FofResult, file: &std::path::Path, species: &[&str], seconds: f64) {
+    let boundary = match result.frame {
+        Some(frame) => format!("periodic box {} from {}", frame.size, frame.lower),
+        None => "open boundaries".to_owned(),
+    };
+    eprintln!(
+        "{}: {} particles ({}), {boundary}",
+        file.display(),
+        result.n_particles,
+        species.join(",")
+    );
+    let b = result.b.map(|b| format!("b = {b}, ")).unwrap_or_default();
+    eprintln!(
+        "{b}linking length {:.6e}; {} halos with ≥ {} members ({} particles); {:.3} s on {}",
+        result.linking_length,
+        result.halos.len(),
+        result.min_members,
+        result.n_particles_in_groups(),
+        seconds,
+        result.backend.name()
+    );
+    for (rank, h) in result.halos.iter().take(10).enumerate() {
+        eprintln!(
+            "  #{rank:<3} size {:>8}  mass {:.6e}  com [{:.6}, {:.6}, {:.6}]  r_max {:.4e}",
+            h.size, h.mass, h.com[0], h.com[1], h.com[2], h.radius_max
+        );
+    }
+    if result.halos.len() > 10 {
+        eprintln!("  … {} more", result.halos.len() - 10);
+    }
 }

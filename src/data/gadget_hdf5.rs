@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 const HDF5_SIGNATURE: [u8; 8] = [0x89, b'H', b'D', b'F', b'\r', b'\n', 0x1a, b'\n'];
 
 /// Rows per hyperslab read: large enough to stream at disk speed, small enough to bound memory.
-const CHUNK_ROWS: usize = 1 << 20;
+const CHUNK_ROWS: usize = 1 << 18;
 
 /// Whether the file starts with the HDF5 signature.
 pub fn looks_like_hdf5(path: &Path) -> Result<bool, ReadError> {

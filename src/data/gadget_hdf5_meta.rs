@@ -69,9 +69,17 @@ impl Plan {
                     + 3 * u64::from(s.has_velocities)
                     + u64::from(s.has_ids)
                     + u64::from(s.has_smoothing)
-                    + 1
                     + s.fields.len() as u64;
-                n * per
+                let uniform_table = s.parts.iter().all(|p| p.table_mass.is_some());
+                // Masses are read from datasets for the parts without a table mass (and only
+                // when the table masses differ between parts, which is rare).
+                let masses: u64 = s
+                    .parts
+                    .iter()
+                    .filter(|p| p.table_mass.is_none() && !uniform_table)
+                    .map(|p| p.count)
+                    .sum();
+                n * per + masses
             })
             .sum()
     }

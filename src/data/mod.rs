@@ -50,6 +50,7 @@ pub fn load_snapshot(
     options: &LoadOptions,
     progress: &Progress,
 ) -> Result<Snapshot, ReadError> {
+    reject_directory(path)?;
     if gadget_hdf5::looks_like_hdf5(path)? {
         gadget_hdf5::read(path, options, progress)
     } else {
@@ -63,9 +64,21 @@ pub fn load_any(
     options: &LoadOptions,
     progress: &Progress,
 ) -> Result<Loaded, ReadError> {
+    reject_directory(path)?;
     if events::looks_like_events(path)? {
         events::read(&[path], progress).map(Loaded::Events)
     } else {
         load_snapshot(path, options, progress).map(Loaded::Snapshot)
     }
+}
+
+/// A directory opens like a file on Linux and only fails on the first read; say what it is.
+fn reject_directory(path: &Path) -> Result<(), ReadError> {
+    if path.is_dir() {
+        return Err(ReadError::invalid(
+            path,
+            "is a directory, not a snapshot or event list",
+        ));
+    }
+    Ok(())
 }

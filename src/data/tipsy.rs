@@ -144,6 +144,19 @@ pub fn detect_layout(head: &[u8], file_bytes: u64) -> Result<TipsyLayout, String
                 };
                 let expected = layout.file_bytes();
                 if expected == file_bytes {
+                    // A standard 32-byte-header file missing its last 4 bytes fits the 28-byte
+                    // layout exactly; its zero pad then reads as the first particle's mass.
+                    // Real particles have mass, so a zero there means truncation.
+                    if header_bytes == 28
+                        && counts.iter().any(|&n| n > 0)
+                        && head.get(28..32) == Some(&[0u8; 4][..])
+                    {
+                        return Err(format!(
+                            "file is {file_bytes} bytes: with a 28-byte header the first \
+                             particle has zero mass, so this is more likely a 32-byte-header \
+                             file ({summary}) truncated by 4 bytes"
+                        ));
+                    }
                     return Ok(layout);
                 }
                 predicted.push(expected.to_string());
@@ -315,8 +328,11 @@ impl Columns {
     }
 
     fn into_species(self, kind: SpeciesKind, extras: &[&str]) -> Species {
+        // Decided (and the per-particle vector freed) before the smoothing lengths are copied,
+        // so the copy reuses the memory and the peak stays at the data kept.
         let masses = match self.masses.first() {
             Some(&m) if self.masses.iter().all(|&x| x.to_bits() == m.to_bits()) => {
+                drop(self.masses);
                 Masses::Uniform(m)
             }
             _ => Masses::PerParticle(self.masses),

@@ -3,6 +3,12 @@
 //! Library code never prints: it reports through a [`Progress`] handle, which the CLI turns into
 //! a terminal progress bar and the GUI into messages on a crossbeam channel.
 
+pub mod worker;
+
+pub use worker::{
+    JobEvent, JobHandle, JobId, JobQueue, LatestWorker, VersionGate, Versioned, Waker,
+};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -10,9 +10,10 @@
 //! angles, whereas 1 − u_i·u_j loses about log10(1/θ²) digits. A pair is inside when
 //! c² ≤ 4 sin²(θ_k/2)·(1 + [`EDGE_TOLERANCE`]). The tolerance is far above the f64 error of a true
 //! tie (decimal → f64 parse, degrees → radians, sin/cos: each event is off by ≲ 2e-15 rad, so
-//! c² of a tie at θ ≥ 0.25° is off by ≲ 2·2·2e-15/0.0044 ≈ 2e-12 relative) and far below the
-//! closest non-tie of decimal inputs with ≤ 3 decimals (see BENCHMARKS-twopoint.md, "edge
-//! analysis": the closest non-tie in IC40 and IC86-2011 is ≥ 1e-8 relative away).
+//! c² of a tie at θ ≥ 0.25° is off by ≲ 2·2·2e-15/0.0044 ≈ 2e-12 relative; measured: 1.3e-13 at
+//! most over the 39,747 exact ties of IC86-2011) and far below the closest non-tie (measured
+//! with 60-digit arithmetic on the decimal inputs by benches/twopoint_edges.py: 8.0e-9 relative
+//! in IC86-2011, 6.7e-8 in IC40; see BENCHMARKS-twopoint.md).
 
 use super::TwoPointError;
 

@@ -228,3 +228,42 @@ pub fn count_pairs_brute_force(
     }
     Ok(cumulative_counts(prepared, &histogram))
 }
+
+/// Simple reference for large lists: every pair in declination order with the early exit
+/// δ_j − δ_i > θ_max only (no stripes, no RA windows), bins by a plain scan, rayon over i.
+pub fn count_pairs_dec_sweep(prepared: &Prepared) -> Counts {
+    let n_bins = prepared.bins.len();
+    let size = (prepared.cuts.len() + 1) * n_bins;
+    let reach = prepared.bins.max_angle_rad() + 1e-9;
+    let pos: Vec<[f64; 3]> = prepared
+        .ra
+        .iter()
+        .zip(&prepared.dec)
+        .map(|(&a, &d)| unit_vector(a, d))
+        .collect();
+    let histogram = (0..pos.len())
+        .into_par_iter()
+        .fold(
+            || vec![0u64; size],
+            |mut histogram, i| {
+                for j in i + 1..pos.len() {
+                    if prepared.dec[j] - prepared.dec[i] > reach {
+                        break;
+                    }
+                    if let Some(bin) = prepared.bins.bin_of_by_scan(chord2(&pos[i], &pos[j])) {
+                        let level = prepared.level[i].min(prepared.level[j]) as usize;
+                        histogram[level * n_bins + bin] += 1;
+                    }
+                }
+                histogram
+            },
+        )
+        .reduce(
+            || vec![0u64; size],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    cumulative_counts(prepared, &histogram)
+}

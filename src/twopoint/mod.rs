@@ -18,7 +18,7 @@ pub mod stats;
 pub mod trials;
 
 pub use bins::AngleBins;
-pub use count_cpu::{count_pairs, count_pairs_brute_force};
+pub use count_cpu::{count_pairs, count_pairs_brute_force, count_pairs_dec_sweep};
 pub use cuts::{CutLevels, EnergyCut};
 pub use prepared::{Prepared, prepare};
 pub use stats::{Analysis, BinStats, FitKind, Summary};

@@ -1,16 +1,134 @@
-//! `haloscope bench fof`.
+//! `haloscope bench fof`: friends-of-friends timings on snapshots and a synthetic clustered set.
 
+use crate::data::{LoadOptions, SpeciesKind, load_snapshot};
+use crate::halo::{
+    FofBackend, FofParams, LinkingLength, export, find_halos, link_components, select_particles,
+    synthetic,
+};
+use crate::jobs::Progress;
 use clap::Args;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// Arguments of `haloscope bench fof`.
 #[derive(Debug, Args)]
 pub struct BenchFofArgs {
+    /// Snapshots to time (dark matter and stars are linked together).
+    #[arg(long = "file", default_values = ["../shared/data/snapshots/test4.tbin"])]
+    pub files: Vec<PathBuf>,
+    /// Linking lengths in units of the mean separation.
+    #[arg(long, num_args = 1.., default_values_t = [0.2, 0.28])]
+    pub b: Vec<f64>,
+    /// Periodic box side of the snapshots.
+    #[arg(long = "box", default_value_t = 1.0)]
+    pub box_size: f64,
+    /// Particles in the synthetic clustered set (periodic box 1); 0 skips it.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub synthetic: usize,
+    /// Write the synthetic positions to this .npy (for benches/fof_python.py).
+    #[arg(long)]
+    pub save_synthetic: Option<PathBuf>,
+    /// Timed runs per case; the best and the median are reported.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
 /// Runs `haloscope bench fof`.
-pub fn run(_args: BenchFofArgs) -> anyhow::Result<()> {
-    anyhow::bail!("haloscope bench fof is not implemented yet")
+pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
+    let mut sets: Vec<(String, Vec<[f32; 3]>)> = Vec::new();
+    for file in &args.files {
+        let snapshot = load_snapshot(file, &LoadOptions::default(), &Progress::none())?;
+        let selected = select_particles(&snapshot, &[SpeciesKind::Dark, SpeciesKind::Star])
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        let name = file.file_name().map_or_else(
+            || file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        sets.push((name, selected.positions));
+    }
+    if args.synthetic > 0 {
+        let points = synthetic::clustered_points(args.synthetic, args.box_size, 1);
+        if let Some(path) = &args.save_synthetic {
+            export::write_positions_npy(path, &points)?;
+        }
+        sets.push((format!("synthetic-clustered-{}", args.synthetic), points));
+    }
+
+    let repeats = args.repeats.max(1);
+    let threads = rayon::current_num_threads();
+    let mut rows = Vec::new();
+    eprintln!("threads: {threads}, repeats: {repeats} (best / median seconds)");
+    for (name, positions) in &sets {
+        for &b in &args.b {
+            let params = FofParams {
+                linking_length: LinkingLength::Relative(b),
+                min_members: 20,
+                box_size: Some(args.box_size),
+                backend: FofBackend::Cpu,
+            };
+            let mut full = Vec::new();
+            let mut linking = Vec::new();
+            let mut summary = None;
+            for _ in 0..repeats {
+                let start = Instant::now();
+                let result = find_halos(
+                    positions,
+                    &crate::data::Masses::Uniform(1.0),
+                    None,
+                    &params,
+                    &Progress::none(),
+                )?;
+                full.push(start.elapsed().as_secs_f64());
+                let start = Instant::now();
+                link_components(
+                    positions,
+                    result.linking_length,
+                    result.frame,
+                    &Progress::none(),
+                )?;
+                linking.push(start.elapsed().as_secs_f64());
+                summary = Some((
+                    result.halos.len(),
+                    result.halos.first().map_or(0, |h| h.size),
+                ));
+            }
+            let (n_groups, largest) = summary.unwrap_or_default();
+            let (full_best, full_median) = best_and_median(&mut full);
+            let (link_best, link_median) = best_and_median(&mut linking);
+            eprintln!(
+                "{name:<30} n={:<9} b={b:<5} full {full_best:.4}/{full_median:.4}  linking {link_best:.4}/{link_median:.4}  groups {n_groups} largest {largest}",
+                positions.len()
+            );
+            rows.push(serde_json::json!({
+                "set": name,
+                "n_particles": positions.len(),
+                "b": b,
+                "periodic": true,
+                "n_groups": n_groups,
+                "largest_group": largest,
+                "seconds_best": full_best,
+                "seconds_median": full_median,
+                "linking_seconds_best": link_best,
+                "linking_seconds_median": link_median,
+            }));
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({ "benchmark": "fof", "backend": "cpu", "threads": threads, "repeats": repeats, "cases": rows })
+        );
+    }
+    Ok(())
+}
+
+/// Sorts `times` and returns the smallest and the median.
+fn best_and_median(times: &mut [f64]) -> (f64, f64) {
+    times.sort_by(f64::total_cmp);
+    let best = times.first().copied().unwrap_or(f64::NAN);
+    let median = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
+    (best, median)
 }

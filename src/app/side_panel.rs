@@ -1,0 +1,356 @@
+//! The left side panel: File, Render (with camera), Halos and Events sections.
+
+use super::camera::{Bookmark, Projection};
+use super::haloscope_app::HaloscopeApp;
+use super::session::CentralView;
+use super::sky_projection::SkyProjection;
+use crate::data::SpeciesKind;
+
+/// Palettes offered in the Render section.
+pub const PALETTES: [&str; 6] = ["viridis", "inferno", "magma", "plasma", "cividis", "turbo"];
+
+/// A collapsible section whose open state lives in `open` (saved with the session).
+fn section_ui(ui: &mut egui::Ui, title: &str, open: &mut bool, body: impl FnOnce(&mut egui::Ui)) {
+    let response = egui::CollapsingHeader::new(egui::RichText::new(title).strong())
+        .id_salt(title)
+        .open(Some(*open))
+        .show(ui, body);
+    if response.header_response.clicked() {
+        *open = !*open;
+    }
+}
+
+impl HaloscopeApp {
+    /// Every section of the side panel.
+    pub(super) fn side_panel_ui(&mut self, ui: &mut egui::Ui) {
+        let mut panels = self.panels;
+        section_ui(ui, "File", &mut panels.file, |ui| self.file_section_ui(ui));
+        section_ui(ui, "Render", &mut panels.render, |ui| {
+            self.render_section_ui(ui)
+        });
+        section_ui(ui, "Halos", &mut panels.halos, |ui| {
+            self.halos_section_ui(ui)
+        });
+        section_ui(ui, "Events", &mut panels.events, |ui| {
+            self.events_section_ui(ui)
+        });
+        self.panels = panels;
+    }
+
+    fn file_section_ui(&mut self, ui: &mut egui::Ui) {
+        if ui
+            .button("Open…")
+            .on_hover_text("Snapshots (tipsy, Gadget HDF5) or event lists")
+            .clicked()
+        {
+            self.open_dialog();
+        }
+        for load in &self.documents.pending {
+            ui.horizontal(|ui| {
+                let (fraction, text) = match &load.progress {
+                    Some(p) if p.total > 0 => {
+                        let f = p.done as f32 / p.total as f32;
+                        (
+                            f,
+                            format!("{} {}: {:.0} %", load.source.label(), p.stage, 100.0 * f),
+                        )
+                    }
+                    Some(p) => (0.0, format!("{} {}", load.source.label(), p.stage)),
+                    None => (0.0, format!("{}: starting", load.source.label())),
+                };
+                ui.add(
+                    egui::ProgressBar::new(fraction)
+                        .text(text)
+                        .desired_width(200.0),
+                );
+                if ui.button("Cancel").clicked() {
+                    load.handle.cancel();
+                }
+            });
+        }
+        ui.label("Snapshots");
+        let mut close = None;
+        for (index, document) in self.documents.snapshots.iter().enumerate() {
+            ui.horizontal(|ui| {
+                let shown = self.documents.shown_snapshot == Some(index);
+                let text = format!(
+                    "{} ({} particles)",
+                    document.name,
+                    document.snapshot.n_particles()
+                );
+                if ui.selectable_label(shown, text).clicked() {
+                    self.documents.shown_snapshot = Some(index);
+                    self.central = CentralView::Viewport;
+                }
+                if ui.small_button("x").on_hover_text("Close").clicked() {
+                    close = Some(index);
+                }
+            });
+        }
+        if let Some(index) = close {
+            self.documents.close_snapshot(index);
+        }
+        if let Some(document) = self.documents.shown_snapshot() {
+            let header = &document.snapshot.header;
+            let mut facts = Vec::new();
+            for species in &document.snapshot.species {
+                facts.push(format!("{} {}", species.len(), species.kind));
+            }
+            if let Some(z) = header.redshift {
+                facts.push(format!("z = {z:.3}"));
+            }
+            if let Some(box_size) = header.box_size {
+                facts.push(format!(
+                    "box {box_size}{}",
+                    if header.periodic { " (periodic)" } else { "" }
+                ));
+            }
+            ui.small(facts.join(" · "));
+        }
+        ui.label("Event lists");
+        let mut close = None;
+        for (index, document) in self.documents.events.iter().enumerate() {
+            ui.horizontal(|ui| {
+                let shown = self.documents.shown_events == Some(index);
+                let text = format!("{} ({} events)", document.name, document.events.len());
+                if ui.selectable_label(shown, text).clicked() {
+                    self.documents.shown_events = Some(index);
+                    self.central = CentralView::SkyMap;
+                }
+                if ui.small_button("x").on_hover_text("Close").clicked() {
+                    close = Some(index);
+                }
+            });
+        }
+        if let Some(index) = close {
+            self.documents.close_events(index);
+        }
+    }
+
+    fn render_section_ui(&mut self, ui: &mut egui::Ui) {
+        let present: Vec<(SpeciesKind, Vec<String>)> = self
+            .documents
+            .shown_snapshot()
+            .map(|d| {
+                d.snapshot
+                    .species
+                    .iter()
+                    .map(|s| (s.kind, s.field_names()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if self.documents.shown_snapshot().is_none() {
+            ui.label("No snapshot shown.");
+        } else if present.is_empty() {
+            ui.label("This snapshot has no particles.");
+        }
+        for (kind, fields) in present {
+            let Some(style) = self.style.species_mut(kind) else {
+                continue;
+            };
+            ui.checkbox(&mut style.enabled, format!("{kind}"));
+            if !style.enabled {
+                continue;
+            }
+            ui.indent(kind.name(), |ui| {
+                field_combo_ui(
+                    ui,
+                    (kind, "intensity"),
+                    "Intensity",
+                    &mut style.intensity_field,
+                    &fields,
+                    "uniform",
+                );
+                ui.checkbox(&mut style.intensity_log, "log intensity");
+                field_combo_ui(
+                    ui,
+                    (kind, "colour"),
+                    "Colour",
+                    &mut style.color_field,
+                    &fields,
+                    "= intensity",
+                );
+                ui.checkbox(&mut style.color_log, "log colour");
+                ui.horizontal(|ui| {
+                    let name_label = ui.label("Palette");
+                    egui::ComboBox::from_id_salt((kind, "palette"))
+                        .selected_text(style.palette.clone())
+                        .show_ui(ui, |ui| {
+                            for name in PALETTES {
+                                ui.selectable_value(&mut style.palette, name.to_owned(), name);
+                            }
+                        })
+                        .response
+                        .labelled_by(name_label.id);
+                });
+                let mut auto = style.color_range.is_none();
+                ui.horizontal(|ui| {
+                    ui.checkbox(&mut auto, "auto range");
+                    if auto {
+                        style.color_range = None;
+                    } else {
+                        let range = style.color_range.get_or_insert([0.0, 1.0]);
+                        ui.add(
+                            egui::DragValue::new(&mut range[0])
+                                .speed(0.01)
+                                .prefix("min "),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut range[1])
+                                .speed(0.01)
+                                .prefix("max "),
+                        );
+                    }
+                });
+                ui.add(
+                    egui::Slider::new(&mut style.brightness, 0.01..=100.0)
+                        .logarithmic(true)
+                        .text("brightness"),
+                );
+                ui.add(
+                    egui::Slider::new(&mut style.size_factor, 0.1..=10.0)
+                        .logarithmic(true)
+                        .text("size factor"),
+                );
+            });
+        }
+        ui.separator();
+        ui.add(egui::Slider::new(&mut self.style.min_radius_px, 0.0..=4.0).text("min radius px"));
+        ui.add(egui::Slider::new(&mut self.style.resolution_scale, 0.25..=2.0).text("resolution"));
+        ui.checkbox(&mut self.style.auto_exposure, "auto exposure");
+        ui.add(
+            egui::Slider::new(&mut self.style.exposure, 0.01..=100.0)
+                .logarithmic(true)
+                .text("exposure"),
+        );
+        ui.checkbox(&mut self.style.show_scale_bar, "scale bar");
+        ui.separator();
+        self.camera_ui(ui);
+    }
+
+    fn camera_ui(&mut self, ui: &mut egui::Ui) {
+        ui.strong("Camera");
+        let Some(document) = self.documents.shown_snapshot_mut() else {
+            ui.label("No snapshot shown.");
+            return;
+        };
+        let camera = &mut document.camera;
+        let speed = (camera.distance() * 0.01).max(1e-6);
+        for (label, value) in [
+            ("eye", &mut camera.eye_world),
+            ("look at", &mut camera.look_at_world),
+            ("up", &mut camera.up_world),
+        ] {
+            ui.horizontal(|ui| {
+                let name = ui.label(label);
+                for (axis, v) in ["x ", "y ", "z "].into_iter().zip(value.iter_mut()) {
+                    ui.add(
+                        egui::DragValue::new(v)
+                            .speed(speed)
+                            .max_decimals(4)
+                            .prefix(axis),
+                    )
+                    .labelled_by(name.id);
+                }
+            });
+        }
+        ui.add(egui::Slider::new(&mut camera.fov_y_deg, 5.0..=120.0).text("fov °"));
+        ui.horizontal(|ui| {
+            ui.radio_value(
+                &mut camera.projection,
+                Projection::Perspective,
+                "perspective",
+            );
+            ui.radio_value(
+                &mut camera.projection,
+                Projection::Orthographic,
+                "orthographic",
+            );
+        });
+        let camera = *camera;
+        ui.horizontal(|ui| {
+            ui.add(
+                egui::TextEdit::singleline(&mut self.bookmark_name)
+                    .hint_text("view name")
+                    .desired_width(120.0),
+            );
+            if ui.button("Bookmark").clicked() {
+                let name = if self.bookmark_name.trim().is_empty() {
+                    format!("view {}", self.bookmarks.len() + 1)
+                } else {
+                    self.bookmark_name.trim().to_owned()
+                };
+                self.bookmarks.push(Bookmark { name, camera });
+                self.bookmark_name.clear();
+            }
+        });
+        let mut remove = None;
+        let mut go_to = None;
+        for (index, bookmark) in self.bookmarks.iter().enumerate() {
+            ui.horizontal(|ui| {
+                if ui.button(&bookmark.name).clicked() {
+                    go_to = Some(bookmark.camera);
+                }
+                if ui.small_button("x").clicked() {
+                    remove = Some(index);
+                }
+            });
+        }
+        if let Some(camera) = go_to
+            && let Some(document) = self.documents.shown_snapshot_mut()
+        {
+            document.camera = camera;
+        }
+        if let Some(index) = remove {
+            self.bookmarks.remove(index);
+        }
+    }
+
+    fn halos_section_ui(&mut self, ui: &mut egui::Ui) {
+        ui.label("Friends-of-friends halo finding is not part of this build yet.");
+    }
+
+    fn events_section_ui(&mut self, ui: &mut egui::Ui) {
+        if ui.button("Show sky map").clicked() {
+            self.central = CentralView::SkyMap;
+        }
+        ui.horizontal(|ui| {
+            for projection in [SkyProjection::HammerAitoff, SkyProjection::Mollweide] {
+                ui.radio_value(&mut self.sky_projection, projection, projection.label());
+            }
+        });
+        if let Some(document) = self.documents.shown_events() {
+            let events = &document.events;
+            ui.label(format!("{}: {} events", document.name, events.len()));
+            if let Some((lo, hi)) = super::sky_map::energy_range(&events.energy) {
+                ui.label(format!("log10(E/GeV) from {lo:.2} to {hi:.2}"));
+            }
+        } else {
+            ui.label("No event list open.");
+        }
+    }
+}
+
+/// A combo box choosing one of `fields` or none (shown as `none_label`).
+fn field_combo_ui(
+    ui: &mut egui::Ui,
+    id: (SpeciesKind, &str),
+    label: &str,
+    value: &mut Option<String>,
+    fields: &[String],
+    none_label: &str,
+) {
+    ui.horizontal(|ui| {
+        let name_label = ui.label(label);
+        egui::ComboBox::from_id_salt(id)
+            .selected_text(value.clone().unwrap_or_else(|| none_label.to_owned()))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(value, None, none_label);
+                for name in fields {
+                    ui.selectable_value(value, Some(name.clone()), name);
+                }
+            })
+            .response
+            .labelled_by(name_label.id);
+    });
+}

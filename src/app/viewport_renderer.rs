@@ -1,0 +1,193 @@
+//! The boundary between the viewport and the renderer: a request (snapshot, camera, style,
+//! size) in, an RGBA image out. The viewport knows nothing of how the image is made.
+
+use super::camera::OrbitCamera;
+use crate::data::{Snapshot, SpeciesKind};
+use crate::jobs::Progress;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// How one particle family is drawn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpeciesStyle {
+    /// Which family.
+    #[serde(with = "species_kind_by_name")]
+    pub kind: SpeciesKind,
+    /// Drawn at all.
+    pub enabled: bool,
+    /// Field for the splat intensity (`None`: every particle the same).
+    pub intensity_field: Option<String>,
+    /// Take log10 of the intensity field first.
+    pub intensity_log: bool,
+    /// Field for the colour (`None`: the intensity field).
+    pub color_field: Option<String>,
+    /// Take log10 of the colour field first.
+    pub color_log: bool,
+    /// Palette name.
+    pub palette: String,
+    /// Colour range (min, max); `None` = from the data.
+    pub color_range: Option<[f32; 2]>,
+    /// Brightness multiplier.
+    pub brightness: f32,
+    /// Multiplies every smoothing length.
+    pub size_factor: f32,
+}
+
+impl SpeciesStyle {
+    /// The default style of `kind`: gas coloured by log density where present.
+    pub fn default_for(kind: SpeciesKind) -> Self {
+        Self {
+            kind,
+            enabled: true,
+            intensity_field: None,
+            intensity_log: true,
+            color_field: None,
+            color_log: true,
+            palette: match kind {
+                SpeciesKind::Gas => "inferno",
+                SpeciesKind::Dark => "viridis",
+                SpeciesKind::Star => "magma",
+                SpeciesKind::Other => "cividis",
+            }
+            .to_owned(),
+            color_range: None,
+            brightness: 1.0,
+            size_factor: 1.0,
+        }
+    }
+}
+
+/// Everything about the look of the render except the camera and the size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewStyle {
+    /// One entry per family (all four, present or not, so settings survive a file change).
+    pub species: Vec<SpeciesStyle>,
+    /// Minimum splat radius in pixels (DESIGN §4, r_min).
+    pub min_radius_px: f32,
+    /// Render resolution relative to the viewport's physical pixels (1 = native).
+    pub resolution_scale: f32,
+    /// Automatic exposure (brightness chosen from the image).
+    pub auto_exposure: bool,
+    /// Exposure multiplier applied on top.
+    pub exposure: f32,
+    /// Draw the colour bar on the image.
+    pub show_color_bar: bool,
+    /// Draw the scale bar on the image.
+    pub show_scale_bar: bool,
+}
+
+impl Default for ViewStyle {
+    fn default() -> Self {
+        Self {
+            species: SpeciesKind::ALL
+                .into_iter()
+                .map(SpeciesStyle::default_for)
+                .collect(),
+            min_radius_px: 1.0,
+            resolution_scale: 1.0,
+            auto_exposure: true,
+            exposure: 1.0,
+            show_color_bar: true,
+            show_scale_bar: true,
+        }
+    }
+}
+
+impl ViewStyle {
+    /// The style of `kind`.
+    pub fn species(&self, kind: SpeciesKind) -> Option<&SpeciesStyle> {
+        self.species.iter().find(|s| s.kind == kind)
+    }
+
+    /// The style of `kind`, mutable.
+    pub fn species_mut(&mut self, kind: SpeciesKind) -> Option<&mut SpeciesStyle> {
+        self.species.iter_mut().find(|s| s.kind == kind)
+    }
+}
+
+/// What the viewport asks for.
+#[derive(Debug, Clone)]
+pub struct ViewRequest {
+    /// The particles.
+    pub snapshot: Arc<Snapshot>,
+    /// The view.
+    pub camera: OrbitCamera,
+    /// The look.
+    pub style: ViewStyle,
+    /// Image width in pixels.
+    pub width_px: u32,
+    /// Image height in pixels.
+    pub height_px: u32,
+}
+
+/// An 8-bit RGBA image, row 0 at the top, not premultiplied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedImage {
+    /// Width in pixels.
+    pub width_px: u32,
+    /// Height in pixels.
+    pub height_px: u32,
+    /// `width_px · height_px · 4` bytes.
+    pub rgba: Vec<u8>,
+    /// The back-end that made it ("cpu", "cuda").
+    pub backend: String,
+    /// Wall time of the render in seconds.
+    pub seconds: f64,
+}
+
+/// Something that turns a [`ViewRequest`] into an image. Runs on a worker thread.
+pub trait ViewportRenderer: Send {
+    /// Name of the back-end shown in the status bar ("cpu", "cuda").
+    fn backend_name(&self) -> String;
+
+    /// Renders `request`; stops early with an error when `progress` is cancelled.
+    fn render(
+        &mut self,
+        request: &ViewRequest,
+        progress: &Progress,
+    ) -> Result<RenderedImage, String>;
+}
+
+/// Makes renderers: one for the viewport's worker, more for off-screen screenshots.
+pub type RendererFactory = Arc<dyn Fn() -> Box<dyn ViewportRenderer> + Send + Sync>;
+
+/// The renderer the application uses: the best back-end of the Splotch renderer.
+pub fn default_renderer_factory() -> RendererFactory {
+    Arc::new(|| Box::new(SplotchRenderer))
+}
+
+/// The library's Splotch renderer behind the viewport boundary.
+struct SplotchRenderer;
+
+impl ViewportRenderer for SplotchRenderer {
+    fn backend_name(&self) -> String {
+        "cpu".to_owned()
+    }
+
+    fn render(
+        &mut self,
+        _request: &ViewRequest,
+        _progress: &Progress,
+    ) -> Result<RenderedImage, String> {
+        // The render module is being written on its own branch; it plugs in here.
+        Err("the Splotch renderer is not part of this build yet".to_owned())
+    }
+}
+
+/// Stores a [`SpeciesKind`] by its name (`gas`, `dark`, ...), so saved settings read as text.
+mod species_kind_by_name {
+    use crate::data::SpeciesKind;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(kind: &SpeciesKind, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(kind.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<SpeciesKind, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        SpeciesKind::from_name(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown species `{name}`")))
+    }
+}

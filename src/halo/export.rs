@@ -1,0 +1,246 @@
+//! Writing the halo catalogue (CSV, HDF5) and per-particle labels or positions (NumPy `.npy`,
+//! CSV).
+
+use super::FofResult;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Why an export failed. Displays as `<file>: <what>`.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The operating system refused or failed a write.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The HDF5 library failed.
+    #[error("{}: HDF5: {message}", path.display())]
+    Hdf5 {
+        /// The file.
+        path: PathBuf,
+        /// What HDF5 said.
+        message: String,
+    },
+    /// The extension names no format we write.
+    #[error("{}: unknown extension, expected {expected}", path.display())]
+    UnknownExtension {
+        /// The file.
+        path: PathBuf,
+        /// The extensions accepted.
+        expected: &'static str,
+    },
+}
+
+/// Lower-case extension of `path`.
+fn extension(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// Writes the catalogue as CSV (`.csv`) or HDF5 (`.hdf5`, `.h5`), chosen by extension.
+pub fn write_catalogue(path: &Path, result: &FofResult) -> Result<(), ExportError> {
+    match extension(path).as_str() {
+        "csv" => write_catalogue_csv(path, result),
+        "hdf5" | "h5" => write_catalogue_hdf5(path, result),
+        _ => Err(ExportError::UnknownExtension {
+            path: path.to_owned(),
+            expected: ".csv, .hdf5 or .h5",
+        }),
+    }
+}
+
+/// Writes per-particle labels as NumPy int32 (`.npy`) or one label per line (`.csv`).
+pub fn write_labels(path: &Path, labels: &[i32]) -> Result<(), ExportError> {
+    match extension(path).as_str() {
+        "npy" => {
+            let bytes: Vec<u8> = labels.iter().flat_map(|l| l.to_le_bytes()).collect();
+            write_npy(path, "<i4", &format!("({},)", labels.len()), &bytes)
+        }
+        "csv" => write_with(path, |out| {
+            writeln!(out, "label")?;
+            for label in labels {
+                writeln!(out, "{label}")?;
+            }
+            Ok(())
+        }),
+        _ => Err(ExportError::UnknownExtension {
+            path: path.to_owned(),
+            expected: ".npy or .csv",
+        }),
+    }
+}
+
+/// Writes float32 positions as a NumPy `(N, 3)` array (`<f4`).
+pub fn write_positions_npy(path: &Path, positions: &[[f32; 3]]) -> Result<(), ExportError> {
+    let bytes: Vec<u8> = positions
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    write_npy(path, "<f4", &format!("({}, 3)", positions.len()), &bytes)
+}
+
+/// A NumPy format 1.0 file: magic, header dict padded to a multiple of 64 bytes, raw data
+/// (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html).
+fn write_npy(path: &Path, descr: &str, shape: &str, data: &[u8]) -> Result<(), ExportError> {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let unpadded = 10 + header.len() + 1;
+    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    header.push('\n');
+    let header_len = header.len() as u16;
+    write_with(path, |out| {
+        out.write_all(b"\x93NUMPY\x01\x00")?;
+        out.write_all(&header_len.to_le_bytes())?;
+        out.write_all(header.as_bytes())?;
+        out.write_all(data)
+    })
+}
+
+/// Creates `path` and runs `body` on a buffered writer, mapping I/O errors to the file.
+fn write_with(
+    path: &Path,
+    body: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<(), ExportError> {
+    let io_error = |source| ExportError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(io_error)?;
+    let mut out = std::io::BufWriter::new(file);
+    body(&mut out).map_err(io_error)?;
+    out.flush().map_err(io_error)
+}
+
+/// Catalogue as CSV: one header line, one row per halo in catalogue order.
+pub fn write_catalogue_csv(path: &Path, result: &FofResult) -> Result<(), ExportError> {
+    write_with(path, |out| {
+        writeln!(
+            out,
+            "rank,size,min_index,mass,com_x,com_y,com_z,vel_x,vel_y,vel_z,radius_max,radius_rms"
+        )?;
+        for (rank, h) in result.halos.iter().enumerate() {
+            let v = h
+                .velocity
+                .map(|v| format!("{},{},{}", v[0], v[1], v[2]))
+                .unwrap_or_else(|| ",,".to_owned());
+            writeln!(
+                out,
+                "{rank},{},{},{},{},{},{},{v},{},{}",
+                h.size,
+                h.min_index,
+                h.mass,
+                h.com[0],
+                h.com[1],
+                h.com[2],
+                h.radius_max,
+                h.radius_rms
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Catalogue as HDF5: one dataset per column (`size`, `min_index`, `mass`, `com` (n, 3),
+/// `velocity` (n, 3) when known, `radius_max`, `radius_rms`) and run attributes on the root.
+pub fn write_catalogue_hdf5(path: &Path, result: &FofResult) -> Result<(), ExportError> {
+    write_hdf5(path, result).map_err(|e| ExportError::Hdf5 {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// The HDF5 writes, with the library's own error type.
+fn write_hdf5(path: &Path, result: &FofResult) -> hdf5::Result<()> {
+    let file = hdf5::File::create(path)?;
+    let halos = &result.halos;
+    let n = halos.len();
+    let column = |name: &str, values: Vec<f64>| -> hdf5::Result<()> {
+        file.new_dataset::<f64>()
+            .shape([n])
+            .create(name)?
+            .write_raw(&values)
+    };
+    let vector = |name: &str, values: Vec<f64>| -> hdf5::Result<()> {
+        file.new_dataset::<f64>()
+            .shape([n, 3])
+            .create(name)?
+            .write_raw(&values)
+    };
+    file.new_dataset::<u64>()
+        .shape([n])
+        .create("size")?
+        .write_raw(&halos.iter().map(|h| h.size as u64).collect::<Vec<_>>())?;
+    file.new_dataset::<u64>()
+        .shape([n])
+        .create("min_index")?
+        .write_raw(&halos.iter().map(|h| h.min_index as u64).collect::<Vec<_>>())?;
+    column("mass", halos.iter().map(|h| h.mass).collect())?;
+    vector("com", halos.iter().flat_map(|h| h.com).collect())?;
+    if halos.iter().all(|h| h.velocity.is_some()) && n > 0 {
+        vector(
+            "velocity",
+            halos
+                .iter()
+                .flat_map(|h| h.velocity.unwrap_or_default())
+                .collect(),
+        )?;
+    }
+    column("radius_max", halos.iter().map(|h| h.radius_max).collect())?;
+    column("radius_rms", halos.iter().map(|h| h.radius_rms).collect())?;
+
+    let scalar = |name: &str, value: f64| -> hdf5::Result<()> {
+        file.new_attr::<f64>().create(name)?.write_scalar(&value)
+    };
+    scalar("linking_length", result.linking_length)?;
+    scalar("mean_separation", result.mean_separation)?;
+    scalar("b", result.b.unwrap_or(f64::NAN))?;
+    scalar("box_size", result.box_size().unwrap_or(f64::NAN))?;
+    file.new_attr::<u8>()
+        .create("periodic")?
+        .write_scalar(&u8::from(result.periodic()))?;
+    file.new_attr::<u64>()
+        .create("min_members")?
+        .write_scalar(&(result.min_members as u64))?;
+    file.new_attr::<u64>()
+        .create("n_particles")?
+        .write_scalar(&(result.n_particles as u64))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_header_is_aligned_and_describes_the_array() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("labels.npy");
+        write_labels(&path, &[3, -1, 0]).expect("writes");
+        let bytes = std::fs::read(&path).expect("reads back");
+        assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+        let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        assert_eq!((10 + header_len) % 64, 0);
+        let header = std::str::from_utf8(&bytes[10..10 + header_len]).expect("ascii");
+        assert!(header.starts_with("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }"));
+        assert!(header.ends_with('\n'));
+        let data: Vec<i32> = bytes[10 + header_len..]
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        assert_eq!(data, vec![3, -1, 0]);
+    }
+
+    #[test]
+    fn unknown_extensions_are_refused() {
+        let err = write_labels(Path::new("labels.txt"), &[]).expect_err("txt");
+        assert_eq!(
+            err.to_string(),
+            "labels.txt: unknown extension, expected .npy or .csv"
+        );
+    }
+}

@@ -1,0 +1,362 @@
+//! The CPU back-end: every class (small, medium, large) goes through the tiled splatter.
+
+use super::normalise::Normaliser;
+use super::palette::Palette;
+use super::project::{ParticleClass, Splat, StyleParams, ViewParams, project_particle};
+use super::smoothing::knn_smoothing_lengths;
+use super::splat_cpu::Splatter;
+use super::tau::TauBuffer;
+use super::{
+    Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, SpeciesStyle,
+    StageTime, exposure,
+};
+use crate::data::{Masses, Snapshot, Species};
+use crate::jobs::Progress;
+use rayon::prelude::*;
+use std::borrow::Cow;
+use std::time::Instant;
+
+/// Particles per projection task.
+const PROJECT_CHUNK: usize = 1 << 14;
+
+/// Renders one frame on the CPU (fresh buffers; see [`CpuRenderer`] to reuse them).
+pub fn render_cpu(
+    snapshot: &Snapshot,
+    settings: &RenderSettings,
+    progress: &Progress,
+) -> Result<RenderOutput, RenderError> {
+    let mut tau = TauBuffer::default();
+    let stats = CpuRenderer::new().render_into(snapshot, settings, progress, &mut tau)?;
+    Ok(RenderOutput { tau, stats })
+}
+
+/// CPU renderer holding every per-frame buffer, so repeated frames allocate nothing new.
+#[derive(Debug, Default)]
+pub struct CpuRenderer {
+    splatter: Splatter,
+    splats: Vec<Splat>,
+    exposure_scratch: Vec<f32>,
+}
+
+/// A per-particle value source without copying: a slice, or one value for all.
+#[derive(Debug, Clone, Copy)]
+pub enum Values<'a> {
+    /// One value per particle.
+    Slice(&'a [f32]),
+    /// The same value for every particle.
+    Constant(f32),
+}
+
+impl Values<'_> {
+    /// Value of particle `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> f32 {
+        match self {
+            Self::Slice(values) => values[i],
+            Self::Constant(value) => *value,
+        }
+    }
+}
+
+/// The per-particle values of `name` in `species`: `mass`, `SmoothingLength` (also `hsml`,
+/// `hsmooth` when not a field) or a named field, matched case-insensitively.
+pub fn field_values<'a>(species: &'a Species, name: &str) -> Result<Values<'a>, RenderError> {
+    if let Some(field) = species.field(name) {
+        return Ok(Values::Slice(&field.values));
+    }
+    if name.eq_ignore_ascii_case("mass") {
+        return Ok(match &species.masses {
+            Masses::Uniform(m) => Values::Constant(*m),
+            Masses::PerParticle(values) => Values::Slice(values),
+        });
+    }
+    let is_h = ["smoothinglength", "smoothinglengths", "hsml", "hsmooth"]
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(name));
+    if is_h && let Some(h) = &species.smoothing_lengths {
+        return Ok(Values::Slice(h));
+    }
+    Err(RenderError::UnknownField {
+        species: species.kind.to_string(),
+        field: name.to_owned(),
+        available: species.field_names().join(", "),
+    })
+}
+
+/// A style resolved against the data.
+struct Resolved<'a> {
+    species: &'a Species,
+    intensity: Option<(Normaliser, Values<'a>)>,
+    colour: Option<(Normaliser, Values<'a>, Palette)>,
+    smoothing: Cow<'a, [f32]>,
+    style: &'a SpeciesStyle,
+}
+
+fn checked_range(
+    what: &str,
+    kind: &str,
+    range: Option<(f32, f32)>,
+) -> Result<Option<(f32, f32)>, RenderError> {
+    match range {
+        Some((lo, hi)) if !(lo.is_finite() && hi.is_finite() && lo <= hi) => {
+            Err(RenderError::setting(format!(
+                "{what} range {lo}..{hi} of species {kind} must be finite with lo <= hi"
+            )))
+        }
+        other => Ok(other),
+    }
+}
+
+fn normaliser(values: Values<'_>, n: usize, log: bool, range: Option<(f32, f32)>) -> Normaliser {
+    match (range, values) {
+        (Some((lo, hi)), _) => Normaliser::fixed(log, lo, hi),
+        (None, Values::Slice(v)) => Normaliser::from_values(v, log),
+        (None, Values::Constant(c)) => Normaliser::from_values(&[c][..n.min(1)], log),
+    }
+}
+
+impl CpuRenderer {
+    /// Empty buffers; they grow on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Renders into `tau` (resized and zeroed; row 0 at the top). Under auto exposure τ is the
+    /// one at brightness 1 and `stats.tau_scale` holds the brightness to apply when tone mapping.
+    pub fn render_into(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        progress: &Progress,
+        tau: &mut TauBuffer,
+    ) -> Result<RenderStats, RenderError> {
+        let start = Instant::now();
+        let mut timings = Vec::new();
+        let mut stage_start = Instant::now();
+        let mut lap = |stage: &'static str, timings: &mut Vec<StageTime>| {
+            timings.push(StageTime {
+                stage,
+                seconds: stage_start.elapsed().as_secs_f64(),
+            });
+            stage_start = Instant::now();
+        };
+        let cancelled = |_| RenderError::Cancelled;
+
+        let view = ViewParams::new(
+            &settings.camera,
+            settings.width,
+            settings.height,
+            settings.min_radius_px,
+            settings.border_px,
+        )?;
+        let global_brightness = match settings.brightness {
+            Brightness::Explicit(b) if !(b >= 0.0 && b.is_finite()) => {
+                return Err(RenderError::setting(format!(
+                    "brightness {b} must be a finite number >= 0"
+                )));
+            }
+            Brightness::Explicit(b) => b,
+            Brightness::Auto { .. } => 1.0,
+        };
+        if settings.species.is_empty() {
+            return Err(RenderError::setting("no species to render"));
+        }
+
+        // Normalise: resolve fields, limits and palettes.
+        progress.report("normalise", 0, 1);
+        let mut resolved = Vec::with_capacity(settings.species.len());
+        for style in &settings.species {
+            resolved.push(resolve(snapshot, style)?);
+        }
+        lap("normalise", &mut timings);
+
+        // Smoothing lengths where the file has none.
+        for r in &mut resolved {
+            if r.smoothing.is_empty() && !r.species.is_empty() {
+                let box_size = snapshot
+                    .header
+                    .box_size
+                    .filter(|_| snapshot.header.periodic);
+                let h =
+                    knn_smoothing_lengths(&r.species.positions, settings.knn, box_size, progress)?;
+                r.smoothing = Cow::Owned(h);
+            }
+        }
+        lap("smoothing", &mut timings);
+
+        // Project and classify into one compacted splat list.
+        progress.check().map_err(cancelled)?;
+        let total: usize = resolved.iter().map(|r| r.species.len()).sum();
+        self.splats.clear();
+        self.splats.resize(total, Splat::default());
+        let mut filled = Vec::new();
+        let mut counts = ClassCounts::default();
+        let mut offset = 0;
+        for r in &resolved {
+            let n = r.species.len();
+            let style = StyleParams {
+                intensity: r.intensity.as_ref().map(|(norm, _)| *norm),
+                colour: r.colour.as_ref().map(|(norm, _, palette)| (*norm, palette)),
+                brightness: r.style.brightness * global_brightness,
+                size_factor: r.style.size_factor,
+            };
+            let intensity = r.intensity.as_ref().map(|(_, v)| *v);
+            let colour = r.colour.as_ref().map(|(_, v, _)| *v);
+            let positions = &r.species.positions;
+            let smoothing = &r.smoothing;
+            let results: Vec<(usize, ClassCounts)> = self.splats[offset..offset + n]
+                .par_chunks_mut(PROJECT_CHUNK)
+                .enumerate()
+                .map(|(chunk, out)| {
+                    let first = chunk * PROJECT_CHUNK;
+                    let mut kept = 0;
+                    let mut chunk_counts = ClassCounts::default();
+                    for i in first..first + out.len() {
+                        let p = project_particle(
+                            &view,
+                            &style,
+                            positions[i],
+                            smoothing[i],
+                            intensity.map_or(0.0, |v| v.get(i)),
+                            colour.map_or(0.0, |v| v.get(i)),
+                        );
+                        chunk_counts.add(p.class);
+                        if p.class != ParticleClass::Inactive {
+                            out[kept] = p.splat;
+                            kept += 1;
+                        }
+                    }
+                    (kept, chunk_counts)
+                })
+                .collect();
+            for (chunk, (kept, chunk_counts)) in results.into_iter().enumerate() {
+                filled.push((offset + chunk * PROJECT_CHUNK, kept));
+                counts = counts.merged(chunk_counts);
+            }
+            offset += n;
+        }
+        let mut write = 0;
+        for (from, kept) in filled {
+            self.splats.copy_within(from..from + kept, write);
+            write += kept;
+        }
+        self.splats.truncate(write);
+        lap("project", &mut timings);
+
+        progress.check().map_err(cancelled)?;
+        progress.report("splat", 0, 1);
+        tau.reset(settings.width, settings.height);
+        self.splatter.splat_into(&self.splats, tau);
+        lap("splat", &mut timings);
+
+        let tau_scale = match settings.brightness {
+            Brightness::Auto {
+                percentile,
+                target_value,
+            } => {
+                exposure::auto_brightness(tau, percentile, target_value, &mut self.exposure_scratch)
+            }
+            Brightness::Explicit(_) => 1.0,
+        };
+        lap("exposure", &mut timings);
+        progress.report("splat", 1, 1);
+
+        Ok(RenderStats {
+            particles: total as u64,
+            counts,
+            brightness: if matches!(settings.brightness, Brightness::Auto { .. }) {
+                tau_scale
+            } else {
+                global_brightness
+            },
+            auto_exposure: matches!(settings.brightness, Brightness::Auto { .. }),
+            tau_scale,
+            timings,
+            seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// Looks up the species, fields, limits and palette of one style.
+fn resolve<'a>(
+    snapshot: &'a Snapshot,
+    style: &'a SpeciesStyle,
+) -> Result<Resolved<'a>, RenderError> {
+    let kind = style.kind.name();
+    let Some(species) = snapshot.species(style.kind) else {
+        let present: Vec<&str> = snapshot.species.iter().map(|s| s.kind.name()).collect();
+        return Err(RenderError::UnknownSpecies {
+            name: kind.to_owned(),
+            present: if present.is_empty() {
+                "none".to_owned()
+            } else {
+                present.join(", ")
+            },
+        });
+    };
+    if !(style.size_factor > 0.0 && style.size_factor.is_finite()) {
+        return Err(RenderError::setting(format!(
+            "size factor {} of species {kind} must be a finite number > 0",
+            style.size_factor
+        )));
+    }
+    if !(style.brightness >= 0.0 && style.brightness.is_finite()) {
+        return Err(RenderError::setting(format!(
+            "brightness {} of species {kind} must be a finite number >= 0",
+            style.brightness
+        )));
+    }
+    let n = species.len();
+    let intensity = match &style.intensity {
+        Some(name) => {
+            let values = field_values(species, name)?;
+            let range = checked_range("intensity", kind, style.intensity_range)?;
+            Some((normaliser(values, n, style.intensity_log, range), values))
+        }
+        None => None,
+    };
+    // Checked even when unused, so that a misspelt name is reported.
+    let palette = Palette::by_name(&style.palette)?;
+    let colour = match &style.colour {
+        Some(name) => {
+            let values = field_values(species, name)?;
+            let range = checked_range("colour", kind, style.colour_range)?;
+            Some((
+                normaliser(values, n, style.colour_log, range),
+                values,
+                palette,
+            ))
+        }
+        None => None,
+    };
+    let smoothing = match &species.smoothing_lengths {
+        Some(h) if h.len() == n => Cow::Borrowed(h.as_slice()),
+        Some(h) => {
+            return Err(RenderError::setting(format!(
+                "species {kind} has {} smoothing lengths for {n} particles",
+                h.len()
+            )));
+        }
+        None => Cow::Borrowed(&[][..]),
+    };
+    for (what, values) in [
+        ("intensity", intensity.as_ref().map(|(_, v)| *v)),
+        ("colour", colour.as_ref().map(|(_, v, _)| *v)),
+    ] {
+        if let Some(Values::Slice(v)) = values
+            && v.len() != n
+        {
+            return Err(RenderError::setting(format!(
+                "{what} field of species {kind} has {} values for {n} particles",
+                v.len()
+            )));
+        }
+    }
+    Ok(Resolved {
+        species,
+        intensity,
+        colour,
+        smoothing,
+        style,
+    })
+}

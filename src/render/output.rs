@@ -1,0 +1,53 @@
+//! Writing results without leaving partial files: everything goes to a temporary file in the
+//! destination folder and is renamed into place only when complete.
+
+use super::RenderError;
+use image::DynamicImage;
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `path` through `write` into a temporary file beside it, then renames it into place.
+/// On any error the temporary file is removed and `path` is left as it was.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> Result<(), RenderError>,
+) -> Result<(), RenderError> {
+    let io = |error: std::io::Error| RenderError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut temp = tempfile::Builder::new()
+        .prefix(".haloscope-")
+        .suffix(".part")
+        .tempfile_in(folder)
+        // tempfile's own message names the temporary file; name the folder instead.
+        .map_err(|e| {
+            io(std::io::Error::new(
+                e.kind(),
+                format!("cannot create a file in {}: {}", folder.display(), e.kind()),
+            ))
+        })?;
+    {
+        let mut writer = std::io::BufWriter::new(temp.as_file_mut());
+        write(&mut writer)?;
+        writer.flush().map_err(io)?;
+    }
+    temp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// Saves `image` as PNG (8- or 16-bit RGB) at `path`, atomically.
+pub fn save_png(path: &Path, image: &DynamicImage) -> Result<(), RenderError> {
+    write_atomically(path, |writer| {
+        image
+            .write_to(writer, image::ImageFormat::Png)
+            .map_err(|e| RenderError::Encode {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
+    })
+}
