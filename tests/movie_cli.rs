@@ -67,7 +67,6 @@ fn a_missing_path_file_names_it() {
 }
 
 #[test]
-#[ignore = "needs render::render_cpu wired into cli/movie.rs (the renderer is not on main yet)"]
 fn a_ten_frame_demo_movie_from_the_command_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let frames = dir.path().join("frames");

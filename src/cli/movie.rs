@@ -1,11 +1,13 @@
 //! `haloscope movie`: render a camera path to numbered PNG frames and, optionally, an MP4.
 
 use crate::cli::progress_bar::terminal_progress;
-use crate::data::{LoadOptions, Snapshot, demo::demo_snapshot, load_snapshot};
+use crate::data::{LoadOptions, Snapshot, SpeciesKind, demo::demo_snapshot, load_snapshot};
 use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
 use crate::jobs::Progress;
 use crate::movie::{FramePlan, Mp4Settings, PathSample, export_frames, load_path};
-use anyhow::Context;
+use crate::render::smoothing::{DEFAULT_KNN, knn_smoothing_lengths};
+use crate::render::{Brightness, CpuRenderer, RenderSettings, SpeciesStyle, TauBuffer, tone_map};
+use anyhow::{Context, bail};
 use clap::Args;
 use image::RgbImage;
 use std::path::PathBuf;
@@ -76,20 +78,31 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     {
         log::warn!("CUDA not used, rendering on the CPU: {reason}");
     }
-    let snapshot = match (&args.file, args.demo) {
+    let mut snapshot = match (&args.file, args.demo) {
         (Some(file), _) => load_snapshot(file, &LoadOptions::default(), &terminal_progress())
             .with_context(|| format!("reading {}", file.display()))?,
         (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
         (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
     };
-    let progress = terminal_progress();
+    if matches!(backend, ResolvedBackend::Cuda(_)) {
+        // One log line, as for the other CPU fallbacks: frames need the CUDA splatter.
+        log::warn!("the CUDA renderer is not available yet: rendering frames on the CPU");
+    }
+    let progress = if args.json {
+        Progress::none()
+    } else {
+        terminal_progress()
+    };
+    let first = path.sample(path.start_s());
+    let mut renderer = MovieRenderer::new(&mut snapshot, &first, &plan, &progress)
+        .with_context(|| format!("preparing the frames of {}", args.path.display()))?;
     let mp4_settings = Mp4Settings::default();
     let summary = export_frames(
         &path,
         &plan,
         &args.out,
         args.mp4.as_deref().map(|mp4| (mp4, &mp4_settings)),
-        |sample, _index| render_frame(&snapshot, sample, &plan, &backend, &progress),
+        |sample, _index| renderer.frame(&snapshot, sample),
         &progress,
     )?;
     if args.json {
@@ -104,7 +117,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             "fps": plan.fps,
             "mp4": summary.mp4.as_ref().map(|m| &m.path),
             "mp4_bytes": summary.mp4.as_ref().map(|m| m.bytes),
-            "backend": backend.name(),
+            "backend": "cpu",
             "seconds": summary.seconds,
             "render_seconds": summary.render_seconds,
         });
@@ -132,14 +145,92 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Renders one frame of the movie with the Splotch renderer.
-fn render_frame(
-    _snapshot: &Snapshot,
-    _sample: &PathSample,
-    _plan: &FramePlan,
-    _backend: &ResolvedBackend,
-    _progress: &Progress,
-) -> anyhow::Result<RgbImage> {
-    // Wired to `render::render_cpu` (and the CUDA twin) once the renderer lands on main.
-    anyhow::bail!("frame rendering is not available yet: the Splotch renderer has not landed")
+/// The species drawn by default, as `haloscope render` chooses it: gas when it has smoothing
+/// lengths, else dark matter, else the first non-empty family.
+fn default_species(snapshot: &Snapshot) -> Option<SpeciesKind> {
+    let non_empty = |kind| snapshot.species(kind).is_some_and(|s| !s.is_empty());
+    if snapshot
+        .species(SpeciesKind::Gas)
+        .is_some_and(|s| !s.is_empty() && s.smoothing_lengths.is_some())
+    {
+        return Some(SpeciesKind::Gas);
+    }
+    if non_empty(SpeciesKind::Dark) {
+        return Some(SpeciesKind::Dark);
+    }
+    snapshot
+        .species
+        .iter()
+        .find(|s| !s.is_empty())
+        .map(|s| s.kind)
+}
+
+/// Renders the frames of one movie on the CPU, reusing its buffers from frame to frame.
+struct MovieRenderer {
+    renderer: CpuRenderer,
+    tau: TauBuffer,
+    settings: RenderSettings,
+    /// Brightness of the auto exposure of the first frame: every frame uses it (times the
+    /// path's `brightness`), so the exposure does not flicker from frame to frame.
+    base_brightness: f32,
+}
+
+impl MovieRenderer {
+    /// Chooses the species, computes missing smoothing lengths once (not per frame), and fixes
+    /// the exposure from the path's first frame.
+    fn new(
+        snapshot: &mut Snapshot,
+        first: &PathSample,
+        plan: &FramePlan,
+        progress: &Progress,
+    ) -> anyhow::Result<Self> {
+        let Some(kind) = default_species(snapshot) else {
+            bail!("the snapshot has no particles");
+        };
+        let box_size = snapshot
+            .header
+            .box_size
+            .filter(|_| snapshot.header.periodic);
+        if let Some(species) = snapshot.species_mut(kind)
+            && species.smoothing_lengths.is_none()
+        {
+            let h = knn_smoothing_lengths(&species.positions, DEFAULT_KNN, box_size, progress)?;
+            species.smoothing_lengths = Some(h);
+        }
+        let settings = RenderSettings::new(
+            plan.width,
+            plan.height,
+            first.pose.to_render_camera(),
+            vec![SpeciesStyle::new(kind)],
+        );
+        let mut renderer = Self {
+            renderer: CpuRenderer::new(),
+            tau: TauBuffer::default(),
+            settings,
+            base_brightness: 1.0,
+        };
+        renderer.settings.brightness = Brightness::default();
+        let stats = renderer.renderer.render_into(
+            snapshot,
+            &renderer.settings,
+            &Progress::none(),
+            &mut renderer.tau,
+        )?;
+        renderer.base_brightness = stats.brightness;
+        Ok(renderer)
+    }
+
+    /// One frame as 8-bit RGB.
+    fn frame(&mut self, snapshot: &Snapshot, sample: &PathSample) -> anyhow::Result<RgbImage> {
+        self.settings.camera = sample.pose.to_render_camera();
+        let scale = sample.settings.brightness.unwrap_or(1.0) as f32;
+        self.settings.brightness = Brightness::Explicit(self.base_brightness * scale);
+        let stats = self.renderer.render_into(
+            snapshot,
+            &self.settings,
+            &Progress::none(),
+            &mut self.tau,
+        )?;
+        Ok(tone_map(&self.tau, stats.tau_scale, &self.settings.tone).into_rgb8())
+    }
 }

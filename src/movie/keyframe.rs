@@ -48,6 +48,18 @@ impl CameraPose {
         (up - forward * up.dot(forward)).normalize_or_zero()
     }
 
+    /// The renderer's camera for this pose (no depth limits beyond depth > 0).
+    pub fn to_render_camera(&self) -> crate::render::Camera {
+        let mut camera =
+            crate::render::Camera::look_at(self.position, self.look_at, self.up, self.fov_deg);
+        camera.projection = if self.orthographic {
+            crate::render::Projection::Orthographic
+        } else {
+            crate::render::Projection::Perspective
+        };
+        camera
+    }
+
     /// World width seen by an orthographic camera (and by a perspective camera at the look-at
     /// distance): `2·d·tan(fov/2)`.
     pub fn view_width(&self) -> f64 {
