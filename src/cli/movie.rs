@@ -166,7 +166,7 @@ fn default_species(snapshot: &Snapshot) -> Option<SpeciesKind> {
 }
 
 /// Renders the frames of one movie on the CPU, reusing its buffers from frame to frame.
-struct MovieRenderer {
+pub(crate) struct MovieRenderer {
     renderer: CpuRenderer,
     tau: TauBuffer,
     settings: RenderSettings,
@@ -178,7 +178,7 @@ struct MovieRenderer {
 impl MovieRenderer {
     /// Chooses the species, computes missing smoothing lengths once (not per frame), and fixes
     /// the exposure from the path's first frame.
-    fn new(
+    pub(crate) fn new(
         snapshot: &mut Snapshot,
         first: &PathSample,
         plan: &FramePlan,
@@ -221,7 +221,11 @@ impl MovieRenderer {
     }
 
     /// One frame as 8-bit RGB.
-    fn frame(&mut self, snapshot: &Snapshot, sample: &PathSample) -> anyhow::Result<RgbImage> {
+    pub(crate) fn frame(
+        &mut self,
+        snapshot: &Snapshot,
+        sample: &PathSample,
+    ) -> anyhow::Result<RgbImage> {
         self.settings.camera = sample.pose.to_render_camera();
         let scale = sample.settings.brightness.unwrap_or(1.0) as f32;
         self.settings.brightness = Brightness::Explicit(self.base_brightness * scale);
