@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(pkg-config libhdf5-dev mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0
-          libgl1-mesa-dri libxkbcommon-x11-0 xvfb xauth x11-apps)
+          libgl1-mesa-dri libxkbcommon-x11-0 xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -73,6 +73,12 @@ proptest! {
         assert_same_partition(&points, ll, frame_for(&points, periodic, 1.0));
     }
 
+}
+
+proptest! {
+    // Each case is a 1500-point brute force (1.1 million pairs): fewer cases keep this short.
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
     #[test]
     fn clustered_sets_match_brute_force(seed in 0u64..1000, periodic in any::<bool>()) {
         let points = halo::synthetic::clustered_points(1500, 1.0, seed);
@@ -154,12 +160,17 @@ fn bad_input_gives_clear_errors() {
         err.to_string(),
         "box size 1 is smaller than the data extent 2.5 along x"
     );
-    let err = run(FofParams {
-        backend: FofBackend::Cuda,
-        ..base.clone()
-    })
-    .expect_err("no CUDA");
-    assert_eq!(err.to_string(), "CUDA FoF not available in this build");
+    if haloscope::gpu::cuda_available().is_err() {
+        let err = run(FofParams {
+            backend: FofBackend::Cuda,
+            ..base.clone()
+        })
+        .expect_err("no CUDA");
+        assert!(
+            err.to_string().starts_with("CUDA back-end unavailable: "),
+            "{err}"
+        );
+    }
     let err = find_halos(&[], &masses, None, &base, &Progress::none()).expect_err("empty");
     assert!(matches!(err, FofError::EmptySelection { .. }));
     let err = find_halos(
@@ -190,4 +201,39 @@ fn a_cancelled_run_stops_with_cancelled() {
     )
     .expect_err("cancelled");
     assert!(matches!(err, FofError::Cancelled));
+}
+
+#[test]
+fn progress_reaches_the_end_of_every_stage() {
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let progress = Progress::new(
+        move |u| {
+            if let Ok(mut seen) = sink.lock() {
+                seen.push((u.stage.clone(), u.done, u.total));
+            }
+        },
+        CancelToken::new(),
+    );
+    let points = halo::synthetic::clustered_points(20_000, 1.0, 5);
+    find_halos(
+        &points,
+        &Masses::Uniform(1.0),
+        None,
+        &FofParams::default(),
+        &progress,
+    )
+    .expect("fof");
+    let seen = seen.lock().expect("not poisoned");
+    for stage in ["grid", "linking", "catalogue"] {
+        let last = seen
+            .iter()
+            .filter(|(s, _, _)| s == stage)
+            .map(|&(_, done, total)| (done, total))
+            .max()
+            .expect("stage reported");
+        assert_eq!(last.0, last.1, "{stage} finished");
+        assert!(last.1 > 0);
+    }
 }

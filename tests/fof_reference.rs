@@ -341,10 +341,14 @@ fn cli_errors_name_the_file() {
         run(&["--species", "star"]),
         format!("error: {name}: no particles selected for friends-of-friends (selection: star)")
     );
-    assert_eq!(
-        run(&["--backend", "cuda"]),
-        format!("error: {name}: CUDA FoF not available in this build")
-    );
+    if haloscope::gpu::cuda_available().is_err() {
+        assert_eq!(
+            run(&["--backend", "cuda"]),
+            format!(
+                "error: {name}: CUDA back-end unavailable: no NVIDIA driver library (libcuda) was found on this machine"
+            )
+        );
+    }
 }
 
 #[test]
@@ -392,4 +396,25 @@ fn hdf5_catalogue_reads_back() {
         .and_then(|a| a.read_scalar())
         .expect("attribute");
     assert_eq!(ll, result.linking_length);
+}
+
+#[test]
+fn cli_absolute_linking_length_gives_the_same_groups() {
+    let file = shared_data("snapshots/lambs.00200_subsamp_30K");
+    let (r, text) = reference_with_text("lambs.00200_subsamp_30K_periodic_b0.2_min20");
+    let ll = exact_json_f64(&text, "linking_length");
+    let output = std::process::Command::new(haloscope_bin())
+        .args(["fof", "--box", "1", "--json", "--ll", &format!("{ll:?}")])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(json["b"], Value::Null);
+    assert_eq!(json["sizes_sorted_desc"], r["sizes_sorted_desc"]);
+    assert_eq!(json["n_fof_groups_all_sizes"], r["n_fof_groups_all_sizes"]);
 }

@@ -1,6 +1,7 @@
 //! `haloscope bench …`: timed benchmarks whose numbers go into BENCHMARKS.md.
 
 mod fof;
+mod fof_cuda;
 mod load;
 mod movie;
 mod render;

@@ -13,7 +13,7 @@ use std::time::Instant;
 /// Back-end names on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BackendArg {
-    /// The fastest available (CPU until the CUDA linker exists).
+    /// CUDA when a device opens, else the CPU.
     Auto,
     /// The rayon CPU linker.
     Cpu,

@@ -27,10 +27,8 @@ pub fn run(args: InfoArgs) -> anyhow::Result<()> {
     };
     let mut described = Vec::new();
     for path in &args.files {
-        // The reader's error already reads `<file>: <what>`; passed on as text so that `{:#}`
-        // does not repeat an I/O error's cause after it.
-        let loaded =
-            load_any(path, &options, &terminal_progress()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        // The reader's error already reads `<file>: <what>`.
+        let loaded = load_any(path, &options, &terminal_progress())?;
         let value = match &loaded {
             Loaded::Snapshot(s) => describe_snapshot(path, s),
             Loaded::Events(e) => describe_events(path, e),

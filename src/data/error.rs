@@ -4,12 +4,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// The operating system refused or failed a read.
-    #[error("{}: {source}", path.display())]
+    // Not marked as the error's source: the message already includes it, and anyhow's `{:#}`
+    // would print it a second time.
+    #[error("{}: {io_error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What the OS said.
-        source: std::io::Error,
+        io_error: std::io::Error,
     },
     /// The content is not what the format promises.
     #[error("{}: {message}", path.display())]
@@ -37,10 +39,10 @@ impl ReadError {
     }
 
     /// An [`ReadError::Io`] for `path`.
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, io_error: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
-            source,
+            io_error,
         }
     }
 }

@@ -78,9 +78,9 @@ pub fn write(
         .try_fold(0i32, |acc, &n| acc.checked_add(n))
         .ok_or_else(|| unsupported("more than 2³¹ particles in total".to_owned()))?;
 
-    let io = |source| WriteError::Io {
+    let io = |io_error| WriteError::Io {
         path: path.to_path_buf(),
-        source,
+        io_error,
     };
     let file = std::fs::File::create(path).map_err(io)?;
     let mut out = Encoder {

@@ -4,12 +4,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// The operating system refused or failed a write.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {io_error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What the OS said.
-        source: std::io::Error,
+        io_error: std::io::Error,
     },
     /// The snapshot cannot be expressed in the format (or the HDF5 library refused it).
     #[error("{}: {message}", path.display())]

@@ -113,9 +113,9 @@ impl KernelCache {
     /// Stores `cubin` under `key` (written to a temporary file, then renamed).
     pub fn store(&self, key: &str, cubin: &[u8]) -> Result<(), GpuError> {
         let Some(dir) = &self.dir else { return Ok(()) };
-        let cache_error = |source| GpuError::Cache {
+        let cache_error = |io_error| GpuError::Cache {
             path: dir.display().to_string(),
-            source,
+            io_error,
         };
         std::fs::create_dir_all(dir).map_err(cache_error)?;
         let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(cache_error)?;

@@ -30,11 +30,11 @@ pub enum GpuError {
         requested_bytes: usize,
     },
     /// The on-disk kernel cache could not be used (never fatal to callers that fall back).
-    #[error("kernel cache {path}: {source}")]
+    #[error("kernel cache {path}: {io_error}")]
     Cache {
         /// The cache file.
         path: String,
         /// What the OS said.
-        source: std::io::Error,
+        io_error: std::io::Error,
     },
 }

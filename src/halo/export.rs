@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     /// The operating system refused or failed a write.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {io_error}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// What the OS said.
-        source: std::io::Error,
+        io_error: std::io::Error,
     },
     /// The HDF5 library failed.
     #[error("{}: HDF5: {message}", path.display())]
@@ -106,9 +106,9 @@ fn write_with(
     path: &Path,
     body: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
 ) -> Result<(), ExportError> {
-    let io_error = |source| ExportError::Io {
+    let io_error = |io_error| ExportError::Io {
         path: path.to_owned(),
-        source,
+        io_error,
     };
     let file = std::fs::File::create(path).map_err(io_error)?;
     let mut out = std::io::BufWriter::new(file);

@@ -2,14 +2,15 @@
 //!
 //! DESIGN §5. [`find_halos`] takes plain arrays (what the GUI overlay and movie presets call);
 //! [`fof_snapshot`] selects species from a [`Snapshot`] first. The back-end is chosen by
-//! [`FofBackend`]: the CPU linker lives in `fof_cpu.rs`, its CUDA twin will sit beside it in
-//! `fof_cuda.rs` and return the same per-particle set ids, from which `catalogue.rs` builds
-//! the same catalogue.
+//! [`FofBackend`]: the CPU linker lives in `fof_cpu.rs`, its CUDA twin beside it in
+//! `fof_cuda.rs` returns the same partition as per-particle set ids, from which `catalogue.rs`
+//! builds the same catalogue.
 
 mod brute_force;
 pub mod catalogue;
 pub mod export;
 mod fof_cpu;
+mod fof_cuda;
 mod grid;
 pub mod periodic;
 mod selection;
@@ -19,11 +20,13 @@ mod union_find;
 pub use brute_force::link_components_brute_force;
 pub use catalogue::{Catalogue, Halo};
 pub use fof_cpu::link_components;
+pub use fof_cuda::{CellOrder, CudaLinkOutput, half_stencil_offsets, link_components_cuda};
 pub use periodic::BoxFrame;
 pub use selection::{SelectedParticles, parse_species, select_particles, snapshot_box_size};
 pub use union_find::AtomicUnionFind;
 
 use crate::data::{Masses, Snapshot, SpeciesKind};
+use crate::gpu::{BackendChoice, GpuError, ResolvedBackend, resolve_backend};
 use crate::jobs::{Cancelled, Progress};
 
 /// How the linking length is given.
@@ -38,7 +41,7 @@ pub enum LinkingLength {
 /// Which implementation links the particles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FofBackend {
-    /// The fastest one available (the CPU for now).
+    /// CUDA when a device opens, else the CPU (with one log line saying why).
     #[default]
     Auto,
     /// The rayon CPU linker.
@@ -200,6 +203,9 @@ pub enum FofError {
     /// The asked-for back-end is not in this build or on this machine.
     #[error("{0}")]
     BackendUnavailable(String),
+    /// The CUDA linker failed (out of device memory, a driver or compile error).
+    #[error("CUDA friends-of-friends: {0}")]
+    Gpu(#[from] GpuError),
     /// The user cancelled.
     #[error("friends-of-friends cancelled")]
     Cancelled,
@@ -242,16 +248,8 @@ pub fn find_halos(
         LinkingLength::Absolute(ll) => (None, ll),
     };
 
-    let set_ids = match params.backend {
-        FofBackend::Auto | FofBackend::Cpu => {
-            link_components(positions, linking_length, frame, progress)?
-        }
-        FofBackend::Cuda => {
-            return Err(FofError::BackendUnavailable(
-                "CUDA FoF not available in this build".to_owned(),
-            ));
-        }
-    };
+    let (set_ids, backend) =
+        link_with_backend(positions, linking_length, frame, params.backend, progress)?;
     progress.check()?;
     progress.report("catalogue", 0, 1);
     let catalogue = catalogue::build(
@@ -273,8 +271,50 @@ pub fn find_halos(
         linking_length,
         min_members: params.min_members,
         frame,
-        backend: FofBackend::Cpu,
+        backend,
     })
+}
+
+/// Set ids from the asked-for back-end, and the back-end that ran: `Auto` takes CUDA when
+/// device 0 opens and falls back to the CPU with one log line; `Cuda` fails when it cannot run.
+fn link_with_backend(
+    positions: &[[f32; 3]],
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    backend: FofBackend,
+    progress: &Progress,
+) -> Result<(Vec<u32>, FofBackend), FofError> {
+    let choice = match backend {
+        FofBackend::Cpu => {
+            let ids = link_components(positions, linking_length, frame, progress)?;
+            return Ok((ids, FofBackend::Cpu));
+        }
+        FofBackend::Auto => BackendChoice::Auto,
+        FofBackend::Cuda => BackendChoice::Cuda,
+    };
+    match resolve_backend(choice) {
+        Ok(ResolvedBackend::Cuda(device)) => {
+            let output = link_components_cuda(
+                &device,
+                positions,
+                linking_length,
+                frame,
+                CellOrder::default(),
+                progress,
+            )?;
+            Ok((output.set_ids, FofBackend::Cuda))
+        }
+        Ok(ResolvedBackend::Cpu { fallback_reason }) => {
+            if let Some(reason) = fallback_reason {
+                log::warn!("friends-of-friends on the CPU: CUDA unavailable ({reason})");
+            }
+            let ids = link_components(positions, linking_length, frame, progress)?;
+            Ok((ids, FofBackend::Cpu))
+        }
+        Err(err) => Err(FofError::BackendUnavailable(format!(
+            "CUDA back-end unavailable: {err}"
+        ))),
+    }
 }
 
 /// Selects `species` from `snapshot` (file order: gas, dark, star, other) and finds their halos.

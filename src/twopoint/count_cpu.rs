@@ -20,8 +20,7 @@ struct Sorted {
     ra: Vec<f64>,
     pos: Vec<[f64; 3]>,
     level: Vec<u8>,
-    half_width: Vec<f64>,
-    last_stripe: Vec<u32>,
+    window: Vec<Range<u32>>,
 }
 
 /// Exact cumulative pair counts for the observed RAs (`None`) or for `ra_override`, given in the
@@ -114,13 +113,9 @@ fn sort_stripes(prepared: &Prepared, ra: &[f64]) -> Sorted {
         ra: ra_sorted,
         pos,
         level: perm.iter().map(|&e| prepared.level[e as usize]).collect(),
-        half_width: perm
+        window: perm
             .iter()
-            .map(|&e| prepared.ra_half_width[e as usize])
-            .collect(),
-        last_stripe: perm
-            .iter()
-            .map(|&e| prepared.last_stripe_for(e as usize) as u32)
+            .map(|&e| prepared.window_start[e as usize]..prepared.window_start[e as usize + 1])
             .collect(),
     }
 }
@@ -144,8 +139,9 @@ fn count_chunk(
         }
         let pos_p = sorted.pos[p];
         let alpha = sorted.ra[p];
-        let half_width = sorted.half_width[p];
-        for t in stripe..=sorted.last_stripe[p] as usize {
+        let window = sorted.window[p].clone();
+        let widths = &prepared.window_half_width[window.start as usize..window.end as usize];
+        for (t, &half_width) in (stripe..).zip(widths) {
             let stripe_range = prepared.stripe_start[t]..prepared.stripe_start[t + 1];
             let first = if t == stripe {
                 p + 1

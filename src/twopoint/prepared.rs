@@ -36,9 +36,12 @@ pub struct Prepared {
     pub energy: Vec<f64>,
     /// Number of cuts each event passes (see [`CutLevels`]).
     pub level: Vec<u8>,
-    /// Half-width in RA of the search window of each event: every event within θ_max of it has
-    /// |Δα| ≤ this; π where the θ_max cap contains a pole.
-    pub ra_half_width: Vec<f64>,
+    /// Search windows: event e looks in stripes `stripe_of(δ_e)`, `+1`, … (one per entry of
+    /// `window_half_width[window_start[e]..window_start[e + 1]]`), in each within |Δα| ≤ the
+    /// entry (π: the whole stripe). Every partner within θ_max lies inside.
+    pub window_half_width: Vec<f64>,
+    /// Offsets into `window_half_width`, one per event plus the end.
+    pub window_start: Vec<u32>,
     /// Height of a declination stripe (radians).
     pub stripe_height: f64,
     /// `stripe_start[s]..stripe_start[s + 1]` are the prepared indices in stripe s.
@@ -66,12 +69,6 @@ impl Prepared {
     pub fn stripe_of(&self, dec: f64) -> usize {
         let s = ((dec + FRAC_PI_2) / self.stripe_height).floor();
         (s.max(0.0) as usize).min(self.stripe_count() - 1)
-    }
-
-    /// The last stripe that can hold a partner of prepared event `e` (Dec ≤ δ_e + θ_max).
-    #[inline]
-    pub fn last_stripe_for(&self, e: usize) -> usize {
-        self.stripe_of(self.dec[e] + self.bins.max_angle_rad() + WINDOW_MARGIN_RAD)
     }
 }
 
@@ -107,25 +104,6 @@ pub fn prepare(events: &EventList, config: &TwoPointConfig) -> Result<Prepared, 
     let level = energy.iter().map(|&e| levels.level(e)).collect();
 
     let theta_max = bins.max_angle_rad();
-    // A point within θ of (α, δ) has |Δα| ≤ asin(sin θ / cos δ) when the cap misses the poles
-    // (|δ| + θ < π/2); spherical law of sines on the pole–centre–tangent-point triangle.
-    let ra_half_width = dec
-        .iter()
-        .zip(&cos_dec)
-        .map(|(&d, &c)| {
-            if d.abs() + theta_max + WINDOW_MARGIN_RAD >= FRAC_PI_2 {
-                PI
-            } else {
-                let s = theta_max.sin() / c;
-                if s >= 1.0 {
-                    PI
-                } else {
-                    (s.asin() * (1.0 + 1e-9) + WINDOW_MARGIN_RAD).min(PI)
-                }
-            }
-        })
-        .collect();
-
     let stripe_height = theta_max / STRIPES_PER_MAX_ANGLE;
     let stripe_count = ((PI / stripe_height).ceil() as usize).max(1);
     let mut prepared = Prepared {
@@ -139,7 +117,8 @@ pub fn prepare(events: &EventList, config: &TwoPointConfig) -> Result<Prepared, 
         cos_dec,
         energy,
         level,
-        ra_half_width,
+        window_half_width: Vec::new(),
+        window_start: Vec::new(),
         stripe_height,
         stripe_start: vec![0; stripe_count + 1],
     };
@@ -155,5 +134,51 @@ pub fn prepare(events: &EventList, config: &TwoPointConfig) -> Result<Prepared, 
     }
     stripe_start[stripe_count] = n;
     prepared.stripe_start = stripe_start;
+    let mut window_start = Vec::with_capacity(n + 1);
+    let mut window_half_width = Vec::with_capacity(n * 6);
+    for e in 0..n {
+        window_start.push(window_half_width.len() as u32);
+        let dec = prepared.dec[e];
+        let first = prepared.stripe_of(dec);
+        let last = prepared.stripe_of(dec + theta_max + WINDOW_MARGIN_RAD);
+        for t in first..=last {
+            let low = t as f64 * stripe_height - FRAC_PI_2;
+            let high = low + stripe_height;
+            window_half_width.push(stripe_half_width(dec, theta_max, low, high));
+        }
+    }
+    window_start.push(window_half_width.len() as u32);
+    if window_half_width.len() > u32::MAX as usize {
+        return Err(TwoPointError::Config(
+            "too many search windows: use fewer events or a smaller largest angle".into(),
+        ));
+    }
+    prepared.window_start = window_start;
+    prepared.window_half_width = window_half_width;
     Ok(prepared)
+}
+
+/// Largest |Δα| of a point within θ of (0, δ) with declination in [low, high] (radians), plus a
+/// safety margin; π when the cap reaches a pole.
+///
+/// On the cap's boundary, cos Δα = (cos θ − sin δ sin δ')/(cos δ cos δ'); |Δα| peaks at the
+/// tangent latitude sin δ* = sin δ / cos θ, where it equals asin(sin θ / cos δ), and falls
+/// monotonically away from it, so the maximum over the band is at δ* clamped into the band.
+fn stripe_half_width(dec: f64, theta: f64, low: f64, high: f64) -> f64 {
+    if dec.abs() + theta + WINDOW_MARGIN_RAD >= FRAC_PI_2 {
+        return PI;
+    }
+    let low = low.max(dec - theta - WINDOW_MARGIN_RAD);
+    let high = high.min(dec + theta + WINDOW_MARGIN_RAD);
+    if low > high {
+        // Cannot happen for the stripes visited; searching the whole stripe is always correct.
+        return PI;
+    }
+    let tangent = (dec.sin() / theta.cos()).clamp(-1.0, 1.0).asin();
+    let nearest = tangent.clamp(low, high);
+    let x = (theta.cos() - dec.sin() * nearest.sin()) / (dec.cos() * nearest.cos());
+    // Margin on x before acos: acos is steep near 1, so rounding of x (~1e-16) must not shrink
+    // the window below a true partner.
+    let half_width = (x - 1e-12).clamp(-1.0, 1.0).acos();
+    (half_width * (1.0 + 1e-9) + WINDOW_MARGIN_RAD).min(PI)
 }

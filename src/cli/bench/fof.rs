@@ -1,6 +1,8 @@
 //! `haloscope bench fof`: friends-of-friends timings on snapshots and a synthetic clustered set.
 
 use crate::data::{LoadOptions, SpeciesKind, load_snapshot};
+use crate::gpu::BackendChoice;
+use crate::halo::CellOrder;
 use crate::halo::{
     FofBackend, FofParams, LinkingLength, export, find_halos, link_components, select_particles,
     synthetic,
@@ -34,10 +36,26 @@ pub struct BenchFofArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Which linker to time; `cuda` times the CUDA linker on synthetic sets of `--n` particles
+    /// and the CPU linker on the same sets for the ratio.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+    pub backend: BackendChoice,
+    /// Sizes of the synthetic clustered sets for `--backend cuda` (periodic box 1).
+    #[arg(long = "n", num_args = 1.., default_values_t = [10_000_000usize])]
+    pub sizes: Vec<usize>,
+    /// Cell orders to compare on the GPU.
+    #[arg(long, value_enum, num_args = 1.., default_values_t = [CellOrder::Morton, CellOrder::Hilbert])]
+    pub orders: Vec<CellOrder>,
+    /// Timed CPU runs per case with `--backend cuda` (0 skips the CPU and the partition check).
+    #[arg(long, default_value_t = 2)]
+    pub cpu_repeats: usize,
 }
 
 /// Runs `haloscope bench fof`.
 pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
+    if args.backend != BackendChoice::Cpu {
+        return super::fof_cuda::run(&args);
+    }
     let mut sets: Vec<(String, Vec<[f32; 3]>)> = Vec::new();
     for file in &args.files {
         let snapshot = load_snapshot(file, &LoadOptions::default(), &Progress::none())?;

@@ -61,14 +61,39 @@ pub fn run(args: BenchTwopointArgs) -> anyhow::Result<()> {
     pool.install(|| bench(&args, &files))
 }
 
-fn min_seconds(repeats: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
-    let mut best = f64::INFINITY;
+/// CPU seconds (user + system, all threads) used by this process so far, from /proc/self/stat
+/// (Linux; clock ticks of 1/100 s); `None` elsewhere.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// Timing of repeated runs: the fastest wall time, and the mean CPU time per run (all threads;
+/// robust when other processes load the machine).
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    wall_min: f64,
+    cpu_mean: Option<f64>,
+}
+
+fn timed(repeats: usize, mut f: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Timing> {
+    let mut wall_min = f64::INFINITY;
+    let cpu_start = process_cpu_seconds();
     for _ in 0..repeats.max(1) {
         let start = Instant::now();
         f()?;
-        best = best.min(start.elapsed().as_secs_f64());
+        wall_min = wall_min.min(start.elapsed().as_secs_f64());
     }
-    Ok(best)
+    let cpu_mean = match (cpu_start, process_cpu_seconds()) {
+        (Some(a), Some(b)) => Some((b - a) / repeats.max(1) as f64),
+        _ => None,
+    };
+    Ok(Timing { wall_min, cpu_mean })
 }
 
 fn bench(args: &BenchTwopointArgs, files: &[PathBuf]) -> anyhow::Result<()> {
@@ -78,19 +103,19 @@ fn bench(args: &BenchTwopointArgs, files: &[PathBuf]) -> anyhow::Result<()> {
     let read_s = start.elapsed().as_secs_f64();
     let config = TwoPointConfig::default();
     let mut prepared = None;
-    let prepare_s = min_seconds(args.repeats, || {
+    let prepare_t = timed(args.repeats, || {
         prepared = Some(prepare(&list, &config)?);
         Ok(())
     })?;
     let prepared = prepared.context("no repeats ran")?;
     let mut observed = None;
-    let observed_s = min_seconds(args.repeats, || {
+    let observed_t = timed(args.repeats, || {
         observed = Some(count_pairs(&prepared, None)?);
         Ok(())
     })?;
     let observed = observed.context("no repeats ran")?;
     let mut trial = 0u64;
-    let trial_s = min_seconds(args.repeats, || {
+    let trial_t = timed(args.repeats, || {
         let ra = scrambled_ra(prepared.len(), 1, trial);
         count_pairs(&prepared, Some(&ra))?;
         trial += 1;
@@ -101,9 +126,11 @@ fn bench(args: &BenchTwopointArgs, files: &[PathBuf]) -> anyhow::Result<()> {
         "threads": args.threads,
         "repeats": args.repeats,
         "read_seconds": read_s,
-        "prepare_seconds": prepare_s,
-        "observed_count_seconds": observed_s,
-        "scrambled_trial_seconds": trial_s,
+        "prepare_seconds": prepare_t.wall_min,
+        "observed_count_seconds": observed_t.wall_min,
+        "observed_count_cpu_seconds": observed_t.cpu_mean,
+        "scrambled_trial_seconds": trial_t.wall_min,
+        "scrambled_trial_cpu_seconds": trial_t.cpu_mean,
         "observed_all": observed.cut(0),
         "backend": "cpu",
     });

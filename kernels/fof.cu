@@ -1,0 +1,441 @@
+// Friends-of-friends on the GPU: cell keys, radix sort by cell, cell table, union-find linking.
+//
+// The twin of src/halo/fof_cpu.rs (DESIGN §5). Cells have side ≤ ll/√3, so all members of one
+// cell are friends and the union-find runs over cells; a pair of neighbouring cells joins at the
+// first member pair with d² ≤ ll² (float64, minimum image when periodic), evaluated with the
+// same operations in the same order as the CPU (compiled with --fmad=false), so the partition is
+// identical. Cells are found through an open-addressing hash table of the non-empty cells, so
+// memory stays O(N) however fine the grid. Union-find: hooking by compare-and-swap of the larger
+// root under the smaller, path halving in find (Anderson & Woll 1991; ECL-CC, Jaiganesh &
+// Burtscher 2018). No recursion, no per-thread stack.
+//
+// Self-contained: NVRTC compiles this without CUDA headers.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define BLOCK 256
+#define ITEMS 8
+#define TILE (BLOCK * ITEMS)
+#define RADIX_BITS 4
+#define RADIX_BUCKETS 16
+#define EMPTY_KEY 0xffffffffffffffffULL
+#define NOT_FOUND 0xffffffffu
+
+// ---------------------------------------------------------------------------------------------
+// Geometry: the same float64 operations as BoxFrame::wrap, BoxFrame::min_image and
+// CellGrid::build's cell index in src/halo.
+
+__device__ double wrap_coord(double x, double lower, double size) {
+    double upper = lower + size;
+    if (x >= lower && x < upper) return x;
+    double y = x - size * floor((x - lower) / size);
+    if (y >= upper) y -= size;
+    return y < lower ? lower : y;
+}
+
+__device__ double min_image(double d, double size) {
+    double half = 0.5 * size;
+    if (d > half) return d - size;
+    if (d < -half) return d + size;
+    return d;
+}
+
+__device__ u32 cell_index(double x, double lower, double side, u32 dim) {
+    double t = floor((x - lower) / side);
+    if (t <= 0.0) return 0;
+    if (t >= (double)(dim - 1)) return dim - 1;
+    return (u32)t;
+}
+
+__device__ u64 pack_coords(u32 x, u32 y, u32 z) {
+    return (u64)x | ((u64)y << 21) | ((u64)z << 42);
+}
+
+// Spreads the low 21 bits of v so that two zero bits follow each bit (as order::morton_key).
+__device__ u64 spread_bits(u32 v) {
+    u64 x = (u64)v & 0x1fffffULL;
+    x = (x | (x << 32)) & 0x001f00000000ffffULL;
+    x = (x | (x << 16)) & 0x001f0000ff0000ffULL;
+    x = (x | (x << 8)) & 0x100f00f00f00f00fULL;
+    x = (x | (x << 4)) & 0x10c30c30c30c30c3ULL;
+    x = (x | (x << 2)) & 0x1249249249249249ULL;
+    return x;
+}
+
+// Hilbert key of bits-bit coordinates: J. Skilling, "Programming the Hilbert curve",
+// AIP Conf. Proc. 707, 381 (2004), as order::hilbert_key.
+__device__ u64 hilbert_key(u32 x0, u32 x1, u32 x2, u32 bits) {
+    u32 x[3] = {x0, x1, x2};
+    u32 m = 1u << (bits - 1);
+    for (u32 q = m; q > 1; q >>= 1) {
+        u32 p = q - 1;
+        for (int i = 0; i < 3; i++) {
+            if (x[i] & q) {
+                x[0] ^= p;
+            } else {
+                u32 t = (x[0] ^ x[i]) & p;
+                x[0] ^= t;
+                x[i] ^= t;
+            }
+        }
+    }
+    x[1] ^= x[0];
+    x[2] ^= x[1];
+    u32 t = 0;
+    for (u32 q = m; q > 1; q >>= 1) {
+        if (x[2] & q) t ^= q - 1;
+    }
+    for (int i = 0; i < 3; i++) x[i] ^= t;
+    u64 key = 0;
+    for (int b = (int)bits - 1; b >= 0; b--) {
+        for (int i = 0; i < 3; i++) key = (key << 1) | (u64)((x[i] >> b) & 1u);
+    }
+    return key;
+}
+
+// Position of particle i, wrapped into the periodic frame when periodic, in float64.
+__device__ void load_position(const float* __restrict__ pos, u64 i, int periodic,
+                              double box_lower, double box_size, double* p) {
+    for (int a = 0; a < 3; a++) {
+        double x = (double)pos[3 * i + a];
+        p[a] = periodic ? wrap_coord(x, box_lower, box_size) : x;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Cell keys: order 0 = row-major (x fastest), 1 = Morton, 2 = Hilbert, over cell coordinates.
+
+extern "C" __global__ void fof_cell_keys(const float* __restrict__ pos, u32 n, int periodic,
+                                         double box_lower, double box_size, double lower_x,
+                                         double lower_y, double lower_z, double side, u32 dim_x,
+                                         u32 dim_y, u32 dim_z, u32 bits, int order,
+                                         u64* __restrict__ keys, u32* __restrict__ values) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double p[3];
+    load_position(pos, i, periodic, box_lower, box_size, p);
+    u32 cx = cell_index(p[0], lower_x, side, dim_x);
+    u32 cy = cell_index(p[1], lower_y, side, dim_y);
+    u32 cz = cell_index(p[2], lower_z, side, dim_z);
+    u64 key;
+    if (order == 1) {
+        key = spread_bits(cx) | (spread_bits(cy) << 1) | (spread_bits(cz) << 2);
+    } else if (order == 2) {
+        key = hilbert_key(cx, cy, cz, bits);
+    } else {
+        key = ((u64)cz * dim_y + cy) * dim_x + cx;
+    }
+    keys[i] = key;
+    values[i] = i;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Block-wide exclusive scan of 8 packed words per thread (Hillis & Steele), in shared memory
+//    laid out word-major to avoid bank conflicts. Returns the exclusive prefix in `words`.
+
+__device__ void block_exclusive_scan8(u32* words, u32 (*buf)[8][BLOCK]) {
+    u32 t = threadIdx.x;
+    for (int w = 0; w < 8; w++) buf[0][w][t] = words[w];
+    __syncthreads();
+    int src = 0;
+    for (u32 offset = 1; offset < BLOCK; offset <<= 1) {
+        for (int w = 0; w < 8; w++) {
+            u32 v = buf[src][w][t];
+            if (t >= offset) v += buf[src][w][t - offset];
+            buf[1 - src][w][t] = v;
+        }
+        __syncthreads();
+        src = 1 - src;
+    }
+    for (int w = 0; w < 8; w++) words[w] = buf[src][w][t] - words[w];
+    __syncthreads();
+}
+
+// Exclusive scan of u32 values, one tile of TILE per block; tile totals go to tile_sums.
+extern "C" __global__ void scan_tiles(const u32* __restrict__ in, u32* __restrict__ out,
+                                      u32* __restrict__ tile_sums, u32 n) {
+    __shared__ u32 buf[2][8][BLOCK];
+    u64 first = (u64)blockIdx.x * TILE + (u64)threadIdx.x * ITEMS;
+    u32 v[ITEMS];
+    u32 own = 0;
+    for (int j = 0; j < ITEMS; j++) {
+        u64 i = first + j;
+        v[j] = i < n ? in[i] : 0u;
+        own += v[j];
+    }
+    u32 words[8] = {own, 0, 0, 0, 0, 0, 0, 0};
+    block_exclusive_scan8(words, buf);
+    u32 running = words[0];
+    for (int j = 0; j < ITEMS; j++) {
+        u64 i = first + j;
+        if (i < n) out[i] = running;
+        running += v[j];
+    }
+    if (threadIdx.x == BLOCK - 1) tile_sums[blockIdx.x] = running;
+}
+
+// Adds the scanned tile totals to every element of its tile.
+extern "C" __global__ void scan_add(u32* __restrict__ out, const u32* __restrict__ tile_offsets,
+                                    u32 n) {
+    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] += tile_offsets[i / TILE];
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Stable LSD radix sort of (u64 key, u32 value), 4 bits a pass. Each thread owns ITEMS
+//    consecutive elements of its block's tile; 16 digit counters are packed two to a word
+//    (a tile holds at most 2048 < 2^16 elements, so no carry crosses a lane).
+
+__device__ void tile_digits(const u64* __restrict__ keys, u32 n, u32 shift, u64 first,
+                            u64* k, u32* d, u32* packed) {
+    for (int w = 0; w < 8; w++) packed[w] = 0;
+    for (int j = 0; j < ITEMS; j++) {
+        u64 i = first + j;
+        if (i < n) {
+            k[j] = keys[i];
+            d[j] = (u32)(k[j] >> shift) & (RADIX_BUCKETS - 1);
+            packed[d[j] >> 1] += 1u << (16 * (d[j] & 1));
+        } else {
+            k[j] = 0;
+            d[j] = RADIX_BUCKETS;
+        }
+    }
+}
+
+// Per tile and digit: how many keys of the tile have that digit; counts[digit * n_tiles + tile].
+extern "C" __global__ void radix_count(const u64* __restrict__ keys, u32 n, u32 shift,
+                                       u32* __restrict__ counts, u32 n_tiles) {
+    __shared__ u32 totals[RADIX_BUCKETS];
+    if (threadIdx.x < RADIX_BUCKETS) totals[threadIdx.x] = 0;
+    __syncthreads();
+    u64 first = (u64)blockIdx.x * TILE + (u64)threadIdx.x * ITEMS;
+    u64 k[ITEMS];
+    u32 d[ITEMS];
+    u32 packed[8];
+    tile_digits(keys, n, shift, first, k, d, packed);
+    for (int digit = 0; digit < RADIX_BUCKETS; digit++) {
+        u32 c = (packed[digit >> 1] >> (16 * (digit & 1))) & 0xffffu;
+        if (c) atomicAdd(&totals[digit], c);
+    }
+    __syncthreads();
+    if (threadIdx.x < RADIX_BUCKETS) counts[threadIdx.x * n_tiles + blockIdx.x] = totals[threadIdx.x];
+}
+
+// Moves each element to offsets[digit * n_tiles + tile] + its rank among the tile's elements
+// with that digit (threads in element order, then items in order: stable).
+extern "C" __global__ void radix_scatter(const u64* __restrict__ keys_in,
+                                         const u32* __restrict__ values_in,
+                                         u64* __restrict__ keys_out, u32* __restrict__ values_out,
+                                         u32 n, u32 shift, const u32* __restrict__ offsets,
+                                         u32 n_tiles) {
+    __shared__ u32 buf[2][8][BLOCK];
+    __shared__ u32 base[RADIX_BUCKETS];
+    if (threadIdx.x < RADIX_BUCKETS) base[threadIdx.x] = offsets[threadIdx.x * n_tiles + blockIdx.x];
+    u64 first = (u64)blockIdx.x * TILE + (u64)threadIdx.x * ITEMS;
+    u64 k[ITEMS];
+    u32 d[ITEMS];
+    u32 packed[8];
+    tile_digits(keys_in, n, shift, first, k, d, packed);
+    block_exclusive_scan8(packed, buf);
+    for (int j = 0; j < ITEMS; j++) {
+        u32 digit = d[j];
+        if (digit >= RADIX_BUCKETS) continue;
+        u32 lane = 16 * (digit & 1);
+        u32 rank = (packed[digit >> 1] >> lane) & 0xffffu;
+        packed[digit >> 1] += 1u << lane;
+        u32 dst = base[digit] + rank;
+        keys_out[dst] = k[j];
+        values_out[dst] = values_in[first + j];
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Sorted positions and cells.
+
+// Wrapped float64 positions in sorted order, and a 1 where a new cell starts.
+extern "C" __global__ void fof_gather(const float* __restrict__ pos, const u32* __restrict__ order,
+                                      const u64* __restrict__ sorted_keys, u32 n, int periodic,
+                                      double box_lower, double box_size, double* __restrict__ sx,
+                                      double* __restrict__ sy, double* __restrict__ sz,
+                                      u32* __restrict__ head) {
+    u32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    double p[3];
+    load_position(pos, order[s], periodic, box_lower, box_size, p);
+    sx[s] = p[0];
+    sy[s] = p[1];
+    sz[s] = p[2];
+    head[s] = (s == 0 || sorted_keys[s] != sorted_keys[s - 1]) ? 1u : 0u;
+}
+
+// For every cell head: its start and packed coordinates; the last thread closes the list.
+extern "C" __global__ void fof_cells(const u32* __restrict__ head, const u32* __restrict__ cell_of_head,
+                                     const double* __restrict__ sx, const double* __restrict__ sy,
+                                     const double* __restrict__ sz, u32 n, double lower_x,
+                                     double lower_y, double lower_z, double side, u32 dim_x,
+                                     u32 dim_y, u32 dim_z, u32* __restrict__ cell_start,
+                                     u64* __restrict__ cell_coords) {
+    u32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    if (head[s]) {
+        u32 c = cell_of_head[s];
+        cell_start[c] = s;
+        cell_coords[c] = pack_coords(cell_index(sx[s], lower_x, side, dim_x),
+                                     cell_index(sy[s], lower_y, side, dim_y),
+                                     cell_index(sz[s], lower_z, side, dim_z));
+    }
+    if (s == n - 1) cell_start[cell_of_head[s] + head[s]] = n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Hash table of non-empty cells: packed coordinates → cell index, linear probing.
+
+__device__ u64 hash_slot(u64 key, u64 mask) {
+    // MurmurHash3's 64-bit finaliser (Appleby).
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ULL;
+    key ^= key >> 33;
+    return key & mask;
+}
+
+extern "C" __global__ void fof_hash_insert(const u64* __restrict__ cell_coords, u32 n_cells,
+                                           u64* __restrict__ table_keys,
+                                           u32* __restrict__ table_values, u64 mask) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u64 key = cell_coords[c];
+    u64 slot = hash_slot(key, mask);
+    while (true) {
+        u64 previous = atomicCAS(&table_keys[slot], EMPTY_KEY, key);
+        if (previous == EMPTY_KEY || previous == key) {
+            table_values[slot] = c;
+            return;
+        }
+        slot = (slot + 1) & mask;
+    }
+}
+
+__device__ u32 hash_find(const u64* __restrict__ table_keys, const u32* __restrict__ table_values,
+                         u64 mask, u64 key) {
+    u64 slot = hash_slot(key, mask);
+    while (true) {
+        u64 k = table_keys[slot];
+        if (k == key) return table_values[slot];
+        if (k == EMPTY_KEY) return NOT_FOUND;
+        slot = (slot + 1) & mask;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6. Union-find over cells.
+
+// Root of x with path halving; parents are read through volatile so that other blocks' hooks
+// are seen (no stale L1 copies).
+__device__ u32 find_root(u32* parent, u32 x) {
+    volatile u32* vparent = parent;
+    while (true) {
+        u32 p = vparent[x];
+        if (p == x) return x;
+        u32 gp = vparent[p];
+        if (gp != p) atomicCAS(&parent[x], p, gp);
+        x = gp;
+    }
+}
+
+// Joins the sets of a and b: the larger root is hooked under the smaller by compare-and-swap,
+// retried from the new roots when another thread hooked first.
+__device__ void unite(u32* parent, u32 a, u32 b) {
+    u32 ra = find_root(parent, a);
+    u32 rb = find_root(parent, b);
+    while (ra != rb) {
+        u32 low = ra < rb ? ra : rb;
+        u32 high = ra < rb ? rb : ra;
+        if (atomicCAS(&parent[high], high, low) == high) return;
+        ra = find_root(parent, high);
+        rb = find_root(parent, low);
+    }
+}
+
+extern "C" __global__ void fof_init_parent(u32* __restrict__ parent, u32 n_cells) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < n_cells) parent[c] = c;
+}
+
+// One thread per cell: every cell of the half stencil (offsets with (dz, dy, dx) > 0) that is
+// not already in the same set is tested member by member until the first linked pair.
+extern "C" __global__ void fof_link(const u32* __restrict__ cell_start,
+                                    const u64* __restrict__ cell_coords, u32 n_cells,
+                                    const double* __restrict__ sx, const double* __restrict__ sy,
+                                    const double* __restrict__ sz,
+                                    const u64* __restrict__ table_keys,
+                                    const u32* __restrict__ table_values, u64 mask,
+                                    const int* __restrict__ stencil, u32 n_stencil, u32 dim_x,
+                                    u32 dim_y, u32 dim_z, int periodic, double box_size,
+                                    double ll2, u32* parent) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u64 coords = cell_coords[c];
+    int cx = (int)(coords & 0x1fffffULL);
+    int cy = (int)((coords >> 21) & 0x1fffffULL);
+    int cz = (int)((coords >> 42) & 0x1fffffULL);
+    u32 a_first = cell_start[c];
+    u32 a_last = cell_start[c + 1];
+    int dims[3] = {(int)dim_x, (int)dim_y, (int)dim_z};
+    for (u32 o = 0; o < n_stencil; o++) {
+        int q[3] = {cx + stencil[3 * o], cy + stencil[3 * o + 1], cz + stencil[3 * o + 2]};
+        bool inside = true;
+        for (int a = 0; a < 3; a++) {
+            if (periodic) {
+                q[a] %= dims[a];
+                if (q[a] < 0) q[a] += dims[a];
+            } else if (q[a] < 0 || q[a] >= dims[a]) {
+                inside = false;
+            }
+        }
+        if (!inside) continue;
+        u32 b = hash_find(table_keys, table_values, mask, pack_coords(q[0], q[1], q[2]));
+        if (b == NOT_FOUND || b == c) continue;
+        if (find_root(parent, c) == find_root(parent, b)) continue;
+        u32 b_first = cell_start[b];
+        u32 b_last = cell_start[b + 1];
+        bool linked = false;
+        for (u32 i = a_first; i < a_last && !linked; i++) {
+            double px = sx[i], py = sy[i], pz = sz[i];
+            for (u32 j = b_first; j < b_last; j++) {
+                double dx = px - sx[j];
+                double dy = py - sy[j];
+                double dz = pz - sz[j];
+                if (periodic) {
+                    dx = min_image(dx, box_size);
+                    dy = min_image(dy, box_size);
+                    dz = min_image(dz, box_size);
+                }
+                if (dx * dx + dy * dy + dz * dz <= ll2) {
+                    linked = true;
+                    break;
+                }
+            }
+        }
+        if (linked) unite(parent, c, b);
+    }
+}
+
+// Every cell points at its root (the smallest cell index of its set).
+extern "C" __global__ void fof_compress(u32* parent, u32 n_cells) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < n_cells) parent[c] = find_root(parent, c);
+}
+
+// Per particle (input order): the root cell of its cell, a set id below n.
+extern "C" __global__ void fof_labels(const u32* __restrict__ cell_start,
+                                      const u32* __restrict__ parent,
+                                      const u32* __restrict__ order, u32 n_cells,
+                                      u32* __restrict__ set_ids) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u32 root = parent[c];
+    for (u32 s = cell_start[c]; s < cell_start[c + 1]; s++) set_ids[order[s]] = root;
+}

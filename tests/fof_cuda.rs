@@ -1,0 +1,423 @@
+//! The CUDA friends-of-friends linker against the CPU reference: identical partitions and
+//! catalogues on every shared snapshot, on synthetic clustered sets of 10⁶–10⁷ particles and on
+//! hand-made edge cases, for every cell order. Ignored here (no GPU); run on the GPU machine
+//! with `--ignored`. A device that does not open fails the tests, it never skips them.
+
+mod common;
+mod fof_support;
+
+use common::{shared_data, shared_reference};
+use fof_support::labels_sha256;
+use haloscope::data::{LoadOptions, SpeciesKind, demo::demo_snapshot, load_snapshot};
+use haloscope::gpu::GpuDevice;
+use haloscope::halo::{
+    BoxFrame, CellOrder, FofBackend, FofError, FofParams, FofResult, LinkingLength, find_halos,
+    link_components, link_components_brute_force, link_components_cuda, select_particles,
+    snapshot_box_size, synthetic,
+};
+use haloscope::jobs::{CancelToken, Progress};
+use serde_json::Value;
+use std::time::Instant;
+
+const ORDERS: [CellOrder; 3] = [CellOrder::RowMajor, CellOrder::Morton, CellOrder::Hilbert];
+
+fn device() -> GpuDevice {
+    let device = GpuDevice::open(0).expect("these tests need a CUDA device; none opened");
+    eprintln!("device: {}", device.info());
+    device
+}
+
+/// Set ids renamed to the smallest member index of their set (ids are below N).
+fn canonical(ids: &[u32]) -> Vec<u32> {
+    let mut first = vec![u32::MAX; ids.len()];
+    ids.iter()
+        .enumerate()
+        .map(|(i, &id)| {
+            let slot = &mut first[id as usize];
+            if *slot == u32::MAX {
+                *slot = i as u32;
+            }
+            *slot
+        })
+        .collect()
+}
+
+/// Asserts that the CUDA linker, in every cell order, gives the CPU linker's partition.
+fn assert_same_partition(
+    device: &GpuDevice,
+    positions: &[[f32; 3]],
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    what: &str,
+) {
+    let start = Instant::now();
+    let cpu = canonical(
+        &link_components(positions, linking_length, frame, &Progress::none()).expect("cpu links"),
+    );
+    let cpu_seconds = start.elapsed().as_secs_f64();
+    for order in ORDERS {
+        let start = Instant::now();
+        let gpu = link_components_cuda(
+            device,
+            positions,
+            linking_length,
+            frame,
+            order,
+            &Progress::none(),
+        )
+        .expect("cuda links");
+        let gpu_seconds = start.elapsed().as_secs_f64();
+        assert_eq!(gpu.set_ids.len(), positions.len());
+        assert!(
+            gpu.set_ids
+                .iter()
+                .all(|&id| (id as usize) < positions.len())
+        );
+        let gpu_canonical = canonical(&gpu.set_ids);
+        if let Some(i) = (0..cpu.len()).find(|&i| cpu[i] != gpu_canonical[i]) {
+            panic!(
+                "{what}, {}: particle {i} is in the set of {} on the CPU but of {} on the GPU",
+                order.name(),
+                cpu[i],
+                gpu_canonical[i]
+            );
+        }
+        eprintln!(
+            "{what}: n={} cells={} {}: identical; cpu {cpu_seconds:.3} s, cuda {gpu_seconds:.3} s",
+            positions.len(),
+            gpu.n_cells,
+            order.name()
+        );
+    }
+}
+
+/// `find_halos` on the CUDA back-end gives the CPU's result field for field.
+fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, params: FofParams) {
+    let cpu = find_halos(
+        positions,
+        masses,
+        None,
+        &FofParams {
+            backend: FofBackend::Cpu,
+            ..params.clone()
+        },
+        &Progress::none(),
+    )
+    .expect("cpu");
+    let gpu = find_halos(
+        positions,
+        masses,
+        None,
+        &FofParams {
+            backend: FofBackend::Cuda,
+            ..params
+        },
+        &Progress::none(),
+    )
+    .expect("cuda");
+    assert_eq!(cpu.backend, FofBackend::Cpu);
+    assert_eq!(gpu.backend, FofBackend::Cuda);
+    assert_eq!(
+        FofResult {
+            backend: FofBackend::Cpu,
+            ..gpu
+        },
+        cpu
+    );
+}
+
+fn reference(name: &str) -> Value {
+    let path = shared_reference(&format!("fof/{name}.json"));
+    serde_json::from_str(&std::fs::read_to_string(path).expect("readable")).expect("JSON")
+}
+
+/// One shared-snapshot case: file, species, b, periodic, min members, reference name.
+type Case<'a> = (
+    &'a str,
+    &'a [SpeciesKind],
+    f64,
+    bool,
+    usize,
+    Option<&'a str>,
+);
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn shared_snapshots_give_the_cpu_partition_and_the_references() {
+    let device = device();
+    let dark = [SpeciesKind::Dark];
+    let all = SpeciesKind::ALL;
+    // (file, species, b, periodic, min members, reference)
+    let cases: [Case; 10] = [
+        (
+            "lambs.00200_subsamp_30K",
+            &all,
+            0.2,
+            true,
+            20,
+            Some("lambs.00200_subsamp_30K_periodic_b0.2_min20"),
+        ),
+        (
+            "lambs.00200_subsamp_30K",
+            &all,
+            0.2,
+            false,
+            20,
+            Some("lambs.00200_subsamp_30K_nonperiodic_b0.2_min20"),
+        ),
+        ("test4.tbin", &dark, 0.2, true, 20, None),
+        ("test4.tbin", &dark, 0.28, true, 20, None),
+        (
+            "run581.20000",
+            &all,
+            0.2,
+            false,
+            10,
+            Some("run581.20000_nonperiodic_b0.2_min10"),
+        ),
+        (
+            "g2_lcdm_gas_snapshot_003.hdf5",
+            &dark,
+            0.2,
+            true,
+            20,
+            Some("g2_lcdm_gas_snapshot_003_periodic_b0.2_min20"),
+        ),
+        ("g2_lcdm_gas_snapshot_004.hdf5", &dark, 0.2, true, 20, None),
+        ("g2_lcdm_gas_snapshot_004.hdf5", &all, 0.2, true, 20, None),
+        ("cube300.tbin", &dark, 0.2, true, 20, None),
+        ("cube300.tbin", &dark, 0.28, true, 20, None),
+    ];
+    for (file, species, b, periodic, min_members, reference_name) in cases {
+        let snapshot = load_snapshot(
+            &shared_data(&format!("snapshots/{file}")),
+            &LoadOptions::default(),
+            &Progress::none(),
+        )
+        .expect("readable snapshot");
+        let box_size = match (periodic, snapshot_box_size(&snapshot)) {
+            (false, _) => None,
+            (true, Some(size)) => Some(size),
+            (true, None) => Some(1.0),
+        };
+        let selected = select_particles(&snapshot, species).expect("selection");
+        let params = FofParams {
+            linking_length: LinkingLength::Relative(b),
+            min_members,
+            box_size,
+            backend: FofBackend::Cuda,
+        };
+        let result = find_halos(
+            &selected.positions,
+            &selected.masses,
+            selected.velocities.as_deref(),
+            &params,
+            &Progress::none(),
+        )
+        .expect("cuda fof");
+        assert_eq!(result.backend, FofBackend::Cuda);
+        let cpu = find_halos(
+            &selected.positions,
+            &selected.masses,
+            selected.velocities.as_deref(),
+            &FofParams {
+                backend: FofBackend::Cpu,
+                ..params.clone()
+            },
+            &Progress::none(),
+        )
+        .expect("cpu fof");
+        assert_eq!(
+            FofResult {
+                backend: FofBackend::Cpu,
+                ..result.clone()
+            },
+            cpu,
+            "{file} b={b} periodic={periodic}: the CUDA catalogue differs from the CPU's"
+        );
+        let what = format!("{file} b={b} periodic={periodic}");
+        assert_same_partition(
+            &device,
+            &selected.positions,
+            result.linking_length,
+            result.frame,
+            &what,
+        );
+        if let Some(name) = reference_name {
+            let r = reference(name);
+            assert_eq!(
+                labels_sha256(&result.labels),
+                r["label_sha256"].as_str().expect("hex"),
+                "{name}"
+            );
+            assert_eq!(
+                result.halos.len() as u64,
+                r["n_groups"].as_u64().expect("n")
+            );
+            let sizes: Vec<u64> = result.halos.iter().map(|h| h.size as u64).collect();
+            let expected: Vec<u64> = r["sizes_sorted_desc"]
+                .as_array()
+                .expect("sizes")
+                .iter()
+                .map(|v| v.as_u64().expect("size"))
+                .collect();
+            assert_eq!(sizes, expected, "{name}");
+        }
+        if file == "cube300.tbin" {
+            assert!(
+                result.halos.is_empty(),
+                "{what}: initial conditions grouped"
+            );
+            assert_eq!(result.n_sets_all_sizes, result.n_particles);
+        }
+        if file == "test4.tbin" {
+            assert!(
+                result.halos[0].size > 40_000,
+                "{what}: the cluster is one halo"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn synthetic_clustered_sets_give_the_cpu_partition() {
+    let device = device();
+    for (n, seed) in [(1_000_000usize, 11u64), (10_000_000, 12)] {
+        let points = synthetic::clustered_points(n, 1.0, seed);
+        let frame = BoxFrame {
+            lower: 0.0,
+            size: 1.0,
+        };
+        let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
+        assert_same_partition(
+            &device,
+            &points,
+            ll,
+            Some(frame),
+            &format!("clustered periodic {n}"),
+        );
+        if n == 1_000_000 {
+            assert_same_partition(&device, &points, ll, None, &format!("clustered open {n}"));
+            // A long linking length: big cells, dense neighbourhoods.
+            assert_same_partition(&device, &points, 2.5 * ll, Some(frame), "clustered b=0.5");
+            assert_same_result(
+                &points,
+                &haloscope::data::Masses::Uniform(1.0),
+                FofParams {
+                    box_size: Some(1.0),
+                    ..FofParams::default()
+                },
+            );
+        }
+    }
+    let snapshot = demo_snapshot(1_000_000, 5);
+    let selected = select_particles(&snapshot, &SpeciesKind::ALL).expect("all species");
+    let params = FofParams {
+        box_size: snapshot_box_size(&snapshot),
+        ..FofParams::default()
+    };
+    let result = find_halos(
+        &selected.positions,
+        &selected.masses,
+        None,
+        &FofParams {
+            backend: FofBackend::Cpu,
+            ..params.clone()
+        },
+        &Progress::none(),
+    )
+    .expect("cpu fof");
+    assert_same_partition(
+        &device,
+        &selected.positions,
+        result.linking_length,
+        result.frame,
+        "demo snapshot, all species",
+    );
+    assert_same_result(&selected.positions, &selected.masses, params);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn edge_cases_match_the_brute_force_linker() {
+    let device = device();
+    let frame = BoxFrame {
+        lower: 0.0,
+        size: 1.0,
+    };
+    // A chain at exactly ll = 0.25 (exact in binary: d² = ll² must link), a gap, coincident
+    // points, and pairs across each face of the periodic box.
+    let mut points: Vec<[f32; 3]> = (0..4)
+        .map(|i| [0.125 + i as f32 * 0.25, 0.5, 0.5])
+        .collect();
+    points.extend([[0.5, 0.1, 0.1], [0.5, 0.1, 0.1], [0.5, 0.1, 0.1]]);
+    points.extend([
+        [0.0, 0.3, 0.7],
+        [0.875, 0.3, 0.7],
+        [0.3, 0.0, 0.2],
+        [0.3, 0.875, 0.2],
+    ]);
+    points.extend([
+        [0.6, 0.6, 0.0],
+        [0.6, 0.6, 0.75],
+        [0.999_999, 0.9, 0.9],
+        [-0.1, 0.9, 0.9],
+    ]);
+    // Pseudo-random points on a lattice of step 1/16, many at exactly ll or ll·√2 apart.
+    let mut rng = synthetic::SplitMix64::new(3);
+    for _ in 0..3000 {
+        points.push([0; 3].map(|_| (rng.next_u64() % 16) as f32 / 16.0));
+    }
+    for ll in [0.0625, 0.0625 * std::f64::consts::SQRT_2, 0.125, 0.25, 0.26] {
+        for frame in [Some(frame), None] {
+            let positions: Vec<[f32; 3]> = match frame {
+                Some(_) => points.clone(),
+                None => points.iter().filter(|p| p[0] >= 0.0).copied().collect(),
+            };
+            let brute = canonical(&link_components_brute_force(&positions, ll, frame));
+            for order in ORDERS {
+                let gpu =
+                    link_components_cuda(&device, &positions, ll, frame, order, &Progress::none())
+                        .expect("cuda links");
+                assert_eq!(
+                    canonical(&gpu.set_ids),
+                    brute,
+                    "ll={ll} periodic={} order={}",
+                    frame.is_some(),
+                    order.name()
+                );
+            }
+        }
+    }
+    // The chain along x links at exactly ll (as the CPU test in fof_cpu.rs).
+    let gpu = link_components_cuda(
+        &device,
+        &points[..4],
+        0.25,
+        None,
+        CellOrder::Morton,
+        &Progress::none(),
+    )
+    .expect("cuda links");
+    assert!(gpu.set_ids.iter().all(|&id| id == gpu.set_ids[0]));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn a_cancelled_run_stops_with_cancelled() {
+    let device = device();
+    let points = synthetic::clustered_points(100_000, 1.0, 4);
+    let token = CancelToken::new();
+    token.cancel();
+    let err = link_components_cuda(
+        &device,
+        &points,
+        0.004,
+        None,
+        CellOrder::Morton,
+        &Progress::with_cancel(token),
+    )
+    .expect_err("cancelled before it started");
+    assert!(matches!(err, FofError::Cancelled), "{err}");
+}

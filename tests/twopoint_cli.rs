@@ -1,0 +1,81 @@
+//! `haloscope twopoint` end to end: JSON keys and values, errors with exit code 1.
+
+mod common;
+
+use common::{haloscope_bin, shared_data, shared_reference};
+use std::process::Command;
+
+#[test]
+fn json_output_has_the_issue_keys_and_reference_counts() {
+    let events = shared_data("events/IC40_exp.csv");
+    let output = Command::new(haloscope_bin())
+        .args(["twopoint", "--trials", "3", "--seed", "7", "--json"])
+        .arg(&events)
+        .output()
+        .expect("run haloscope");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("one JSON object");
+    let text = std::fs::read_to_string(shared_reference("twopoint/ic40_reference.json"))
+        .expect("reference");
+    let reference: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(report["n_events"], reference["n_events"]);
+    assert_eq!(report["bins_deg"], reference["bins_deg"]);
+    assert_eq!(
+        report["observed"]["counts"],
+        reference["observed"]["counts"]
+    );
+    for cut in ["all", "top10", "top1", "top0.1"] {
+        assert_eq!(
+            report["energy_cuts"][cut]["n_pass"],
+            reference["energy_cuts"][cut]["n_pass"]
+        );
+        for key in ["background_mean", "ts", "p_value", "significance_sigma"] {
+            assert_eq!(
+                report[key][cut].as_array().map(Vec::len),
+                Some(20),
+                "{key} {cut}"
+            );
+        }
+    }
+    assert_eq!(report["trials"], 3);
+    assert_eq!(report["backend"], "cpu");
+    assert!(report["seconds"].as_f64().is_some());
+    let post = report["post_trial_p"].as_f64().expect("post-trial p");
+    assert!(post > 0.0 && post <= 1.0);
+    // p = (trials ≥ observed + 1)/(trials + 1) takes values k/4 with 3 trials.
+    let p = report["p_value"]["all"][0].as_f64().expect("p");
+    assert!([0.25, 0.5, 0.75, 1.0].contains(&p), "{p}");
+}
+
+#[test]
+fn errors_name_the_file_and_exit_1() {
+    let events = shared_data("events/IC40_exp.csv");
+    let cuda = Command::new(haloscope_bin())
+        .args(["twopoint", "--backend", "cuda"])
+        .arg(&events)
+        .output()
+        .expect("run haloscope");
+    assert_eq!(cuda.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&cuda.stderr).starts_with("error: --backend cuda"));
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "RA Dec logE\n10 95 3\n").expect("write");
+    let output = Command::new(haloscope_bin())
+        .args(["twopoint", "--trials", "0"])
+        .arg(&bad)
+        .output()
+        .expect("run haloscope");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("error: ") && stderr.contains("bad.txt: line 2: column Dec"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"));
+}
