@@ -20,9 +20,15 @@ pub fn write_atomically(
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".haloscope-")
-        .suffix(".part")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".haloscope-").suffix(".part");
+    // Temporary files are created 0600; the result should get the usual 0666 & !umask.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder
         .tempfile_in(folder)
         // tempfile's own message names the temporary file; name the folder instead.
         .map_err(|e| {

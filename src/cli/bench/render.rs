@@ -1,16 +1,285 @@
-//! `haloscope bench render`.
+//! `haloscope bench render`: CPU render stages on synthetic clustered snapshots at chosen mean
+//! radii (the regimes of the GPU Splotch paper's Tests 1–7) and on the shared data.
 
+use crate::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
+use crate::jobs::Progress;
+use crate::render::project::{ParticleClass, StyleParams, ViewParams, project_particle};
+use crate::render::synthetic::clustered_snapshot;
+use crate::render::{
+    Bounds, Brightness, Camera, CpuRenderer, RenderSettings, SpeciesStyle, TauBuffer,
+};
+use anyhow::Context;
 use clap::Args;
+use rayon::prelude::*;
+use std::path::PathBuf;
 
 /// Arguments of `haloscope bench render`.
 #[derive(Debug, Args)]
 pub struct BenchRenderArgs {
+    /// Particle counts of the synthetic clustered snapshots.
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000_000u64, 10_000_000])]
+    pub particles: Vec<u64>,
+    /// Square image sides in pixels.
+    #[arg(long, value_delimiter = ',', default_values_t = [1024u32, 2048])]
+    pub sizes: Vec<u32>,
+    /// Mean screen radii R0 in pixels (before the 1 px minimum radius), hit by scaling the size
+    /// factor.
+    #[arg(long, value_delimiter = ',', default_values_t = [0.3f32, 1.0, 4.0, 16.0])]
+    pub radii: Vec<f32>,
+    /// Timed repetitions per case (the fastest is reported; buffers are reused).
+    #[arg(long, default_value_t = 2)]
+    pub repeat: usize,
+    /// Also time the shared snapshots in this folder (e.g. ../shared/data/snapshots).
+    #[arg(long, value_name = "DIR")]
+    pub shared: Option<PathBuf>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
 }
 
 /// Runs `haloscope bench render`.
-pub fn run(_args: BenchRenderArgs) -> anyhow::Result<()> {
-    anyhow::bail!("haloscope bench render is not implemented yet")
+pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
+    let threads = rayon::current_num_threads();
+    let mut rows = Vec::new();
+    let mut renderer = CpuRenderer::new();
+    let mut tau = TauBuffer::default();
+    eprintln!(
+        "{:>10} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>14}",
+        "particles",
+        "side",
+        "R0",
+        "project",
+        "splat",
+        "total",
+        "Mpart/s",
+        "Mpart/s/core",
+        "CPU s",
+        "Mpart/CPU-s"
+    );
+    for &n in &args.particles {
+        let snapshot = clustered_snapshot(n as usize, 42);
+        for &side in &args.sizes {
+            let bounds = Bounds::of_snapshot(&snapshot, &[]).context("empty snapshot")?;
+            let camera = Camera::frame_all(&bounds, side, side);
+            let base = RenderSettings::new(
+                side,
+                side,
+                camera,
+                vec![SpeciesStyle::new(SpeciesKind::Dark)],
+            );
+            let mean_r1 = mean_radius(&snapshot, &base)?;
+            for &r0 in &args.radii {
+                let mut settings = base.clone();
+                settings.species[0].size_factor = r0 / mean_r1;
+                settings.brightness = Brightness::Explicit(1.0);
+                let row = time_case(
+                    &mut renderer,
+                    &mut tau,
+                    &snapshot,
+                    &settings,
+                    args.repeat,
+                    threads,
+                )?;
+                rows.push(serde_json::json!({
+                    "case": "synthetic-clustered",
+                    "particles": n,
+                    "side": side,
+                    "r0_px": r0,
+                    "result": row,
+                }));
+                print_row(n, side, r0, &row, threads);
+            }
+        }
+    }
+    if let Some(dir) = &args.shared {
+        let cases = [
+            (
+                "g2_lcdm_gas_snapshot_004.hdf5",
+                SpeciesKind::Gas,
+                Some("Density"),
+            ),
+            ("lambs.00200_subsamp_30K", SpeciesKind::Dark, None),
+            ("test4.tbin", SpeciesKind::Dark, None),
+        ];
+        for (file, kind, intensity) in cases {
+            let path = dir.join(file);
+            let mut snapshot = load_snapshot(&path, &LoadOptions::default(), &Progress::none())
+                .with_context(|| path.display().to_string())?;
+            // Smoothing lengths once, outside the timed frames (as the GUI keeps them).
+            fill_smoothing(&mut snapshot, kind)?;
+            let bounds = Bounds::of_snapshot(&snapshot, &[kind]).context("empty species")?;
+            let mut style = SpeciesStyle::new(kind);
+            style.intensity = intensity.map(str::to_owned);
+            style.intensity_log = intensity.is_some();
+            style.colour = style.intensity.clone();
+            style.colour_log = style.intensity_log;
+            let settings = RenderSettings::new(
+                1024,
+                1024,
+                Camera::frame_all(&bounds, 1024, 1024),
+                vec![style],
+            );
+            let row = time_case(
+                &mut renderer,
+                &mut tau,
+                &snapshot,
+                &settings,
+                args.repeat,
+                threads,
+            )?;
+            let n = snapshot.species(kind).map_or(0, |s| s.len()) as u64;
+            print_row(n, 1024, f32::NAN, &row, threads);
+            rows.push(
+                serde_json::json!({ "case": file, "particles": n, "side": 1024, "result": row }),
+            );
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({ "threads": threads, "cases": rows })
+        );
+    }
+    Ok(())
+}
+
+/// Mean screen radius r (px, no minimum radius, size factor 1) of the active particles.
+fn mean_radius(snapshot: &Snapshot, settings: &RenderSettings) -> anyhow::Result<f32> {
+    let view = ViewParams::new(
+        &settings.camera,
+        settings.width,
+        settings.height,
+        0.0,
+        settings.border_px,
+    )?;
+    let style = StyleParams {
+        intensity: None,
+        colour: None,
+        brightness: 1.0,
+        size_factor: 1.0,
+    };
+    let species = snapshot
+        .species(settings.species[0].kind)
+        .context("species")?;
+    let h = species
+        .smoothing_lengths
+        .as_ref()
+        .context("smoothing lengths")?;
+    let (sum, count) = species
+        .positions
+        .par_iter()
+        .zip(h.par_iter())
+        .map(|(p, h)| {
+            let projected = project_particle(&view, &style, *p, *h, 0.0, 0.0);
+            if projected.class == ParticleClass::Inactive {
+                (0.0, 0u64)
+            } else {
+                (f64::from(projected.radius_px), 1)
+            }
+        })
+        .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    anyhow::ensure!(count > 0, "no particle in view");
+    Ok((sum / count as f64) as f32)
+}
+
+/// Computes kNN smoothing lengths where `kind` has none.
+fn fill_smoothing(snapshot: &mut Snapshot, kind: SpeciesKind) -> anyhow::Result<()> {
+    let box_size = snapshot
+        .header
+        .box_size
+        .filter(|_| snapshot.header.periodic);
+    if let Some(species) = snapshot.species_mut(kind)
+        && species.smoothing_lengths.is_none()
+    {
+        let h = crate::render::smoothing::knn_smoothing_lengths(
+            &species.positions,
+            crate::render::smoothing::DEFAULT_KNN,
+            box_size,
+            &Progress::none(),
+        )?;
+        species.smoothing_lengths = Some(h);
+    }
+    Ok(())
+}
+
+/// Renders `repeat` times and keeps the fastest frame's stage times.
+fn time_case(
+    renderer: &mut CpuRenderer,
+    tau: &mut TauBuffer,
+    snapshot: &Snapshot,
+    settings: &RenderSettings,
+    repeat: usize,
+    threads: usize,
+) -> anyhow::Result<serde_json::Value> {
+    let mut best: Option<(crate::render::RenderStats, Option<f64>)> = None;
+    for _ in 0..repeat.max(1) {
+        let cpu_before = process_cpu_seconds();
+        let stats = renderer.render_into(snapshot, settings, &Progress::none(), tau)?;
+        let cpu = cpu_before
+            .zip(process_cpu_seconds())
+            .map(|(before, after)| after - before);
+        if best.as_ref().is_none_or(|(b, _)| stats.seconds < b.seconds) {
+            best = Some((stats, cpu));
+        }
+    }
+    let (stats, cpu_seconds) = best.context("no frame")?;
+    let stage = |name: &str| {
+        stats
+            .timings
+            .iter()
+            .find(|t| t.stage == name)
+            .map_or(0.0, |t| t.seconds)
+    };
+    let rate = stats.particles as f64 / stats.seconds;
+    Ok(serde_json::json!({
+        "seconds": stats.seconds,
+        "project_s": stage("project"),
+        "splat_s": stage("splat"),
+        "normalise_s": stage("normalise"),
+        "exposure_s": stage("exposure"),
+        "particles_per_s": rate,
+        "particles_per_s_per_core": rate / threads as f64,
+        "cpu_seconds": cpu_seconds,
+        "particles_per_cpu_second": cpu_seconds.map(|c| stats.particles as f64 / c),
+        "counts": stats.counts,
+        "min_radius_px": settings.min_radius_px,
+    }))
+}
+
+/// CPU time of every thread of this process so far (Linux `/proc/self/task/*/schedstat`, ns on
+/// CPU), so that rates per core can be measured on a machine shared with other work.
+fn process_cpu_seconds() -> Option<f64> {
+    let mut total_ns = 0u64;
+    for entry in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = entry.ok()?.path().join("schedstat");
+        let text = std::fs::read_to_string(path).ok()?;
+        total_ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total_ns as f64 * 1e-9)
+}
+
+fn print_row(n: u64, side: u32, r0: f32, row: &serde_json::Value, threads: usize) {
+    let get = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
+    let counts = &row["counts"];
+    let active = ["small", "medium", "large"]
+        .iter()
+        .map(|k| counts[*k].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    let rate = get("particles_per_s");
+    eprintln!(
+        "{:>10} {:>6} {:>6.1} {:>8.3}s {:>8.3}s {:>8.3}s {:>9.2} {:>12.2} {:>8.3}s {:>14.2}   (active {}, large {}, {} threads)",
+        n,
+        side,
+        r0,
+        get("project_s"),
+        get("splat_s"),
+        get("seconds"),
+        rate / 1e6,
+        rate / 1e6 / threads as f64,
+        get("cpu_seconds"),
+        get("particles_per_cpu_second") / 1e6,
+        active,
+        counts["large"].as_u64().unwrap_or(0),
+        threads
+    );
 }
