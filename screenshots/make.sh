@@ -29,3 +29,6 @@ OUT=screenshots
 # Zoom-in cluster (tipsy, kNN smoothing lengths), twilight palette on log mass.
 "$BIN" render "$DATA/test4.tbin" --out "$OUT/render-cluster-test4.png" \
     --width 800 --height 800 --intensity mass --log-intensity --palette twilight
+
+# The application window under Xvfb (demo data, a Gadget-4 box).
+screenshots/make-app.sh

@@ -39,6 +39,7 @@ impl ViewportRenderer for GradientRenderer {
             rgba,
             backend: "test".to_owned(),
             seconds: 0.0,
+            legend: None,
         })
     }
 }
@@ -67,13 +68,13 @@ fn app<'h>(harness: &'h Harness<'_, Option<HaloscopeApp>>) -> &'h HaloscopeApp {
         .expect("app created on the first frame")
 }
 
-/// Steps frames until `done` holds (workers run on their own threads), failing after 20 s.
+/// Steps frames until `done` holds (workers run on their own threads), failing after 120 s.
 fn step_until(
     harness: &mut Harness<'_, Option<HaloscopeApp>>,
     what: &str,
     done: impl Fn(&HaloscopeApp) -> bool,
 ) {
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         harness.step();
         if done(app(harness)) {

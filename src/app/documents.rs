@@ -4,7 +4,7 @@
 
 use super::camera::OrbitCamera;
 use crate::data::{self, EventList, LoadOptions, Loaded, Snapshot};
-use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, ProgressUpdate, Waker};
+use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, Progress, ProgressUpdate, Waker};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -39,8 +39,8 @@ impl LoadSource {
 /// What a load produced (the snapshot's bounds are computed on the worker too).
 #[derive(Debug)]
 pub enum LoadedDocument {
-    /// A snapshot and the box around its finite positions.
-    Snapshot(Snapshot, Option<([f32; 3], [f32; 3])>),
+    /// A snapshot, the box around its finite positions and its preview subsample.
+    Snapshot(Snapshot, Option<([f32; 3], [f32; 3])>, Option<Snapshot>),
     /// An event list.
     Events(EventList),
     /// The demo: both.
@@ -62,6 +62,8 @@ pub struct SnapshotDocument {
     pub bounds: Option<([f32; 3], [f32; 3])>,
     /// The current view of it.
     pub camera: OrbitCamera,
+    /// A subsample drawn while the camera moves (big snapshots only).
+    pub preview: Option<Arc<Snapshot>>,
 }
 
 impl SnapshotDocument {
@@ -146,11 +148,16 @@ impl Documents {
         let handle = self
             .queue
             .spawn(format!("loading {}", file_name(path)), 0, move |progress| {
-                let loaded = data::load_any(&owned, &LoadOptions::default(), progress)?;
-                Ok::<_, data::ReadError>(match loaded {
-                    Loaded::Snapshot(snapshot) => {
+                let loaded = data::load_any(&owned, &LoadOptions::default(), progress)
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, String>(match loaded {
+                    Loaded::Snapshot(mut snapshot) => {
+                        fill_missing_smoothing(&mut snapshot, progress).map_err(|e| {
+                            format!("{}: smoothing lengths: {e}", file_name(&owned))
+                        })?;
                         let bounds = bounds_of(&snapshot);
-                        LoadedDocument::Snapshot(snapshot, bounds)
+                        let preview = super::preview::preview_subsample(&snapshot);
+                        LoadedDocument::Snapshot(snapshot, bounds, preview)
                     }
                     Loaded::Events(events) => LoadedDocument::Events(events),
                 })
@@ -168,13 +175,14 @@ impl Documents {
     pub fn open_demo(&mut self) -> JobId {
         let handle = self.queue.spawn("making demo data", 0, |progress| {
             progress.report("demo snapshot", 0, 2);
-            let snapshot = data::demo::demo_snapshot(DEMO_PARTICLES, DEMO_SEED);
-            progress.check()?;
+            let mut snapshot = data::demo::demo_snapshot(DEMO_PARTICLES, DEMO_SEED);
+            progress.check().map_err(|e| e.to_string())?;
+            fill_missing_smoothing(&mut snapshot, progress).map_err(|e| e.to_string())?;
             progress.report("demo events", 1, 2);
             let events = data::demo::demo_events(DEMO_EVENTS, DEMO_SEED);
             progress.report("demo events", 2, 2);
             let bounds = bounds_of(&snapshot);
-            Ok::<_, crate::jobs::Cancelled>(LoadedDocument::Demo(snapshot, bounds, events))
+            Ok::<_, String>(LoadedDocument::Demo(snapshot, bounds, events))
         });
         let id = handle.id;
         self.pending.push(PendingLoad {
@@ -274,9 +282,12 @@ impl Documents {
         }
         let name = source.label();
         match loaded {
-            LoadedDocument::Snapshot(snapshot, bounds) => {
+            LoadedDocument::Snapshot(snapshot, bounds, preview) => {
                 let n = snapshot.n_particles();
                 self.add_snapshot(name.clone(), path, snapshot, bounds);
+                if let Some(document) = self.snapshots.last_mut() {
+                    document.preview = preview.map(Arc::new);
+                }
                 Notice::Info(format!("{name}: {n} particles"))
             }
             LoadedDocument::Events(events) => {
@@ -291,6 +302,23 @@ impl Documents {
                 Notice::Info(format!("demo data: {n} particles, {m} events"))
             }
         }
+    }
+
+    /// Opens an in-memory snapshot (benchmarks, scripts) as if it had been loaded, and shows it.
+    pub fn insert_snapshot(&mut self, name: &str, snapshot: Snapshot) -> u64 {
+        let bounds = bounds_of(&snapshot);
+        let preview = super::preview::preview_subsample(&snapshot).map(Arc::new);
+        self.add_snapshot(name.to_owned(), None, snapshot, bounds);
+        if let Some(document) = self.snapshots.last_mut() {
+            document.preview = preview;
+        }
+        self.next_id
+    }
+
+    /// Opens an in-memory event list as if it had been loaded, and shows it.
+    pub fn insert_events(&mut self, name: &str, events: EventList) -> u64 {
+        self.add_events(name.to_owned(), None, events);
+        self.next_id
     }
 
     fn add_snapshot(
@@ -308,6 +336,7 @@ impl Documents {
             snapshot: Arc::new(snapshot),
             bounds,
             camera: OrbitCamera::default(),
+            preview: None,
         };
         document.camera = document.home_camera();
         self.snapshots.push(document);
@@ -351,6 +380,33 @@ pub fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     )
+}
+
+/// Gives every species without smoothing lengths the distance to its 32nd nearest neighbour
+/// (DESIGN §2: computed once and kept in memory, so every frame does not pay for it). Periodic
+/// where the snapshot's box is.
+pub fn fill_missing_smoothing(
+    snapshot: &mut Snapshot,
+    progress: &Progress,
+) -> Result<(), crate::render::RenderError> {
+    let box_size = snapshot
+        .header
+        .box_size
+        .filter(|_| snapshot.header.periodic);
+    for species in &mut snapshot.species {
+        if species.smoothing_lengths.is_none() && !species.is_empty() {
+            progress.report(&format!("{} smoothing lengths", species.kind), 0, 1);
+            let h = crate::render::smoothing::knn_smoothing_lengths(
+                &species.positions,
+                crate::render::smoothing::DEFAULT_KNN,
+                box_size,
+                progress,
+            )?;
+            species.smoothing_lengths = Some(h);
+            progress.report(&format!("{} smoothing lengths", species.kind), 1, 1);
+        }
+    }
+    Ok(())
 }
 
 /// The box around every finite particle position, `None` when there is none.

@@ -2,12 +2,18 @@
 
 use super::camera::{Bookmark, OrbitCamera};
 use super::documents::{Documents, Notice};
-use super::screenshot::{ScreenshotSettings, save_screenshot};
+use super::glide::{Glide, looking_at};
+use super::halos::{HalosAction, HalosPanel, framing_distance};
+use super::overlay::OverlayOptions;
+use super::pick::{PickRequest, pick_point};
+use super::screenshot::ScreenshotSettings;
 use super::session::{CentralView, PanelState, STORAGE_KEY, Session};
 use super::sky_map::SkyMap;
 use super::sky_projection::SkyProjection;
-use super::viewport::{ViewTarget, Viewport};
-use super::viewport_renderer::{RendererFactory, ViewRequest, ViewStyle};
+use super::splotch::BackendReport;
+use super::twopoint_panel::TwoPointPanel;
+use super::viewport::{OverlayInput, ViewTarget, Viewport};
+use super::viewport_renderer::{RendererFactory, ViewStyle};
 use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, Waker};
 use crossbeam_channel::{Receiver, Sender};
 use std::path::{Path, PathBuf};
@@ -18,11 +24,13 @@ use std::time::Instant;
 const MAX_NOTICES: usize = 50;
 
 /// What a file dialog thread sends back.
-enum DialogAnswer {
+pub(super) enum DialogAnswer {
     /// Files to open (empty when the user cancelled).
     Open(Vec<PathBuf>),
     /// Where to save a screenshot (`None` when the user cancelled).
     SaveScreenshot(Option<PathBuf>),
+    /// Where to export the halo catalogue (`None` when the user cancelled).
+    ExportCatalogue(Option<PathBuf>),
 }
 
 /// The whole application.
@@ -57,17 +65,29 @@ pub struct HaloscopeApp {
     pub bookmark_name: String,
     /// Smoothed time the UI thread spends building one frame, seconds.
     pub frame_seconds: f32,
-    screenshot_jobs: JobQueue<PathBuf>,
+    /// Time the UI thread spent on the latest frame, seconds.
+    pub last_frame_seconds: f32,
+    /// The Halos panel (FoF runs, catalogue, table).
+    pub halos: HalosPanel,
+    /// The two-point analysis.
+    pub twopoint: TwoPointPanel,
+    /// The camera flight in progress.
+    pub glide: Option<Glide>,
+    /// The back-end chosen at start and why.
+    pub backend: BackendReport,
+    pub(super) pick_jobs: JobQueue<Option<[f64; 3]>>,
+    pub(super) pick_job: Option<(JobHandle, u64)>,
+    pub(super) screenshot_jobs: JobQueue<PathBuf>,
     /// The screenshot being rendered.
     pub screenshot_job: Option<JobHandle>,
-    dialog_tx: Sender<DialogAnswer>,
-    dialog_rx: Receiver<DialogAnswer>,
-    dialog_open: bool,
-    restore_camera: Option<OrbitCamera>,
-    factory: RendererFactory,
-    waker: Waker,
-    last_frame: Option<Instant>,
-    capture: Option<(PathBuf, bool)>,
+    pub(super) dialog_tx: Sender<DialogAnswer>,
+    pub(super) dialog_rx: Receiver<DialogAnswer>,
+    pub(super) dialog_open: bool,
+    pub(super) restore_camera: Option<OrbitCamera>,
+    pub(super) factory: RendererFactory,
+    pub(super) waker: Waker,
+    pub(super) last_frame: Option<Instant>,
+    pub(super) capture: Option<(PathBuf, bool)>,
 }
 
 impl HaloscopeApp {
@@ -79,39 +99,8 @@ impl HaloscopeApp {
         files: Vec<PathBuf>,
         factory: RendererFactory,
     ) -> Self {
-        let repaint_ctx = ctx.clone();
-        let waker: Waker = Arc::new(move || repaint_ctx.request_repaint());
         let session = session.unwrap_or_default();
-        let (dialog_tx, dialog_rx) = crossbeam_channel::unbounded();
-        let mut app = Self {
-            documents: Documents::new(waker.clone(), session.recent_files.clone()),
-            viewport: Viewport::new(&factory, waker.clone()),
-            sky_map: SkyMap::default(),
-            style: session.style.clone(),
-            panels: session.panels,
-            central: session.central,
-            sky_projection: session
-                .sky_projection
-                .unwrap_or(SkyProjection::HammerAitoff),
-            bookmarks: session.bookmarks.clone(),
-            notices: Vec::new(),
-            show_about: false,
-            show_shortcuts: false,
-            show_screenshot: false,
-            screenshot: ScreenshotSettings::default(),
-            bookmark_name: String::new(),
-            frame_seconds: 0.0,
-            screenshot_jobs: JobQueue::new(waker.clone()),
-            screenshot_job: None,
-            dialog_tx,
-            dialog_rx,
-            dialog_open: false,
-            restore_camera: None,
-            factory,
-            waker,
-            last_frame: None,
-            capture: None,
-        };
+        let mut app = Self::empty(ctx, &session, factory);
         if !files.is_empty() {
             for path in &files {
                 app.open_path(path);
@@ -135,143 +124,58 @@ impl HaloscopeApp {
         app
     }
 
+    /// The application with `session`'s settings and nothing open (benchmarks and scripts add
+    /// documents with `documents.insert_snapshot`).
+    pub fn empty(ctx: &egui::Context, session: &Session, factory: RendererFactory) -> Self {
+        let repaint_ctx = ctx.clone();
+        let waker: Waker = Arc::new(move || repaint_ctx.request_repaint());
+        let (dialog_tx, dialog_rx) = crossbeam_channel::unbounded();
+        let app = Self {
+            documents: Documents::new(waker.clone(), session.recent_files.clone()),
+            viewport: Viewport::new(&factory, waker.clone()),
+            sky_map: SkyMap::default(),
+            style: session.style.clone(),
+            panels: session.panels,
+            central: session.central,
+            sky_projection: session
+                .sky_projection
+                .unwrap_or(SkyProjection::HammerAitoff),
+            bookmarks: session.bookmarks.clone(),
+            notices: Vec::new(),
+            show_about: false,
+            show_shortcuts: false,
+            show_screenshot: false,
+            screenshot: ScreenshotSettings::default(),
+            bookmark_name: String::new(),
+            frame_seconds: 0.0,
+            last_frame_seconds: 0.0,
+            halos: HalosPanel::new(waker.clone()),
+            twopoint: TwoPointPanel::new(waker.clone()),
+            glide: None,
+            backend: super::splotch::best_backend(),
+            pick_jobs: JobQueue::new(waker.clone()),
+            pick_job: None,
+            screenshot_jobs: JobQueue::new(waker.clone()),
+            screenshot_job: None,
+            dialog_tx,
+            dialog_rx,
+            dialog_open: false,
+            restore_camera: None,
+            factory,
+            waker,
+            last_frame: None,
+            capture: None,
+        };
+        if let Some(reason) = &app.backend.fallback_reason {
+            log::info!("rendering on the CPU: {reason}");
+        }
+        app
+    }
+
     /// Opens `path` (snapshot or event list) on a worker: the path the menu, the recent list,
     /// drag-and-drop and the command line all take.
     pub fn open_path(&mut self, path: &Path) -> JobId {
         self.documents.open(path)
-    }
-
-    /// Shows the system file dialog on its own thread (the UI keeps running); the chosen files
-    /// open when it answers.
-    pub fn open_dialog(&mut self) {
-        if self.dialog_open {
-            return;
-        }
-        self.dialog_open = true;
-        let tx = self.dialog_tx.clone();
-        let waker = self.waker.clone();
-        let start_dir = self
-            .documents
-            .recent
-            .first()
-            .and_then(|p| p.parent())
-            .map(Path::to_path_buf);
-        let spawned = std::thread::Builder::new()
-            .name("open dialog".into())
-            .spawn(move || {
-                let mut dialog = rfd::FileDialog::new()
-                    .set_title("Open snapshot or event list")
-                    .add_filter(
-                        "Snapshots and event lists",
-                        &["hdf5", "h5", "tbin", "bin", "std", "csv", "txt", "dat"],
-                    )
-                    .add_filter("All files", &["*"]);
-                if let Some(dir) = start_dir {
-                    dialog = dialog.set_directory(dir);
-                }
-                let files = dialog.pick_files().unwrap_or_default();
-                let _ = tx.send(DialogAnswer::Open(files));
-                waker();
-            });
-        if let Err(err) = spawned {
-            self.dialog_open = false;
-            self.notify(Notice::Error(format!(
-                "could not open the file dialog: {err}"
-            )));
-        }
-    }
-
-    /// Asks where to save a screenshot (on a dialog thread), then renders and saves it.
-    pub fn screenshot_dialog(&mut self) {
-        if self.dialog_open {
-            return;
-        }
-        self.dialog_open = true;
-        let tx = self.dialog_tx.clone();
-        let waker = self.waker.clone();
-        let spawned = std::thread::Builder::new()
-            .name("save dialog".into())
-            .spawn(move || {
-                let path = rfd::FileDialog::new()
-                    .set_title("Save screenshot")
-                    .set_file_name("haloscope.png")
-                    .add_filter("PNG image", &["png"])
-                    .save_file();
-                let _ = tx.send(DialogAnswer::SaveScreenshot(path));
-                waker();
-            });
-        if let Err(err) = spawned {
-            self.dialog_open = false;
-            self.notify(Notice::Error(format!(
-                "could not open the save dialog: {err}"
-            )));
-        }
-    }
-
-    /// Renders the current view at the screenshot size on a worker and saves it to `path`.
-    pub fn save_screenshot_to(&mut self, path: PathBuf) {
-        let Some(document) = self.documents.shown_snapshot() else {
-            self.notify(Notice::Error("screenshot: no snapshot is shown".to_owned()));
-            return;
-        };
-        let request = ViewRequest {
-            snapshot: document.snapshot.clone(),
-            camera: document.camera,
-            style: self.style.clone(),
-            width_px: self.screenshot.width_px.max(1),
-            height_px: self.screenshot.height_px.max(1),
-        };
-        let factory = self.factory.clone();
-        let label = format!("screenshot {}", path.display());
-        self.screenshot_job = Some(self.screenshot_jobs.spawn(label, 0, move |progress| {
-            save_screenshot(&factory, &request, &path, progress).map_err(|e| format!("{e:#}"))
-        }));
-    }
-
-    /// Saves a PNG of the whole window to `path` once loading is over and a full render is
-    /// shown, then closes the window (for the README screenshots made under Xvfb).
-    pub fn capture_window_then_quit(&mut self, path: PathBuf) {
-        self.capture = Some((path, false));
-    }
-
-    fn capture_window_when_ready(&mut self, ctx: &egui::Context) {
-        let Some((path, requested)) = &mut self.capture else {
-            return;
-        };
-        let ready = self.documents.pending.is_empty()
-            && !self.viewport.is_rendering()
-            && (self.viewport.error().is_some()
-                || self
-                    .viewport
-                    .shown()
-                    .is_some_and(|s| s.quality == super::progressive::Quality::Full));
-        if *requested || !ready {
-            ctx.request_repaint_after(std::time::Duration::from_millis(50));
-            return;
-        }
-        *requested = true;
-        let path = path.clone();
-        let close_ctx = ctx.clone();
-        ctx.request_screenshot(move |image| {
-            // Encode off the UI thread, then close.
-            std::thread::spawn(move || {
-                let [w, h] = image.size;
-                let rgba: Vec<u8> = image
-                    .pixels
-                    .iter()
-                    .flat_map(|c| c.to_srgba_unmultiplied())
-                    .collect();
-                let saved = image::RgbaImage::from_raw(w as u32, h as u32, rgba)
-                    .map(|buffer| buffer.save_with_format(&path, image::ImageFormat::Png));
-                match saved {
-                    Some(Ok(())) => log::info!("saved window to {}", path.display()),
-                    Some(Err(err)) => log::error!("{}: {err}", path.display()),
-                    None => log::error!("{}: window image of the wrong size", path.display()),
-                }
-                close_ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-            });
-        });
-        ctx.request_repaint();
     }
 
     /// Adds a message to the status bar.
@@ -342,6 +246,13 @@ impl HaloscopeApp {
             document.camera = camera;
         }
         self.viewport.receive(ctx);
+        for notice in self.halos.poll() {
+            self.notify(notice);
+        }
+        for notice in self.twopoint.poll() {
+            self.notify(notice);
+        }
+        self.poll_pick();
         for event in self.screenshot_jobs.drain() {
             match event {
                 JobEvent::Progress { .. } => {}
@@ -368,7 +279,8 @@ impl HaloscopeApp {
                     }
                 }
                 DialogAnswer::SaveScreenshot(Some(path)) => self.save_screenshot_to(path),
-                DialogAnswer::SaveScreenshot(None) => {}
+                DialogAnswer::ExportCatalogue(Some(path)) => self.halos.export_to(path),
+                DialogAnswer::SaveScreenshot(None) | DialogAnswer::ExportCatalogue(None) => {}
             }
         }
     }
@@ -397,13 +309,18 @@ impl HaloscopeApp {
         self.capture_window_when_ready(&ctx);
         // Time the UI thread spent on this frame (not the idle time between frames), smoothed.
         let spent = started.elapsed().as_secs_f32();
+        self.last_frame_seconds = spent;
         self.frame_seconds = if self.last_frame.is_none() {
             spent
         } else {
             0.9 * self.frame_seconds + 0.1 * spent
         };
         self.last_frame = Some(started);
-        if !self.documents.pending.is_empty() || self.screenshot_job.is_some() {
+        if !self.documents.pending.is_empty()
+            || self.screenshot_job.is_some()
+            || self.halos.running.is_some()
+            || self.twopoint.is_running()
+        {
             // Keep the progress bars moving even between worker messages.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
@@ -414,17 +331,10 @@ impl HaloscopeApp {
             ui.add_space(6.0);
             ui.selectable_value(&mut self.central, CentralView::Viewport, "Particles");
             ui.selectable_value(&mut self.central, CentralView::SkyMap, "Sky map");
+            ui.selectable_value(&mut self.central, CentralView::TwoPoint, "Two-point");
         });
         match self.central {
-            CentralView::Viewport => {
-                let style = self.style.clone();
-                let target = self.documents.shown_snapshot_mut().map(|d| ViewTarget {
-                    document_id: d.id,
-                    snapshot: &d.snapshot,
-                    camera: &mut d.camera,
-                });
-                self.viewport.ui(ui, target, &style);
-            }
+            CentralView::Viewport => self.viewport_ui(ui),
             CentralView::SkyMap => match self.documents.shown_events() {
                 Some(document) => {
                     let (id, events) = (document.id, document.events.clone());
@@ -435,6 +345,153 @@ impl HaloscopeApp {
                     self.sky_map.ui(ui, 0, &empty, self.sky_projection);
                 }
             },
+            CentralView::TwoPoint => {
+                let id = self.documents.shown_events().map(|d| d.id);
+                self.twopoint.plots_ui(ui, id);
+            }
+        }
+    }
+
+    fn viewport_ui(&mut self, ui: &mut egui::Ui) {
+        let now = Instant::now();
+        if let Some(glide) = self.glide
+            && let Some(document) = self.documents.shown_snapshot_mut()
+        {
+            let (camera, done) = glide.at(now);
+            document.camera = camera;
+            if done {
+                self.glide = None;
+            } else {
+                ui.ctx().request_repaint();
+            }
+        }
+        let style = self.style.clone();
+        let input = match self.documents.shown_snapshot() {
+            Some(document) => OverlayInput {
+                halos: self.halos.markers(document.id),
+                selected: self.halos.selected,
+                options: Some(OverlayOptions {
+                    halos: self.halos.show_circles,
+                    labels: self.halos.show_labels,
+                    color_bar: style.show_color_bar,
+                    scale_bar: style.show_scale_bar,
+                }),
+            },
+            None => OverlayInput::default(),
+        };
+        let target = self.documents.shown_snapshot_mut().map(|d| ViewTarget {
+            document_id: d.id,
+            snapshot: &d.snapshot,
+            preview: d.preview.as_ref(),
+            camera: &mut d.camera,
+        });
+        let output = self.viewport.ui(ui, target, &style, &input);
+        if output.camera_moved {
+            self.glide = None;
+        }
+        if let Some(index) = output.clicked_halo {
+            self.fly_to_halo(index);
+        }
+        if let Some(at) = output.double_clicked {
+            self.start_pick(at, output.response.rect.size());
+        }
+    }
+
+    /// Selects halo `index` of the catalogue shown and flies the camera to it.
+    pub fn fly_to_halo(&mut self, index: usize) {
+        let Some(document) = self.documents.shown_snapshot() else {
+            return;
+        };
+        let Some(halo) = self
+            .halos
+            .catalogue_of(document.id)
+            .and_then(|c| c.result.halos.get(index))
+            .cloned()
+        else {
+            return;
+        };
+        self.halos.selected = Some(index);
+        let from = document.camera;
+        let to = looking_at(
+            &from,
+            halo.com,
+            framing_distance(halo.radius_max, from.fov_y_deg),
+        );
+        self.glide = Some(Glide::new(from, to, Instant::now()));
+    }
+
+    /// Double-click: finds the depth of the brightest point `at` (points from the viewport's
+    /// corner) on a worker, then glides there.
+    fn start_pick(&mut self, at: egui::Pos2, size_points: egui::Vec2) {
+        let Some(document) = self.documents.shown_snapshot() else {
+            return;
+        };
+        if let Some((job, _)) = self.pick_job.take() {
+            job.cancel();
+        }
+        let request = PickRequest {
+            snapshot: document.snapshot.clone(),
+            style: self.style.clone(),
+            camera: document.camera,
+            size_points,
+            at,
+        };
+        let handle = self
+            .pick_jobs
+            .spawn("re-centring", document.id, move |progress| {
+                pick_point(&request, progress)
+            });
+        self.pick_job = Some((handle, document.id));
+    }
+
+    fn poll_pick(&mut self) {
+        for event in self.pick_jobs.drain() {
+            let Some((job, document_id)) = &self.pick_job else {
+                continue;
+            };
+            if job.id != event.id() {
+                continue;
+            }
+            let document_id = *document_id;
+            match event {
+                JobEvent::Progress { .. } => continue,
+                JobEvent::Done {
+                    result: Some(point),
+                    ..
+                } => {
+                    if let Some(document) = self
+                        .documents
+                        .shown_snapshot()
+                        .filter(|d| d.id == document_id)
+                    {
+                        let from = document.camera;
+                        let to = looking_at(&from, point, from.distance());
+                        self.glide = Some(Glide::new(from, to, Instant::now()));
+                    }
+                }
+                JobEvent::Done { result: None, .. } => {
+                    self.notify(Notice::Info(
+                        "nothing drawn under the cursor to centre on".to_owned(),
+                    ));
+                }
+                JobEvent::Failed { error, .. } => {
+                    self.notify(Notice::Error(format!("re-centring: {error}")));
+                }
+                JobEvent::Cancelled { .. } => {}
+            }
+            self.pick_job = None;
+        }
+    }
+
+    /// Acts on what the Halos panel asked for.
+    pub(super) fn halos_action(&mut self, action: HalosAction) {
+        match action {
+            HalosAction::None => {}
+            HalosAction::FlyTo(index) => {
+                self.central = CentralView::Viewport;
+                self.fly_to_halo(index);
+            }
+            HalosAction::Export => self.export_dialog(),
         }
     }
 

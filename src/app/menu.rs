@@ -4,8 +4,13 @@ use super::documents::{Notice, file_name};
 use super::haloscope_app::HaloscopeApp;
 
 /// Keyboard and mouse controls, shown in Help → Keyboard shortcuts.
-pub const SHORTCUTS: [(&str, &str); 9] = [
+pub const SHORTCUTS: [(&str, &str); 11] = [
     ("Drag", "rotate about the look-at point"),
+    (
+        "Double-click",
+        "glide to the brightest point under the cursor",
+    ),
+    ("Click a halo circle", "select it and fly to it"),
     ("Right-, middle- or Shift-drag", "pan"),
     ("Wheel / pinch", "zoom"),
     ("R", "reset view and automatic colour ranges"),
@@ -58,6 +63,16 @@ impl HaloscopeApp {
                 }
                 if ui.button("Frame all (F)").clicked() {
                     self.frame_all();
+                }
+                ui.separator();
+                if ui.button("Particles").clicked() {
+                    self.central = super::session::CentralView::Viewport;
+                }
+                if ui.button("Sky map").clicked() {
+                    self.central = super::session::CentralView::SkyMap;
+                }
+                if ui.button("Two-point plots").clicked() {
+                    self.central = super::session::CentralView::TwoPoint;
                 }
                 ui.separator();
                 ui.checkbox(&mut self.panels.side_panel, "Side panel");
@@ -172,6 +187,10 @@ impl HaloscopeApp {
                 }
             }
         });
+        ui.checkbox(
+            &mut self.screenshot.overlays,
+            "with overlays (halo circles, labels, colour and scale bars)",
+        );
         match &self.screenshot_job {
             Some(job) => {
                 ui.horizontal(|ui| {

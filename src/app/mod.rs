@@ -5,21 +5,32 @@
 //! channels with `try_recv` and draws.
 
 pub mod camera;
+mod dialogs;
 pub mod documents;
+pub mod glide;
+pub mod halos;
+mod halos_ui;
 pub mod haloscope_app;
 mod menu;
+pub mod overlay;
+pub mod overlay_raster;
+pub mod pick;
+pub mod preview;
 pub mod progressive;
 pub mod screenshot;
 pub mod session;
 mod side_panel;
 pub mod sky_map;
 pub mod sky_projection;
+pub mod splotch;
+pub mod twopoint_panel;
+mod twopoint_ui;
 pub mod viewport;
 pub mod viewport_renderer;
 
 pub use haloscope_app::HaloscopeApp;
 pub use viewport_renderer::{
-    RenderedImage, RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
+    Legend, RenderedImage, RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
     default_renderer_factory,
 };
 

@@ -45,6 +45,8 @@ pub enum CentralView {
     Viewport,
     /// The event sky map.
     SkyMap,
+    /// The two-point plots.
+    TwoPoint,
 }
 
 /// Everything saved between runs.

@@ -6,8 +6,46 @@ use super::session::CentralView;
 use super::sky_projection::SkyProjection;
 use crate::data::SpeciesKind;
 
-/// Palettes offered in the Render section.
-pub const PALETTES: [&str; 6] = ["viridis", "inferno", "magma", "plasma", "cividis", "turbo"];
+/// Colours per palette preview swatch.
+const SWATCH_STOPS: usize = 24;
+
+/// Every palette the renderer knows with a few colours for its preview (made once).
+fn palette_swatches() -> &'static [(String, Vec<egui::Color32>)] {
+    static SWATCHES: std::sync::OnceLock<Vec<(String, Vec<egui::Color32>)>> =
+        std::sync::OnceLock::new();
+    SWATCHES.get_or_init(|| {
+        crate::render::palette::palette_names()
+            .into_iter()
+            .filter_map(|name| {
+                let palette = crate::render::Palette::by_name(name).ok()?;
+                let colours = (0..SWATCH_STOPS)
+                    .map(|i| {
+                        let x = (i as f32 + 0.5) / SWATCH_STOPS as f32;
+                        let [r, g, b] = palette
+                            .sample(x)
+                            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+                        egui::Color32::from_rgb(r, g, b)
+                    })
+                    .collect();
+                Some((name.to_owned(), colours))
+            })
+            .collect()
+    })
+}
+
+/// A small horizontal strip of `colours`.
+fn swatch_ui(ui: &mut egui::Ui, colours: &[egui::Color32]) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(60.0, 12.0), egui::Sense::hover());
+    let step = rect.width() / colours.len().max(1) as f32;
+    for (i, colour) in colours.iter().enumerate() {
+        let x = rect.left() + step * i as f32;
+        let cell = egui::Rect::from_min_max(
+            egui::pos2(x, rect.top()),
+            egui::pos2(x + step + 0.5, rect.bottom()),
+        );
+        ui.painter().rect_filled(cell, 0.0, *colour);
+    }
+}
 
 /// A collapsible section whose open state lives in `open` (saved with the session).
 fn section_ui(ui: &mut egui::Ui, title: &str, open: &mut bool, body: impl FnOnce(&mut egui::Ui)) {
@@ -161,7 +199,11 @@ impl HaloscopeApp {
                     &fields,
                     "uniform",
                 );
-                ui.checkbox(&mut style.intensity_log, "log intensity");
+                let has_intensity = style.intensity_field.is_some();
+                ui.add_enabled(
+                    has_intensity,
+                    egui::Checkbox::new(&mut style.intensity_log, "log intensity"),
+                );
                 field_combo_ui(
                     ui,
                     (kind, "colour"),
@@ -170,18 +212,35 @@ impl HaloscopeApp {
                     &fields,
                     "= intensity",
                 );
-                ui.checkbox(&mut style.color_log, "log colour");
-                ui.horizontal(|ui| {
-                    let name_label = ui.label("Palette");
-                    egui::ComboBox::from_id_salt((kind, "palette"))
-                        .selected_text(style.palette.clone())
-                        .show_ui(ui, |ui| {
-                            for name in PALETTES {
-                                ui.selectable_value(&mut style.palette, name.to_owned(), name);
-                            }
-                        })
-                        .response
-                        .labelled_by(name_label.id);
+                let has_colour = has_intensity || style.color_field.is_some();
+                ui.add_enabled(
+                    has_colour,
+                    egui::Checkbox::new(&mut style.color_log, "log colour"),
+                );
+                if !has_colour {
+                    ui.small("No colour field: drawn white.");
+                }
+                ui.add_enabled_ui(has_colour, |ui| {
+                    ui.horizontal(|ui| {
+                        let name_label = ui.label("Palette");
+                        egui::ComboBox::from_id_salt((kind, "palette"))
+                            .selected_text(style.palette.clone())
+                            .show_ui(ui, |ui| {
+                                for (name, colours) in palette_swatches() {
+                                    ui.horizontal(|ui| {
+                                        swatch_ui(ui, colours);
+                                        ui.selectable_value(&mut style.palette, name.clone(), name);
+                                    });
+                                }
+                            })
+                            .response
+                            .labelled_by(name_label.id);
+                        if let Some((_, colours)) =
+                            palette_swatches().iter().find(|(n, _)| *n == style.palette)
+                        {
+                            swatch_ui(ui, colours);
+                        }
+                    })
                 });
                 let mut auto = style.color_range.is_none();
                 ui.horizontal(|ui| {
@@ -223,7 +282,10 @@ impl HaloscopeApp {
                 .logarithmic(true)
                 .text("exposure"),
         );
-        ui.checkbox(&mut self.style.show_scale_bar, "scale bar");
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.style.show_color_bar, "colour bar");
+            ui.checkbox(&mut self.style.show_scale_bar, "scale bar");
+        });
         ui.separator();
         self.camera_ui(ui);
     }
@@ -307,7 +369,9 @@ impl HaloscopeApp {
     }
 
     fn halos_section_ui(&mut self, ui: &mut egui::Ui) {
-        ui.label("Friends-of-friends halo finding is not part of this build yet.");
+        let document = self.documents.shown_snapshot().cloned();
+        let action = self.halos.section_ui(ui, document.as_ref());
+        self.halos_action(action);
     }
 
     fn events_section_ui(&mut self, ui: &mut egui::Ui) {
@@ -327,6 +391,11 @@ impl HaloscopeApp {
             }
         } else {
             ui.label("No event list open.");
+        }
+        ui.separator();
+        let document = self.documents.shown_events().cloned();
+        if self.twopoint.controls_ui(ui, document.as_ref()) {
+            self.central = CentralView::TwoPoint;
         }
     }
 }

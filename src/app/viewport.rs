@@ -3,8 +3,9 @@
 //! mouse input into orbit-camera motion.
 
 use super::camera::OrbitCamera;
+use super::overlay::{self, HaloMarker, Overlay, OverlayOptions};
 use super::progressive::{ProgressiveScheduler, Quality};
-use super::viewport_renderer::{RenderedImage, RendererFactory, ViewRequest, ViewStyle};
+use super::viewport_renderer::{Legend, RenderedImage, RendererFactory, ViewRequest, ViewStyle};
 use crate::data::Snapshot;
 use crate::jobs::{LatestWorker, VersionGate, Waker};
 use std::collections::VecDeque;
@@ -39,8 +40,41 @@ pub struct ViewTarget<'a> {
     pub document_id: u64,
     /// The particles.
     pub snapshot: &'a Arc<Snapshot>,
+    /// A subsample for previews while the camera moves (big snapshots).
+    pub preview: Option<&'a Arc<Snapshot>>,
     /// The camera, moved by the mouse.
     pub camera: &'a mut OrbitCamera,
+}
+
+/// What is drawn over the render besides the bars.
+#[derive(Debug, Clone, Default)]
+pub struct OverlayInput {
+    /// Halos to circle, in catalogue order.
+    pub halos: Vec<HaloMarker>,
+    /// The selected halo.
+    pub selected: Option<usize>,
+    /// What to draw.
+    pub options: Option<OverlayOptions>,
+}
+
+/// What happened in the viewport this frame.
+#[derive(Debug, Clone)]
+pub struct ViewportOutput {
+    /// The interaction response.
+    pub response: egui::Response,
+    /// A halo circle was clicked (catalogue index).
+    pub clicked_halo: Option<usize>,
+    /// A double-click: the brightest point near it, in points from the viewport's corner.
+    pub double_clicked: Option<egui::Pos2>,
+    /// The user moved the camera with the mouse.
+    pub camera_moved: bool,
+}
+
+/// The last full-quality image, kept for picking the brightest point.
+struct ShownPixels {
+    width_px: u32,
+    height_px: u32,
+    rgba: Vec<u8>,
 }
 
 /// The viewport and its render worker.
@@ -54,6 +88,10 @@ pub struct Viewport {
     shown: Option<ShownRender>,
     error: Option<String>,
     backend: String,
+    legend: Option<Legend>,
+    pixels: Option<ShownPixels>,
+    overlay: Overlay,
+    rect: egui::Rect,
 }
 
 impl Viewport {
@@ -74,6 +112,10 @@ impl Viewport {
             shown: None,
             error: None,
             backend,
+            legend: None,
+            pixels: None,
+            overlay: Overlay::default(),
+            rect: egui::Rect::NOTHING,
         }
     }
 
@@ -95,6 +137,28 @@ impl Viewport {
     /// Whether a render newer than the one shown is on its way.
     pub fn is_rendering(&self) -> bool {
         self.latest_submitted > self.gate.shown() && self.error.is_none()
+    }
+
+    /// The overlay drawn in the last frame (halo circles placed, bars).
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
+    /// Where the viewport was drawn in the last frame, in points.
+    pub fn rect(&self) -> egui::Rect {
+        self.rect
+    }
+
+    /// The RGBA pixels of the image shown (width, height, bytes).
+    pub fn shown_pixels(&self) -> Option<(u32, u32, &[u8])> {
+        self.pixels
+            .as_ref()
+            .map(|p| (p.width_px, p.height_px, p.rgba.as_slice()))
+    }
+
+    /// The colour bar of the render shown.
+    pub fn legend(&self) -> Option<&Legend> {
+        self.legend.as_ref()
     }
 
     /// The texture on screen (for tests and screenshots of the window).
@@ -142,34 +206,59 @@ impl Viewport {
                     size_px: [image.width_px, image.height_px],
                     quality,
                 });
+                self.legend = image.legend;
+                // Moved, not copied: the texture took its own copy above.
+                self.pixels = Some(ShownPixels {
+                    width_px: image.width_px,
+                    height_px: image.height_px,
+                    rgba: image.rgba,
+                });
                 self.error = None;
             }
             Err(error) => self.error = Some(error),
         }
     }
 
-    /// Draws the viewport into all of `ui`'s space, moves the camera from mouse input, and asks
-    /// for a new render when the view changed. Returns the interaction response.
+    /// Draws the viewport into all of `ui`'s space with `input`'s overlay, moves the camera from
+    /// mouse input, and asks for a new render when the view changed.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         target: Option<ViewTarget<'_>>,
         style: &ViewStyle,
-    ) -> egui::Response {
+        input: &OverlayInput,
+    ) -> ViewportOutput {
         let (rect, response) =
             ui.allocate_exact_size(ui.available_size(), egui::Sense::click_and_drag());
+        self.rect = rect;
         let painter = ui.painter_at(rect);
         painter.rect_filled(rect, 0.0, egui::Color32::BLACK);
+        let mut output = ViewportOutput {
+            response: response.clone(),
+            clicked_halo: None,
+            double_clicked: None,
+            camera_moved: false,
+        };
 
         let Some(target) = target else {
+            self.overlay = Overlay::default();
             self.centre_text(
                 &painter,
                 rect,
-                "Open a snapshot: File > Open…, or drop a file here",
+                "Open a snapshot: File > Open..., or drop a file here",
             );
-            return response;
+            return output;
         };
+        let before = *target.camera;
         move_camera(ui, &response, target.camera, rect.height());
+        output.camera_moved = *target.camera != before;
+        if let Some(pos) = response.interact_pointer_pos() {
+            if response.double_clicked() {
+                output.double_clicked = Some(self.brightest_near(rect, pos));
+            } else if response.clicked() {
+                output.clicked_halo = overlay::halo_at(&self.overlay.placed, pos);
+            }
+        }
 
         let pixels_per_point = ui.ctx().pixels_per_point();
         let scale = style.resolution_scale.clamp(0.1, 4.0) * pixels_per_point;
@@ -186,14 +275,24 @@ impl Viewport {
         let now = Instant::now();
         if let Some(quality) = self.scheduler.poll(&key, now) {
             let [width_px, height_px] = quality.size_px(size_px);
+            let snapshot = match (quality, target.preview) {
+                (Quality::Preview, Some(preview)) => preview.clone(),
+                _ => target.snapshot.clone(),
+            };
             let request = ViewRequest {
-                snapshot: target.snapshot.clone(),
+                snapshot,
                 camera: key.camera,
                 style: key.style.clone(),
                 width_px,
                 height_px,
             };
-            if let Some(version) = self.worker.submit(request) {
+            // A preview in flight finishes (the next one waits), so a long drag still shows
+            // images; a full render replaces whatever runs.
+            let submitted = match quality {
+                Quality::Preview => self.worker.submit_after_current(request),
+                Quality::Full => self.worker.submit(request),
+            };
+            if let Some(version) = submitted {
                 self.latest_submitted = version;
                 self.submitted.push_back((version, quality));
                 self.error = None;
@@ -221,9 +320,47 @@ impl Viewport {
                 ui.visuals().error_fg_color,
             );
         }
+        let options = input.options.unwrap_or(OverlayOptions {
+            halos: true,
+            labels: true,
+            color_bar: style.show_color_bar,
+            scale_bar: style.show_scale_bar,
+        });
+        self.overlay = overlay::build_overlay(
+            rect,
+            target.camera,
+            &input.halos,
+            input.selected,
+            self.legend.as_ref(),
+            &length_unit(target.snapshot),
+            options,
+            1.0,
+        );
+        overlay::paint(&painter, &self.overlay.items);
         self.corner_label_ui(&painter, rect);
-        draw_scale_bar(&painter, rect, target.camera, target.snapshot);
-        response
+        output
+    }
+
+    /// The brightest pixel of the image shown within 12 points of `pos`, in points from the
+    /// viewport's corner (`pos` itself when there is no image).
+    fn brightest_near(&self, rect: egui::Rect, pos: egui::Pos2) -> egui::Pos2 {
+        let local = pos - rect.min;
+        let Some(pixels) = &self.pixels else {
+            return local.to_pos2();
+        };
+        let per_point = pixels.width_px as f32 / rect.width().max(1.0);
+        let found = super::pick::brightest_near(
+            &pixels.rgba,
+            pixels.width_px,
+            pixels.height_px,
+            local.x * per_point,
+            local.y * per_point,
+            12.0 * per_point,
+        );
+        match found {
+            Some((x, y)) => egui::pos2((x as f32 + 0.5) / per_point, (y as f32 + 0.5) / per_point),
+            None => local.to_pos2(),
+        }
     }
 
     fn centre_text(&self, painter: &egui::Painter, rect: egui::Rect, text: &str) {
@@ -297,79 +434,67 @@ fn move_camera(
     }
 }
 
-/// A scale bar of a round length at the look-at depth, in the file's length unit.
-fn draw_scale_bar(
-    painter: &egui::Painter,
-    rect: egui::Rect,
-    camera: &OrbitCamera,
-    snapshot: &Snapshot,
-) {
-    let world_per_point = camera.world_per_point(rect.height());
-    if !(world_per_point.is_finite() && world_per_point > 0.0) {
-        return;
-    }
-    let length_world = nice_length(world_per_point * rect.width() * 0.2);
-    let length_points = length_world / world_per_point;
-    let unit = snapshot
-        .header
-        .units
-        .get("length")
-        .map_or(String::new(), |u| format!(" {u}"));
-    let right = rect.right_bottom() + egui::vec2(-16.0, -16.0);
-    let left = right - egui::vec2(length_points, 0.0);
-    let stroke = egui::Stroke::new(2.0, egui::Color32::WHITE);
-    painter.line_segment([left, right], stroke);
-    for end in [left, right] {
-        painter.line_segment([end, end - egui::vec2(0.0, 6.0)], stroke);
-    }
-    painter.text(
-        egui::pos2(0.5 * (left.x + right.x), left.y - 8.0),
-        egui::Align2::CENTER_BOTTOM,
-        format!("{}{unit}", format_length(length_world)),
-        egui::FontId::proportional(12.0),
-        egui::Color32::WHITE,
-    );
-}
-
-/// The largest 1, 2 or 5 × 10ⁿ not above `length` (at least a tiny positive number).
-pub fn nice_length(length: f32) -> f32 {
-    if !(length.is_finite() && length > 0.0) {
-        return 1.0;
-    }
-    let magnitude = 10f32.powf(length.log10().floor());
-    let mantissa = length / magnitude;
-    let nice = if mantissa >= 5.0 {
-        5.0
-    } else if mantissa >= 2.0 {
-        2.0
-    } else {
-        1.0
+/// The snapshot's length unit for the scale bar ("" when the file gives none): a named unit
+/// when the file's "<value> cm" is one (pc, kpc, Mpc, km), with "/h" for comoving Gadget runs
+/// (their code lengths are in h⁻¹ units, Springel 2005, Gadget-2 user guide §6).
+pub fn length_unit(snapshot: &Snapshot) -> String {
+    let Some(raw) = snapshot.header.units.get("length") else {
+        return String::new();
     };
-    nice * magnitude
-}
-
-fn format_length(length: f32) -> String {
-    if (1e-3..1e5).contains(&length.abs()) {
-        let text = format!("{length:.3}");
-        text.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        format!("{length:.0e}")
+    let per_h = snapshot
+        .header
+        .parameters
+        .get("ComovingIntegrationOn")
+        .is_some_and(|&on| on == 1.0)
+        && snapshot.header.parameters.contains_key("HubbleParam");
+    let suffix = if per_h { "/h" } else { "" };
+    let centimetres = raw
+        .strip_suffix(" cm")
+        .and_then(|v| v.trim().parse::<f64>().ok());
+    let Some(cm) = centimetres else {
+        return raw.clone();
+    };
+    const NAMED: [(&str, f64); 5] = [
+        ("cm", 1.0),
+        ("km", 1e5),
+        ("pc", 3.085_678e18),
+        ("kpc", 3.085_678e21),
+        ("Mpc", 3.085_678e24),
+    ];
+    match NAMED
+        .iter()
+        .find(|(_, size)| (cm / size - 1.0).abs() < 1e-3)
+    {
+        Some((name, _)) => format!("{name}{suffix}"),
+        None => format!("x {cm:.4e} cm{suffix}"),
     }
 }
+
+/// Re-exported for callers of the shell's API.
+pub use super::overlay::nice_length;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn nice_lengths_are_1_2_5_times_a_power_of_ten() {
-        let close = |a: f32, b: f32| (a - b).abs() <= 1e-6 * b;
-        assert!(close(nice_length(7.3), 5.0));
-        assert!(close(nice_length(0.031), 0.02));
-        assert!(close(nice_length(1999.0), 1000.0));
-        assert_eq!(nice_length(0.0), 1.0);
-        assert_eq!(format_length(0.02), "0.02");
-        assert_eq!(format_length(1000.0), "1000");
-        assert_eq!(format_length(5e6), "5e6");
+    fn length_units_read_as_astronomers_write_them() {
+        let mut snapshot = crate::data::demo::demo_snapshot(10, 1);
+        assert_eq!(length_unit(&snapshot), "");
+        let units = &mut snapshot.header.units;
+        units.insert("length".to_owned(), "3085678000000000000000 cm".to_owned());
+        assert_eq!(length_unit(&snapshot), "kpc");
+        let parameters = &mut snapshot.header.parameters;
+        parameters.insert("ComovingIntegrationOn".to_owned(), 1.0);
+        parameters.insert("HubbleParam".to_owned(), 0.7);
+        assert_eq!(length_unit(&snapshot), "kpc/h");
+        let mut with_length = |text: &str| {
+            let units = &mut snapshot.header.units;
+            units.insert("length".to_owned(), text.to_owned());
+            length_unit(&snapshot)
+        };
+        assert_eq!(with_length("3.085678e24 cm"), "Mpc/h");
+        assert_eq!(with_length("7 cm"), "x 7.0000e0 cm/h");
+        assert_eq!(with_length("furlongs"), "furlongs");
     }
 }

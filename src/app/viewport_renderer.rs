@@ -39,7 +39,9 @@ impl SpeciesStyle {
         Self {
             kind,
             enabled: true,
-            intensity_field: None,
+            // Gas is drawn by its density where the file has one (any spelling: see
+            // `splotch::default_intensity_field`); the others uniformly.
+            intensity_field: (kind == SpeciesKind::Gas).then(|| "Density".to_owned()),
             intensity_log: true,
             color_field: None,
             color_log: true,
@@ -51,7 +53,8 @@ impl SpeciesStyle {
             }
             .to_owned(),
             color_range: None,
-            brightness: 1.0,
+            // Uniform white dark matter would wash out the coloured gas: dimmed by default.
+            brightness: if kind == SpeciesKind::Dark { 0.3 } else { 1.0 },
             size_factor: 1.0,
         }
     }
@@ -133,6 +136,21 @@ pub struct RenderedImage {
     pub backend: String,
     /// Wall time of the render in seconds.
     pub seconds: f64,
+    /// What the colours mean, for the colour bar (`None`: no species is coloured by a field).
+    pub legend: Option<Legend>,
+}
+
+/// The colour bar of a render: a palette spanning a value range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Legend {
+    /// Palette name.
+    pub palette: String,
+    /// Value at the bottom of the palette (log10 units under log).
+    pub lo: f32,
+    /// Value at the top of the palette.
+    pub hi: f32,
+    /// What the value is ("gas log10 Density").
+    pub label: String,
 }
 
 /// Something that turns a [`ViewRequest`] into an image. Runs on a worker thread.
@@ -151,27 +169,9 @@ pub trait ViewportRenderer: Send {
 /// Makes renderers: one for the viewport's worker, more for off-screen screenshots.
 pub type RendererFactory = Arc<dyn Fn() -> Box<dyn ViewportRenderer> + Send + Sync>;
 
-/// The renderer the application uses: the best back-end of the Splotch renderer.
+/// The renderer the application uses: the Splotch renderer on the best back-end.
 pub fn default_renderer_factory() -> RendererFactory {
-    Arc::new(|| Box::new(SplotchRenderer))
-}
-
-/// The library's Splotch renderer behind the viewport boundary.
-struct SplotchRenderer;
-
-impl ViewportRenderer for SplotchRenderer {
-    fn backend_name(&self) -> String {
-        "cpu".to_owned()
-    }
-
-    fn render(
-        &mut self,
-        _request: &ViewRequest,
-        _progress: &Progress,
-    ) -> Result<RenderedImage, String> {
-        // The render module is being written on its own branch; it plugs in here.
-        Err("the Splotch renderer is not part of this build yet".to_owned())
-    }
+    Arc::new(|| Box::new(super::splotch::SplotchRenderer::new()))
 }
 
 /// Stores a [`SpeciesKind`] by its name (`gas`, `dark`, ...), so saved settings read as text.

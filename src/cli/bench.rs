@@ -2,6 +2,7 @@
 
 mod fof;
 mod fof_cuda;
+mod gui;
 mod load;
 mod movie;
 mod render;
@@ -23,6 +24,8 @@ pub enum BenchCommand {
     Twopoint(twopoint::BenchTwopointArgs),
     /// Movie frames per second.
     Movie(movie::BenchMovieArgs),
+    /// UI frame times of the application while renders, FoF and trials run.
+    Gui(gui::BenchGuiArgs),
 }
 
 /// Runs one benchmark.
@@ -33,5 +36,6 @@ pub fn run(command: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Fof(args) => fof::run(args),
         BenchCommand::Twopoint(args) => twopoint::run(args),
         BenchCommand::Movie(args) => movie::run(args),
+        BenchCommand::Gui(args) => gui::run(args),
     }
 }

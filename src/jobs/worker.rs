@@ -249,9 +249,13 @@ struct Request<Req> {
 pub struct LatestWorker<Req, Res> {
     requests: Option<Sender<Request<Req>>>,
     results: Receiver<Versioned<Res>>,
-    in_flight: Option<CancelToken>,
+    in_flight: Vec<CancelToken>,
     next_version: u64,
 }
+
+/// Cancel tokens kept for [`LatestWorker::submit_after_current`] (older requests have finished
+/// or were coalesced away; cancelling those does nothing).
+const KEPT_TOKENS: usize = 8;
 
 impl<Req: Send + 'static, Res: Send + 'static> LatestWorker<Req, Res> {
     /// Starts the worker thread named `name`, which runs `work` for each request it takes and
@@ -306,7 +310,7 @@ impl<Req: Send + 'static, Res: Send + 'static> LatestWorker<Req, Res> {
         Self {
             requests,
             results: result_rx,
-            in_flight: None,
+            in_flight: Vec::new(),
             next_version: 0,
         }
     }
@@ -314,9 +318,23 @@ impl<Req: Send + 'static, Res: Send + 'static> LatestWorker<Req, Res> {
     /// Queues `request`, cancelling the one before it; returns its version, or `None` when the
     /// worker thread could not be started or has stopped.
     pub fn submit(&mut self, request: Req) -> Option<u64> {
-        if let Some(previous) = self.in_flight.take() {
+        for previous in self.in_flight.drain(..) {
             previous.cancel();
         }
+        self.enqueue(request)
+    }
+
+    /// Queues `request` without cancelling the one running: that one finishes and delivers its
+    /// result, then the newest request waiting runs (those in between are coalesced away).
+    /// For progressive previews, which would otherwise never finish during a long drag.
+    pub fn submit_after_current(&mut self, request: Req) -> Option<u64> {
+        if self.in_flight.len() >= KEPT_TOKENS {
+            self.in_flight.remove(0);
+        }
+        self.enqueue(request)
+    }
+
+    fn enqueue(&mut self, request: Req) -> Option<u64> {
         self.next_version += 1;
         let cancel = CancelToken::new();
         let sent = self.requests.as_ref()?.send(Request {
@@ -328,7 +346,7 @@ impl<Req: Send + 'static, Res: Send + 'static> LatestWorker<Req, Res> {
             self.requests = None;
             return None;
         }
-        self.in_flight = Some(cancel);
+        self.in_flight.push(cancel);
         Some(self.next_version)
     }
 
@@ -500,6 +518,40 @@ mod tests {
         // Request 1 was cancelled (no result), request 2 was coalesced away, 3 ran.
         assert_eq!(result.version, 3);
         assert_eq!(result.outcome, Ok(30));
+        assert_eq!(*seen.lock().expect("poisoned"), vec![1, 3]);
+    }
+
+    #[test]
+    fn submit_after_current_lets_the_running_request_finish() {
+        let (gate_tx, gate_rx) = crossbeam_channel::unbounded::<()>();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let mut worker = LatestWorker::new("test", no_waker(), move |req: u32, progress| {
+            sink.lock().map_err(|e| e.to_string())?.push(req);
+            if req == 1 {
+                let _ = gate_rx.recv_timeout(Duration::from_secs(10));
+                progress.check().map_err(|e| e.to_string())?;
+            }
+            Ok(req * 10)
+        });
+        assert_eq!(worker.submit_after_current(1), Some(1));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while seen.lock().map(|s| s.is_empty()).unwrap_or(true) {
+            assert!(Instant::now() < deadline, "worker never started");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(worker.submit_after_current(2), Some(2));
+        assert_eq!(worker.submit_after_current(3), Some(3));
+        gate_tx.send(()).expect("worker gone");
+        let mut results = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while results.len() < 2 {
+            results.extend(worker.results.try_iter().map(|r| (r.version, r.outcome)));
+            assert!(Instant::now() < deadline, "no results");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // 1 finished (not cancelled), 2 was coalesced away, 3 ran after it.
+        assert_eq!(results, vec![(1, Ok(10)), (3, Ok(30))]);
         assert_eq!(*seen.lock().expect("poisoned"), vec![1, 3]);
     }
 

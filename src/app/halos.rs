@@ -1,0 +1,403 @@
+//! The Halos panel: friends-of-friends as a job (progress, cancel), the catalogue table (sortable,
+//! click to select and fly), the overlay markers and the catalogue export.
+
+use super::documents::{Notice, SnapshotDocument};
+use super::overlay::HaloMarker;
+use crate::data::SpeciesKind;
+use crate::halo::{self, FofBackend, FofParams, FofResult, LinkingLength};
+use crate::jobs::{JobEvent, JobHandle, JobQueue, ProgressUpdate, Waker};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Which catalogue radius the circles show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HaloRadius {
+    /// Root-mean-square member distance from the centre.
+    Rms,
+    /// Largest member distance from the centre.
+    Max,
+}
+
+/// Table column to sort by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    /// Member count.
+    Size,
+    /// Total mass.
+    Mass,
+    /// Centre coordinate 0, 1 or 2.
+    Position(usize),
+}
+
+/// A finished run, tied to the snapshot it was run on.
+#[derive(Debug, Clone)]
+pub struct HaloCatalogue {
+    /// The snapshot document.
+    pub document_id: u64,
+    /// FoF result (catalogue and labels).
+    pub result: Arc<FofResult>,
+    /// Species linked.
+    pub species: Vec<SpeciesKind>,
+    /// Wall time of the run in seconds.
+    pub seconds: f64,
+}
+
+/// A run in progress.
+#[derive(Debug, Clone)]
+pub struct RunningFof {
+    /// The job.
+    pub handle: JobHandle,
+    /// The snapshot document.
+    pub document_id: u64,
+    /// Species linked.
+    pub species: Vec<SpeciesKind>,
+    /// Latest progress.
+    pub progress: Option<ProgressUpdate>,
+    started: Instant,
+}
+
+/// What the panel asks the application to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HalosAction {
+    /// Nothing.
+    None,
+    /// Select halo `index` and fly the camera to it.
+    FlyTo(usize),
+    /// Ask where to save the catalogue.
+    Export,
+}
+
+/// State of the Halos panel.
+pub struct HalosPanel {
+    /// Linking length in mean separations.
+    pub b: f64,
+    /// Smallest group kept.
+    pub min_members: usize,
+    /// Species linked (by `SpeciesKind::ALL` order).
+    pub species: [bool; 4],
+    /// Periodic boundaries.
+    pub periodic: bool,
+    /// Periodic box side.
+    pub box_size: f64,
+    /// Circle radius.
+    pub radius: HaloRadius,
+    /// Draw circles.
+    pub show_circles: bool,
+    /// Draw labels.
+    pub show_labels: bool,
+    /// The run in progress.
+    pub running: Option<RunningFof>,
+    /// The latest catalogue.
+    pub catalogue: Option<HaloCatalogue>,
+    /// Sort column.
+    pub sort: SortKey,
+    /// Largest first.
+    pub descending: bool,
+    /// Selected halo (catalogue index).
+    pub selected: Option<usize>,
+    /// The export in progress.
+    pub export_job: Option<JobHandle>,
+    queue: JobQueue<FofResult>,
+    export_queue: JobQueue<PathBuf>,
+    order: Vec<usize>,
+    defaults_for: Option<u64>,
+}
+
+impl HalosPanel {
+    /// An idle panel whose jobs wake the UI through `waker`.
+    pub fn new(waker: Waker) -> Self {
+        Self {
+            b: 0.2,
+            min_members: 20,
+            species: [false, true, false, false],
+            periodic: false,
+            box_size: 1.0,
+            radius: HaloRadius::Rms,
+            show_circles: true,
+            show_labels: true,
+            running: None,
+            catalogue: None,
+            sort: SortKey::Size,
+            descending: true,
+            selected: None,
+            export_job: None,
+            queue: JobQueue::new(waker.clone()),
+            export_queue: JobQueue::new(waker),
+            order: Vec::new(),
+            defaults_for: None,
+        }
+    }
+
+    /// Sets species and box from `document` the first time it is seen: dark matter where there
+    /// is some (else everything), periodic in the file's box.
+    pub fn adopt_defaults(&mut self, document: &SnapshotDocument) {
+        if self.defaults_for == Some(document.id) {
+            return;
+        }
+        self.defaults_for = Some(document.id);
+        let snapshot = &document.snapshot;
+        let has_dark = snapshot
+            .species(SpeciesKind::Dark)
+            .is_some_and(|s| !s.is_empty());
+        self.species = SpeciesKind::ALL.map(|kind| {
+            let present = snapshot.species(kind).is_some_and(|s| !s.is_empty());
+            present && (!has_dark || kind == SpeciesKind::Dark)
+        });
+        match halo::snapshot_box_size(snapshot) {
+            Some(side) => {
+                self.periodic = true;
+                self.box_size = side;
+            }
+            None => {
+                self.periodic = false;
+                self.box_size = document
+                    .bounds
+                    .map(|(lo, hi)| (0..3).map(|a| f64::from(hi[a] - lo[a])).fold(0.0, f64::max))
+                    .filter(|s| *s > 0.0)
+                    .unwrap_or(1.0);
+            }
+        }
+    }
+
+    /// The species ticked.
+    pub fn species_selected(&self) -> Vec<SpeciesKind> {
+        SpeciesKind::ALL
+            .into_iter()
+            .zip(self.species)
+            .filter_map(|(kind, on)| on.then_some(kind))
+            .collect()
+    }
+
+    /// Starts friends-of-friends on `document` (cancelling a run in progress).
+    pub fn start(&mut self, document: &SnapshotDocument) {
+        if let Some(running) = self.running.take() {
+            running.handle.cancel();
+        }
+        let species = self.species_selected();
+        let params = FofParams {
+            linking_length: LinkingLength::Relative(self.b),
+            min_members: self.min_members.max(1),
+            box_size: self.periodic.then_some(self.box_size),
+            // The library picks CUDA when its FoF back-end exists and a device is present.
+            backend: FofBackend::Auto,
+        };
+        let snapshot = document.snapshot.clone();
+        let kinds = species.clone();
+        let handle = self.queue.spawn(
+            format!("friends-of-friends on {}", document.name),
+            document.id,
+            move |progress| halo::fof_snapshot(&snapshot, &kinds, &params, progress),
+        );
+        self.running = Some(RunningFof {
+            handle,
+            document_id: document.id,
+            species,
+            progress: None,
+            started: Instant::now(),
+        });
+    }
+
+    /// Takes in job messages without waiting; returns what the user should read.
+    pub fn poll(&mut self) -> Vec<Notice> {
+        let mut notices = Vec::new();
+        for event in self.queue.drain() {
+            let Some(running) = self.running.as_mut().filter(|r| r.handle.id == event.id()) else {
+                continue;
+            };
+            match event {
+                JobEvent::Progress { update, .. } => running.progress = Some(update),
+                JobEvent::Done { result, .. } => {
+                    let seconds = running.started.elapsed().as_secs_f64();
+                    let done = self.running.take();
+                    notices.push(Notice::Info(format!(
+                        "friends-of-friends: {} halos (linking length {:.4}) in {seconds:.1} s",
+                        result.halos.len(),
+                        result.linking_length
+                    )));
+                    self.catalogue = done.map(|r| HaloCatalogue {
+                        document_id: r.document_id,
+                        result: Arc::new(result),
+                        species: r.species,
+                        seconds,
+                    });
+                    self.selected = None;
+                    self.resort();
+                }
+                JobEvent::Failed { error, .. } => {
+                    self.running = None;
+                    notices.push(Notice::Error(format!("friends-of-friends: {error}")));
+                }
+                JobEvent::Cancelled { .. } => {
+                    self.running = None;
+                    notices.push(Notice::Info("friends-of-friends cancelled".to_owned()));
+                }
+            }
+        }
+        for event in self.export_queue.drain() {
+            match event {
+                JobEvent::Progress { .. } => {}
+                JobEvent::Done { result, .. } => {
+                    self.export_job = None;
+                    notices.push(Notice::Info(format!("saved {}", result.display())));
+                }
+                JobEvent::Failed { error, .. } => {
+                    self.export_job = None;
+                    notices.push(Notice::Error(format!("halo export: {error}")));
+                }
+                JobEvent::Cancelled { .. } => self.export_job = None,
+            }
+        }
+        notices
+    }
+
+    /// Writes the catalogue to `path` (CSV or HDF5 by extension) on a worker.
+    pub fn export_to(&mut self, path: PathBuf) {
+        let Some(catalogue) = &self.catalogue else {
+            return;
+        };
+        let result = catalogue.result.clone();
+        self.export_job = Some(self.export_queue.spawn(
+            format!("exporting {}", path.display()),
+            0,
+            move |_| halo::export::write_catalogue(&path, &result).map(|()| path),
+        ));
+    }
+
+    /// The catalogue of the document `document_id`, if the latest run was on it.
+    pub fn catalogue_of(&self, document_id: u64) -> Option<&HaloCatalogue> {
+        self.catalogue
+            .as_ref()
+            .filter(|c| c.document_id == document_id)
+    }
+
+    /// Markers for the overlay of document `document_id` (empty when circles are off).
+    pub fn markers(&self, document_id: u64) -> Vec<HaloMarker> {
+        let Some(catalogue) = self.catalogue_of(document_id).filter(|_| self.show_circles) else {
+            return Vec::new();
+        };
+        catalogue
+            .result
+            .halos
+            .iter()
+            .enumerate()
+            .map(|(index, h)| HaloMarker {
+                index,
+                centre_world: h.com,
+                radius_world: match self.radius {
+                    HaloRadius::Rms => h.radius_rms,
+                    HaloRadius::Max => h.radius_max,
+                },
+            })
+            .collect()
+    }
+
+    /// Catalogue indices in table order.
+    pub fn table_order(&self) -> &[usize] {
+        &self.order
+    }
+
+    /// Re-sorts the table after the catalogue or the sort column changed.
+    pub fn resort(&mut self) {
+        let Some(catalogue) = &self.catalogue else {
+            self.order.clear();
+            return;
+        };
+        let halos = &catalogue.result.halos;
+        let key = |i: usize| -> f64 {
+            let h = &halos[i];
+            match self.sort {
+                SortKey::Size => h.size as f64,
+                SortKey::Mass => h.mass,
+                SortKey::Position(axis) => h.com[axis.min(2)],
+            }
+        };
+        let mut order: Vec<usize> = (0..halos.len()).collect();
+        // Stable sort: equal keys stay in catalogue order (size, then smallest member index).
+        order.sort_by(|&a, &b| {
+            let ordering = key(a).total_cmp(&key(b));
+            if self.descending {
+                ordering.reverse()
+            } else {
+                ordering
+            }
+        });
+        self.order = order;
+    }
+
+    /// Clicking a column header: sort by it, or flip the direction when it already is.
+    pub fn sort_by(&mut self, key: SortKey) {
+        if self.sort == key {
+            self.descending = !self.descending;
+        } else {
+            self.sort = key;
+            self.descending = true;
+        }
+        self.resort();
+    }
+}
+
+/// The camera distance that frames a halo of radius `radius_world` with a field of view of
+/// `fov_y_deg`: its sphere, with margin, fills about a third of the view height.
+pub fn framing_distance(radius_world: f64, fov_y_deg: f32) -> f32 {
+    let half = (0.5 * fov_y_deg.clamp(1.0, 170.0)).to_radians();
+    (3.0 * radius_world as f32 / half.sin()).max(1e-6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::worker::no_waker;
+
+    #[test]
+    fn table_sorts_by_each_column_both_ways() {
+        let mut panel = HalosPanel::new(no_waker());
+        let halo = |size: usize, mass: f64, x: f64| halo::Halo {
+            size,
+            min_index: size,
+            mass,
+            com: [x, 0.0, 0.0],
+            velocity: None,
+            radius_max: 0.1,
+            radius_rms: 0.05,
+        };
+        let result = FofResult {
+            labels: Vec::new(),
+            halos: vec![halo(30, 1.0, 0.5), halo(25, 3.0, 0.1), halo(25, 2.0, 0.9)],
+            n_particles: 80,
+            n_sets_all_sizes: 3,
+            b: Some(0.2),
+            mean_separation: 0.1,
+            linking_length: 0.02,
+            min_members: 20,
+            frame: None,
+            backend: FofBackend::Cpu,
+        };
+        panel.catalogue = Some(HaloCatalogue {
+            document_id: 7,
+            result: Arc::new(result),
+            species: vec![SpeciesKind::Dark],
+            seconds: 0.0,
+        });
+        panel.resort();
+        assert_eq!(panel.table_order(), &[0, 1, 2]);
+        panel.sort_by(SortKey::Mass);
+        assert_eq!(panel.table_order(), &[1, 2, 0]);
+        panel.sort_by(SortKey::Mass);
+        assert_eq!(panel.table_order(), &[0, 2, 1]);
+        panel.sort_by(SortKey::Position(0));
+        assert_eq!(panel.table_order(), &[2, 0, 1]);
+        let markers = panel.markers(7);
+        assert_eq!(markers.len(), 3);
+        assert_eq!(markers[1].radius_world, 0.05);
+        assert!(
+            panel.markers(8).is_empty(),
+            "another document has no circles"
+        );
+        panel.radius = HaloRadius::Max;
+        assert_eq!(panel.markers(7)[1].radius_world, 0.1);
+        // r / sin(22.5°) · 3 for a 45° field of view.
+        let d = framing_distance(0.1, 45.0);
+        assert!((d - 0.3 / 22.5f32.to_radians().sin()).abs() < 1e-5);
+    }
+}

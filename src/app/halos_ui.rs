@@ -1,0 +1,210 @@
+//! The Halos section of the side panel: FoF settings, run/cancel with progress, overlay
+//! switches, the sortable catalogue table and export.
+
+use super::halos::{HaloRadius, HalosAction, HalosPanel, SortKey};
+use crate::data::SpeciesKind;
+
+/// Rows of the table shown at once (the rest scroll).
+const TABLE_HEIGHT: f32 = 220.0;
+/// Column widths of the table, points.
+const COLUMNS: [(&str, f32); 6] = [
+    ("#", 36.0),
+    ("size", 52.0),
+    ("mass", 70.0),
+    ("x", 56.0),
+    ("y", 56.0),
+    ("z", 56.0),
+];
+
+impl HalosPanel {
+    /// The whole section for the snapshot shown (`None`: nothing to link).
+    pub fn section_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        document: Option<&super::documents::SnapshotDocument>,
+    ) -> HalosAction {
+        let Some(document) = document else {
+            ui.label("Open a snapshot to find halos.");
+            return HalosAction::None;
+        };
+        self.adopt_defaults(document);
+        let running = self.running.is_some();
+        ui.add_enabled_ui(!running, |ui| self.settings_ui(ui, document));
+        let mut action = HalosAction::None;
+        ui.horizontal(|ui| match &self.running {
+            Some(run) => {
+                let (fraction, text) = match &run.progress {
+                    Some(p) if p.total > 0 => (
+                        p.done as f32 / p.total as f32,
+                        format!(
+                            "{} {:.0} %",
+                            p.stage,
+                            100.0 * p.done as f32 / p.total as f32
+                        ),
+                    ),
+                    Some(p) => (0.0, p.stage.clone()),
+                    None => (0.0, "starting".to_owned()),
+                };
+                ui.add(
+                    egui::ProgressBar::new(fraction)
+                        .text(text)
+                        .desired_width(170.0),
+                );
+                if ui.button("Cancel").clicked() {
+                    run.handle.cancel();
+                }
+            }
+            None => {
+                let any = self.species.iter().any(|&on| on);
+                if ui
+                    .add_enabled(any, egui::Button::new("Find halos"))
+                    .on_hover_text("Friends-of-friends on the snapshot shown")
+                    .clicked()
+                {
+                    self.start(document);
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.show_circles, "circles");
+            ui.checkbox(&mut self.show_labels, "labels");
+            ui.radio_value(&mut self.radius, HaloRadius::Rms, "rms radius");
+            ui.radio_value(&mut self.radius, HaloRadius::Max, "max radius");
+        });
+        let Some(catalogue) = self.catalogue_of(document.id).cloned() else {
+            if self.catalogue.is_some() {
+                ui.label("The halos found belong to another snapshot.");
+            }
+            return action;
+        };
+        let result = &catalogue.result;
+        ui.label(format!(
+            "{} halos of >= {} members; {} of {} particles in halos; linking length {:.4}",
+            result.halos.len(),
+            result.min_members,
+            result.n_particles_in_groups(),
+            result.n_particles,
+            result.linking_length
+        ));
+        ui.horizontal(|ui| {
+            let exporting = self.export_job.is_some();
+            if ui
+                .add_enabled(!exporting, egui::Button::new("Export catalogue..."))
+                .on_hover_text("CSV or HDF5 (.csv, .hdf5)")
+                .clicked()
+            {
+                action = HalosAction::Export;
+            }
+            if exporting {
+                ui.spinner();
+            }
+        });
+        if let Some(index) = self.table_ui(ui, result) {
+            action = HalosAction::FlyTo(index);
+        }
+        action
+    }
+
+    fn settings_ui(&mut self, ui: &mut egui::Ui, document: &super::documents::SnapshotDocument) {
+        egui::Grid::new("fof settings").show(ui, |ui| {
+            let label = ui.label("b");
+            ui.add(
+                egui::DragValue::new(&mut self.b)
+                    .range(0.01..=1.0)
+                    .speed(0.005)
+                    .max_decimals(3),
+            )
+            .on_hover_text("Linking length in mean inter-particle separations")
+            .labelled_by(label.id);
+            ui.end_row();
+            let label = ui.label("min members");
+            ui.add(egui::DragValue::new(&mut self.min_members).range(1..=1_000_000))
+                .labelled_by(label.id);
+            ui.end_row();
+            ui.label("species");
+            ui.horizontal(|ui| {
+                for (i, kind) in SpeciesKind::ALL.into_iter().enumerate() {
+                    if document
+                        .snapshot
+                        .species(kind)
+                        .is_some_and(|s| !s.is_empty())
+                    {
+                        ui.checkbox(&mut self.species[i], kind.name());
+                    }
+                }
+            });
+            ui.end_row();
+            ui.checkbox(&mut self.periodic, "periodic box");
+            let speed = 0.01 * self.box_size.max(1e-9);
+            ui.add_enabled(
+                self.periodic,
+                egui::DragValue::new(&mut self.box_size)
+                    .range(1e-9..=1e12)
+                    .speed(speed)
+                    .prefix("side "),
+            );
+            ui.end_row();
+        });
+    }
+
+    /// The table; returns the catalogue index of a clicked row.
+    fn table_ui(&mut self, ui: &mut egui::Ui, result: &crate::halo::FofResult) -> Option<usize> {
+        let mut clicked = None;
+        let mut sort = None;
+        ui.horizontal(|ui| {
+            for (i, (name, width)) in COLUMNS.into_iter().enumerate() {
+                let key = match i {
+                    0 | 1 => SortKey::Size,
+                    2 => SortKey::Mass,
+                    axis => SortKey::Position(axis - 3),
+                };
+                let arrow = if self.sort == key && i != 0 {
+                    if self.descending { " v" } else { " ^" }
+                } else {
+                    ""
+                };
+                let button = egui::Button::new(format!("{name}{arrow}")).small();
+                if ui
+                    .add_sized([width, 18.0], button)
+                    .on_hover_text("Sort by this column")
+                    .clicked()
+                {
+                    sort = Some(key);
+                }
+            }
+        });
+        if let Some(key) = sort {
+            self.sort_by(key);
+        }
+        let row_height = ui.text_style_height(&egui::TextStyle::Body) + 4.0;
+        let order = self.table_order().to_vec();
+        egui::ScrollArea::vertical()
+            .id_salt("halo table")
+            .max_height(TABLE_HEIGHT)
+            .show_rows(ui, row_height, order.len(), |ui, rows| {
+                for &index in &order[rows] {
+                    let Some(halo) = result.halos.get(index) else {
+                        continue;
+                    };
+                    let selected = self.selected == Some(index);
+                    ui.horizontal(|ui| {
+                        let cells = [
+                            format!("{}", index + 1),
+                            halo.size.to_string(),
+                            format!("{:.4e}", halo.mass),
+                            format!("{:.4}", halo.com[0]),
+                            format!("{:.4}", halo.com[1]),
+                            format!("{:.4}", halo.com[2]),
+                        ];
+                        for (cell, (_, width)) in cells.into_iter().zip(COLUMNS) {
+                            let label = egui::Button::selectable(selected, cell).small();
+                            if ui.add_sized([width, row_height - 2.0], label).clicked() {
+                                clicked = Some(index);
+                            }
+                        }
+                    });
+                }
+            });
+        clicked
+    }
+}

@@ -1,0 +1,327 @@
+//! The library's Splotch renderer behind the viewport boundary: maps the app's orbit camera and
+//! [`ViewStyle`] to [`render::RenderSettings`], renders on the best back-end, tone-maps to RGBA
+//! and describes the colour bar.
+
+use super::camera::{OrbitCamera, Projection};
+use super::viewport_renderer::{
+    Legend, RenderedImage, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
+};
+use crate::data::{Snapshot, Species, SpeciesKind};
+use crate::jobs::Progress;
+use crate::render::{
+    self, Brightness, Camera, CpuRenderer, RenderSettings, TauBuffer, ToneSettings,
+    normalise::Normaliser, tone::tone_value,
+};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Which back-end renders, chosen once: CUDA where a device and the CUDA renderer exist, else
+/// the CPU. The CUDA Splotch back-end plugs in here (`render::cuda`) when it lands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendReport {
+    /// Name shown in the corner label and status bar ("cpu", "cuda").
+    pub name: String,
+    /// Why the CPU is used, when CUDA was looked for and not found.
+    pub fallback_reason: Option<String>,
+}
+
+/// Probes the GPU once (never panics without a driver) and names the back-end the app uses.
+pub fn best_backend() -> BackendReport {
+    match crate::gpu::resolve_backend(crate::gpu::BackendChoice::Auto) {
+        Ok(crate::gpu::ResolvedBackend::Cuda(_)) => BackendReport {
+            // A device exists, but the CUDA Splotch renderer is not in this build yet.
+            name: "cpu".to_owned(),
+            fallback_reason: Some("the CUDA renderer is not part of this build".to_owned()),
+        },
+        Ok(crate::gpu::ResolvedBackend::Cpu { fallback_reason }) => BackendReport {
+            name: "cpu".to_owned(),
+            fallback_reason,
+        },
+        Err(err) => BackendReport {
+            name: "cpu".to_owned(),
+            fallback_reason: Some(err.to_string()),
+        },
+    }
+}
+
+/// The CPU Splotch renderer, keeping its buffers across frames.
+#[derive(Debug, Default)]
+pub struct SplotchRenderer {
+    cpu: CpuRenderer,
+    tau: TauBuffer,
+}
+
+impl SplotchRenderer {
+    /// A renderer with empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ViewportRenderer for SplotchRenderer {
+    fn backend_name(&self) -> String {
+        "cpu".to_owned()
+    }
+
+    fn render(
+        &mut self,
+        request: &ViewRequest,
+        progress: &Progress,
+    ) -> Result<RenderedImage, String> {
+        let start = Instant::now();
+        let settings = render_settings(request)?;
+        let stats = self
+            .cpu
+            .render_into(&request.snapshot, &settings, progress, &mut self.tau)
+            .map_err(|e| e.to_string())?;
+        // Auto exposure gives the τ scale; the exposure slider multiplies on top of it.
+        let tau_scale = if request.style.auto_exposure {
+            stats.tau_scale * request.style.exposure.max(0.0)
+        } else {
+            1.0
+        };
+        let rgba = tau_to_rgba(&self.tau, tau_scale, &settings.tone);
+        Ok(RenderedImage {
+            width_px: settings.width,
+            height_px: settings.height,
+            rgba,
+            backend: self.backend_name(),
+            seconds: start.elapsed().as_secs_f64(),
+            legend: legend(&request.snapshot, &request.style),
+        })
+    }
+}
+
+/// The renderer's camera for the orbit camera `camera` and an image of `width`×`height`: the
+/// orbit camera keeps a vertical field of view, the renderer a horizontal one, related by
+/// tan(fov_x/2) = tan(fov_y/2)·W/H.
+pub fn render_camera(camera: &OrbitCamera, width_px: u32, height_px: u32) -> Camera {
+    let aspect = f64::from(width_px.max(1)) / f64::from(height_px.max(1));
+    let half_y = (0.5 * f64::from(camera.fov_y_deg)).to_radians();
+    let fov_x_deg = 2.0 * (half_y.tan() * aspect).atan().to_degrees();
+    let to_f64 = |v: [f32; 3]| v.map(f64::from);
+    let mut out = Camera::look_at(
+        to_f64(camera.eye_world),
+        to_f64(camera.look_at_world),
+        to_f64(camera.up_world),
+        fov_x_deg,
+    );
+    out.projection = match camera.projection {
+        Projection::Perspective => render::Projection::Perspective,
+        Projection::Orthographic => render::Projection::Orthographic,
+    };
+    out
+}
+
+/// The field of `species` named `name` (case-insensitive), or `mass`, as the renderer sees it.
+fn has_field(species: &Species, name: &str) -> bool {
+    name.eq_ignore_ascii_case("mass")
+        || species.field(name).is_some()
+        || (species.smoothing_lengths.is_some()
+            && ["smoothinglength", "smoothinglengths", "hsml", "hsmooth"]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(name)))
+}
+
+/// A field name of `species` that is kept only when it exists (so settings made for one file
+/// do not break the render of another).
+fn existing(species: &Species, name: &Option<String>) -> Option<String> {
+    name.as_ref().filter(|n| has_field(species, n)).cloned()
+}
+
+/// The renderer's style of one species: the colour follows the intensity field unless another
+/// is chosen; a named field the species lacks falls back to its density (gas) or to none.
+fn species_settings(species: &Species, style: &SpeciesStyle) -> render::SpeciesStyle {
+    let intensity = existing(species, &style.intensity_field).or_else(|| {
+        style
+            .intensity_field
+            .as_ref()
+            .and_then(|_| default_intensity_field(species))
+    });
+    let colour = existing(species, &style.color_field).or_else(|| intensity.clone());
+    let mut out = render::SpeciesStyle::new(species.kind);
+    out.intensity_log = style.intensity_log && intensity.is_some();
+    out.intensity = intensity;
+    out.colour_log = style.color_log && colour.is_some();
+    out.colour = colour;
+    out.colour_range = style
+        .color_range
+        .filter(|r| r[0].is_finite() && r[1].is_finite() && r[0] <= r[1])
+        .map(|r| (r[0], r[1]));
+    out.palette.clone_from(&style.palette);
+    out.brightness = style.brightness.max(0.0);
+    out.size_factor = style.size_factor.max(1e-3);
+    out
+}
+
+/// Everything the renderer needs for `request`: enabled species present in the snapshot, the
+/// camera, minimum radius and exposure. An error says what to change when nothing is drawn.
+pub fn render_settings(request: &ViewRequest) -> Result<RenderSettings, String> {
+    let species: Vec<render::SpeciesStyle> = request
+        .snapshot
+        .species
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| {
+            let style = request.style.species(s.kind)?;
+            style.enabled.then(|| species_settings(s, style))
+        })
+        .collect();
+    if species.is_empty() {
+        return Err("no species is switched on: tick one in the Render panel".to_owned());
+    }
+    let (w, h) = (request.width_px.max(1), request.height_px.max(1));
+    let mut settings = RenderSettings::new(w, h, render_camera(&request.camera, w, h), species);
+    settings.min_radius_px = request.style.min_radius_px.max(0.0);
+    settings.brightness = if request.style.auto_exposure {
+        Brightness::default()
+    } else {
+        Brightness::Explicit(request.style.exposure.max(0.0))
+    };
+    settings.tone = ToneSettings::default();
+    Ok(settings)
+}
+
+/// τ (row 0 at the top) to opaque 8-bit RGBA through the renderer's tone curve.
+pub fn tau_to_rgba(tau: &TauBuffer, tau_scale: f32, tone: &ToneSettings) -> Vec<u8> {
+    let mut rgba = vec![255u8; tau.data.len() / 3 * 4];
+    rgba.par_chunks_mut(4)
+        .zip(tau.data.par_chunks(3))
+        .for_each(|(out, rgb)| {
+            for c in 0..3 {
+                out[c] = (tone_value(rgb[c], tau_scale, tone) * 255.0).round() as u8;
+            }
+        });
+    rgba
+}
+
+/// The colour bar of the first enabled species coloured by a field: palette and the value
+/// range the renderer uses (fixed, or the data's own min/max after the log).
+pub fn legend(snapshot: &Snapshot, style: &ViewStyle) -> Option<Legend> {
+    for species in snapshot.species.iter().filter(|s| !s.is_empty()) {
+        let Some(species_style) = style.species(species.kind).filter(|s| s.enabled) else {
+            continue;
+        };
+        let settings = species_settings(species, species_style);
+        let Some(field) = settings.colour.clone() else {
+            continue;
+        };
+        let (lo, hi) = match settings.colour_range {
+            Some(range) => range,
+            None => {
+                let values = render::cpu::field_values(species, &field).ok()?;
+                let norm = match values {
+                    render::cpu::Values::Slice(v) => {
+                        Normaliser::from_values(v, settings.colour_log)
+                    }
+                    render::cpu::Values::Constant(c) => {
+                        Normaliser::from_values(&[c], settings.colour_log)
+                    }
+                };
+                (norm.lo, norm.hi)
+            }
+        };
+        let label = if settings.colour_log {
+            format!("{} log10 {field}", species.kind)
+        } else {
+            format!("{} {field}", species.kind)
+        };
+        return Some(Legend {
+            palette: settings.palette,
+            lo,
+            hi,
+            label,
+        });
+    }
+    None
+}
+
+/// Default fields for a species the user has not styled: gas by its density, if any.
+pub fn default_intensity_field(species: &Species) -> Option<String> {
+    if species.kind != SpeciesKind::Gas {
+        return None;
+    }
+    species
+        .field_names()
+        .into_iter()
+        .find(|n| n.eq_ignore_ascii_case("density") || n.eq_ignore_ascii_case("rho"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::viewport_renderer::ViewStyle;
+    use std::sync::Arc;
+
+    fn demo_request(width_px: u32, height_px: u32) -> ViewRequest {
+        let snapshot = crate::data::demo::demo_snapshot(2_000, 7);
+        let mut snapshot = snapshot;
+        crate::app::documents::fill_missing_smoothing(&mut snapshot, &Progress::none())
+            .expect("kNN");
+        let bounds = crate::app::documents::bounds_of(&snapshot).expect("bounds");
+        ViewRequest {
+            snapshot: Arc::new(snapshot),
+            camera: OrbitCamera::home(bounds.0, bounds.1),
+            style: ViewStyle::default(),
+            width_px,
+            height_px,
+        }
+    }
+
+    #[test]
+    fn horizontal_fov_follows_the_aspect_ratio() {
+        let camera = OrbitCamera::default();
+        // Square image: the same angle both ways.
+        assert!((render_camera(&camera, 100, 100).fov_deg - 45.0).abs() < 1e-9);
+        // Twice as wide: tan(fov_x/2) = 2·tan(22.5°).
+        let wide = render_camera(&camera, 200, 100);
+        let expected = 2.0 * (2.0 * 22.5f64.to_radians().tan()).atan().to_degrees();
+        assert!((wide.fov_deg - expected).abs() < 1e-9);
+        assert_eq!(wide.position, [0.0, 0.0, 3.0]);
+        assert_eq!(wide.projection, render::Projection::Perspective);
+    }
+
+    #[test]
+    fn viewport_render_equals_the_library_render_of_the_same_settings() {
+        let request = demo_request(64, 48);
+        let image = SplotchRenderer::new()
+            .render(&request, &Progress::none())
+            .expect("renders");
+        assert_eq!((image.width_px, image.height_px), (64, 48));
+        let settings = render_settings(&request).expect("settings");
+        let direct =
+            render::render_cpu(&request.snapshot, &settings, &Progress::none()).expect("renders");
+        let expected = tau_to_rgba(&direct.tau, direct.stats.tau_scale, &settings.tone);
+        assert_eq!(image.rgba, expected);
+        assert!(image.rgba.chunks(4).any(|p| p[0] > 0), "image is black");
+        // The demo gas is coloured by log density: the bar shows that range.
+        let legend = image.legend.expect("legend");
+        assert_eq!(legend.label, "gas log10 Density");
+        assert!(legend.lo < legend.hi);
+    }
+
+    #[test]
+    fn switched_off_species_and_missing_fields_are_handled() {
+        let mut request = demo_request(32, 32);
+        for s in &mut request.style.species {
+            s.enabled = false;
+        }
+        let err = render_settings(&request).expect_err("nothing to draw");
+        assert!(err.contains("Render panel"), "{err}");
+        request.style = ViewStyle::default();
+        // A field from another file falls back to the gas density, or to uniform and white.
+        for s in &mut request.style.species {
+            s.intensity_field = Some("NoSuchField".to_owned());
+        }
+        let settings = render_settings(&request).expect("settings");
+        assert_eq!(settings.species.len(), 3);
+        let gas = &settings.species[0];
+        assert_eq!(gas.kind, SpeciesKind::Gas);
+        assert_eq!(gas.intensity.as_deref(), Some("Density"));
+        assert_eq!(gas.colour.as_deref(), Some("Density"));
+        let dark = &settings.species[1];
+        assert_eq!(dark.kind, SpeciesKind::Dark);
+        assert_eq!((dark.intensity.clone(), dark.colour.clone()), (None, None));
+        assert!(!dark.intensity_log);
+    }
+}

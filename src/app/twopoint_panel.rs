@@ -1,0 +1,336 @@
+//! The two-point analysis behind the Events panel: observed counts, then scrambled trials in
+//! batches on a worker; every batch sends the accumulated analysis and its statistics to the UI,
+//! which plots them live (`twopoint_ui.rs`). Stop keeps what was done; Start resumes from there.
+
+use super::documents::{EventsDocument, Notice};
+use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
+use crate::twopoint::{self, Analysis, Summary, TwoPointConfig, TwoPointError};
+use crossbeam_channel::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+/// A batch should take about this long, so plots update a few times a second.
+const BATCH_TARGET: Duration = Duration::from_millis(300);
+/// Largest batch.
+const MAX_BATCH: u64 = 512;
+
+/// Results so far of one analysis.
+#[derive(Debug, Clone)]
+pub struct TwoPointState {
+    /// The event list analysed.
+    pub document_id: u64,
+    /// Energy-cut names ("all", "top10", ...).
+    pub cut_names: Vec<String>,
+    /// Events passing each cut.
+    pub cut_passing: Vec<usize>,
+    /// Bin edges θ_k in degrees.
+    pub bins_deg: Vec<f64>,
+    /// Observed counts and the accumulated background.
+    pub analysis: Analysis,
+    /// Per-bin statistics of `analysis`.
+    pub summary: Summary,
+    /// Post-trial p-value of the most significant bin (after the first trial).
+    pub post_trial_p: Option<f64>,
+    /// Trials per second of the latest run.
+    pub trials_per_second: f64,
+}
+
+/// What the worker sends.
+#[derive(Debug)]
+enum Update {
+    /// Observed counts (or the resumed state) before any new trial.
+    Started(Box<TwoPointState>),
+    /// After a batch.
+    Batch {
+        analysis: Box<Analysis>,
+        summary: Summary,
+        post_trial_p: Option<f64>,
+        trials_per_second: f64,
+    },
+}
+
+/// A run in progress.
+#[derive(Debug)]
+pub struct TrialsRun {
+    /// The job.
+    pub handle: JobHandle,
+    /// The event list analysed.
+    pub document_id: u64,
+    /// Latest progress ("counting", "trials").
+    pub progress: Option<ProgressUpdate>,
+    updates: Receiver<Update>,
+}
+
+/// State of the two-point controls and results.
+pub struct TwoPointPanel {
+    /// Trials to reach in total.
+    pub trials: u64,
+    /// Seed of the scrambling.
+    pub seed: u64,
+    /// The run in progress.
+    pub run: Option<TrialsRun>,
+    /// Results so far.
+    pub state: Option<TwoPointState>,
+    /// Energy cut of the histogram.
+    pub chosen_cut: usize,
+    /// Angle bin of the histogram.
+    pub chosen_bin: usize,
+    queue: JobQueue<()>,
+    waker: Waker,
+}
+
+impl TwoPointPanel {
+    /// Idle; jobs wake the UI through `waker`.
+    pub fn new(waker: Waker) -> Self {
+        Self {
+            trials: 1000,
+            seed: 1,
+            run: None,
+            state: None,
+            chosen_cut: 0,
+            chosen_bin: 19,
+            queue: JobQueue::new(waker.clone()),
+            waker,
+        }
+    }
+
+    /// Whether trials are running.
+    pub fn is_running(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// The results for the event list `document_id`, if the latest analysis was of it.
+    pub fn state_of(&self, document_id: u64) -> Option<&TwoPointState> {
+        self.state.as_ref().filter(|s| s.document_id == document_id)
+    }
+
+    /// Counts the observed pairs of `document` and runs trials up to [`Self::trials`], resuming
+    /// the analysis of the same list and seed where one exists.
+    pub fn start(&mut self, document: &EventsDocument) {
+        if let Some(run) = self.run.take() {
+            run.handle.cancel();
+        }
+        let resume = self
+            .state
+            .as_ref()
+            .filter(|s| s.document_id == document.id && s.analysis.seed == self.seed)
+            .map(|s| s.analysis.clone());
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let events = document.events.clone();
+        let (document_id, seed, target) = (document.id, self.seed, self.trials);
+        let waker = self.waker.clone();
+        let handle = self.queue.spawn(
+            format!("two-point trials on {}", document.name),
+            document.id,
+            move |progress| {
+                run_analysis(
+                    &events,
+                    document_id,
+                    seed,
+                    target,
+                    resume,
+                    progress,
+                    &tx,
+                    &waker,
+                )
+            },
+        );
+        self.run = Some(TrialsRun {
+            handle,
+            document_id: document.id,
+            progress: None,
+            updates: rx,
+        });
+    }
+
+    /// Asks the run to stop after the trial in progress; results so far stay.
+    pub fn stop(&mut self) {
+        if let Some(run) = &self.run {
+            run.handle.cancel();
+        }
+    }
+
+    /// Forgets the results.
+    pub fn reset(&mut self) {
+        self.stop();
+        self.state = None;
+    }
+
+    /// Takes in the worker's messages without waiting.
+    pub fn poll(&mut self) -> Vec<Notice> {
+        let mut notices = Vec::new();
+        if let Some(run) = &self.run {
+            while let Ok(update) = run.updates.try_recv() {
+                match update {
+                    Update::Started(state) => {
+                        self.chosen_cut = self.chosen_cut.min(state.cut_names.len() - 1);
+                        self.chosen_bin = self.chosen_bin.min(state.bins_deg.len() - 1);
+                        self.state = Some(*state);
+                    }
+                    Update::Batch {
+                        analysis,
+                        summary,
+                        post_trial_p,
+                        trials_per_second,
+                    } => {
+                        if let Some(state) = &mut self.state {
+                            state.analysis = *analysis;
+                            state.summary = summary;
+                            state.post_trial_p = post_trial_p;
+                            state.trials_per_second = trials_per_second;
+                        }
+                    }
+                }
+            }
+        }
+        for event in self.queue.drain() {
+            let Some(run) = self.run.as_mut().filter(|r| r.handle.id == event.id()) else {
+                continue;
+            };
+            match event {
+                JobEvent::Progress { update, .. } => run.progress = Some(update),
+                JobEvent::Done { .. } => {
+                    self.run = None;
+                    if let Some(state) = &self.state {
+                        notices.push(Notice::Info(format!(
+                            "two-point: {} trials done",
+                            state.analysis.trials()
+                        )));
+                    }
+                }
+                JobEvent::Failed { error, .. } => {
+                    self.run = None;
+                    notices.push(Notice::Error(format!("two-point analysis: {error}")));
+                }
+                JobEvent::Cancelled { .. } => {
+                    self.run = None;
+                    notices.push(Notice::Info("two-point trials stopped".to_owned()));
+                }
+            }
+        }
+        notices
+    }
+}
+
+/// The worker: prepare, observe (or resume), then batches of trials until `target`, sizing each
+/// batch to take about [`BATCH_TARGET`].
+#[allow(clippy::too_many_arguments)]
+fn run_analysis(
+    events: &crate::data::EventList,
+    document_id: u64,
+    seed: u64,
+    target: u64,
+    resume: Option<Analysis>,
+    progress: &Progress,
+    tx: &Sender<Update>,
+    waker: &Waker,
+) -> Result<(), TwoPointError> {
+    progress.report("counting pairs", 0, 1);
+    // The CUDA pair counter plugs in here through the library's back-end switch when it lands.
+    let prepared = twopoint::prepare(events, &TwoPointConfig::default())?;
+    let mut analysis = match resume {
+        Some(analysis) => analysis,
+        None => Analysis::observe(&prepared, seed, 0)?,
+    };
+    progress.report("counting pairs", 1, 1);
+    let state = TwoPointState {
+        document_id,
+        cut_names: prepared.cuts.iter().map(|c| c.name.clone()).collect(),
+        cut_passing: prepared.cuts.iter().map(|c| c.n_pass).collect(),
+        bins_deg: prepared.bins.edges_deg.clone(),
+        summary: analysis.summary(),
+        post_trial_p: analysis.post_trial_p(),
+        analysis: analysis.clone(),
+        trials_per_second: 0.0,
+    };
+    let _ = tx.send(Update::Started(Box::new(state)));
+    waker();
+    let started = Instant::now();
+    let first = analysis.trials();
+    let mut batch: u64 = 2;
+    while analysis.trials() < target {
+        progress.check()?;
+        progress.report("trials", analysis.trials(), target);
+        let next = analysis.next_trial();
+        let count = batch.min(target - analysis.trials());
+        let batch_start = Instant::now();
+        let mut batches = Vec::new();
+        twopoint::run_trials(
+            &prepared,
+            seed,
+            next..next + count,
+            count as usize,
+            progress,
+            |b| batches.push(b),
+        )?;
+        for b in batches {
+            analysis.add_batch(b)?;
+        }
+        let seconds = batch_start.elapsed().as_secs_f64();
+        let done = (analysis.trials() - first) as f64;
+        let _ = tx.send(Update::Batch {
+            summary: analysis.summary(),
+            post_trial_p: analysis.post_trial_p(),
+            analysis: Box::new(analysis.clone()),
+            trials_per_second: done / started.elapsed().as_secs_f64().max(1e-9),
+        });
+        waker();
+        // Grow or shrink towards the target batch time.
+        let per_trial = seconds / count as f64;
+        let wanted = (BATCH_TARGET.as_secs_f64() / per_trial.max(1e-6)) as u64;
+        batch = wanted.clamp(1, MAX_BATCH).min(batch * 4);
+    }
+    progress.report("trials", analysis.trials(), target);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::worker::no_waker;
+    use std::sync::Arc;
+
+    fn wait_idle(panel: &mut TwoPointPanel) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while panel.is_running() {
+            panel.poll();
+            assert!(Instant::now() < deadline, "trials did not finish");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        panel.poll();
+    }
+
+    #[test]
+    fn trials_stream_in_and_resume_to_the_same_result_as_one_library_run() {
+        let events = crate::data::demo::demo_events(3_000, 5);
+        let document = EventsDocument {
+            id: 3,
+            name: "demo".to_owned(),
+            path: None,
+            events: Arc::new(events.clone()),
+        };
+        let mut panel = TwoPointPanel::new(no_waker());
+        panel.seed = 9;
+        panel.trials = 12;
+        panel.start(&document);
+        wait_idle(&mut panel);
+        panel.trials = 20;
+        panel.start(&document);
+        wait_idle(&mut panel);
+        let state = panel.state_of(3).expect("results");
+        assert_eq!(state.analysis.trials(), 20);
+        // The library in one go: same observed counts and the same statistics.
+        let prepared = twopoint::prepare(&events, &TwoPointConfig::default()).expect("prepare");
+        let mut direct = Analysis::observe(&prepared, 9, 0).expect("observe");
+        twopoint::run_trials(&prepared, 9, 0..20, 20, &Progress::none(), |b| {
+            direct.add_batch(b).expect("batch");
+        })
+        .expect("trials");
+        assert_eq!(state.analysis.observed, direct.observed);
+        // NaN (0/0 TS of empty cuts) compares unequal: compare the JSON, where NaN is null.
+        let json = |s: &Summary| serde_json::to_string(s).expect("json");
+        assert_eq!(json(&state.summary), json(&direct.summary()));
+        assert_eq!(state.post_trial_p, direct.post_trial_p());
+        assert_eq!(state.cut_names, vec!["all", "top10", "top1", "top0.1"]);
+        assert!(panel.state_of(4).is_none());
+    }
+}

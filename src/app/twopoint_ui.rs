@@ -1,0 +1,445 @@
+//! Drawing the two-point analysis: controls and counts in the Events panel, and the live plots
+//! (TS and p-value versus angle per cut, the background histogram of one bin with its fit and the
+//! observed value, the 4×20 significance map) in the central "Two-point" view.
+
+use super::documents::EventsDocument;
+use super::twopoint_panel::{TwoPointPanel, TwoPointState};
+use crate::twopoint::FitKind;
+use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, VLine};
+use statrs::distribution::{Continuous, Gamma, Normal};
+
+/// One colour per energy cut.
+const CUT_COLOURS: [egui::Color32; 4] = [
+    egui::Color32::from_rgb(120, 170, 255),
+    egui::Color32::from_rgb(110, 220, 130),
+    egui::Color32::from_rgb(255, 190, 80),
+    egui::Color32::from_rgb(255, 100, 110),
+];
+/// Smallest fitted p-value plotted.
+const P_FLOOR: f64 = 1e-20;
+/// Significance at the top of the map's colour scale, σ.
+const MAP_MAX_SIGMA: f64 = 4.0;
+
+fn cut_colour(cut: usize) -> egui::Color32 {
+    CUT_COLOURS[cut % CUT_COLOURS.len()]
+}
+
+/// The bins whose observed counts the Events panel lists: the first, one in the middle, the last.
+pub fn listed_bins(n_bins: usize) -> Vec<usize> {
+    let mut bins = vec![0, n_bins / 4, n_bins.saturating_sub(1)];
+    bins.dedup();
+    bins.retain(|&b| b < n_bins);
+    bins
+}
+
+impl TwoPointPanel {
+    /// Trials, seed, start/stop, progress and the observed counts. Returns true when the user
+    /// asked to see the plots.
+    pub fn controls_ui(&mut self, ui: &mut egui::Ui, document: Option<&EventsDocument>) -> bool {
+        let mut show_plots = false;
+        ui.strong("Two-point analysis");
+        let running = self.is_running();
+        ui.add_enabled_ui(!running, |ui| {
+            egui::Grid::new("two-point settings").show(ui, |ui| {
+                let label = ui.label("trials");
+                ui.add(egui::DragValue::new(&mut self.trials).range(0..=1_000_000))
+                    .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("seed");
+                ui.add(egui::DragValue::new(&mut self.seed))
+                    .labelled_by(label.id);
+                ui.end_row();
+            });
+        });
+        let Some(document) = document else {
+            ui.label("Open an event list to run the analysis.");
+            return false;
+        };
+        ui.horizontal(|ui| {
+            if running {
+                if ui.button("Stop").clicked() {
+                    self.stop();
+                }
+            } else {
+                let resumable = self
+                    .state_of(document.id)
+                    .is_some_and(|s| s.analysis.seed == self.seed && s.analysis.trials() > 0);
+                let text = if resumable { "Continue" } else { "Start" };
+                if ui
+                    .button(text)
+                    .on_hover_text("Count pairs, then run scrambled trials up to the number set")
+                    .clicked()
+                {
+                    self.start(document);
+                    show_plots = true;
+                }
+                if self.state.is_some() && ui.button("Reset").clicked() {
+                    self.reset();
+                }
+            }
+            if ui.button("Show plots").clicked() {
+                show_plots = true;
+            }
+        });
+        if let Some(run) = &self.run {
+            let (fraction, text) = match &run.progress {
+                Some(p) if p.total > 0 => (
+                    p.done as f32 / p.total as f32,
+                    format!("{} {}/{}", p.stage, p.done, p.total),
+                ),
+                Some(p) => (0.0, p.stage.clone()),
+                None => (0.0, "starting".to_owned()),
+            };
+            ui.add(egui::ProgressBar::new(fraction).text(text));
+        }
+        if let Some(state) = self.state_of(document.id) {
+            counts_ui(ui, state);
+        }
+        show_plots
+    }
+
+    /// The live plots for the event list `document_id`.
+    pub fn plots_ui(&mut self, ui: &mut egui::Ui, document_id: Option<u64>) {
+        let Some(state) = document_id.and_then(|id| self.state_of(id)).cloned() else {
+            ui.centered_and_justified(|ui| {
+                ui.label("No two-point results yet: press Start in the Events panel.");
+            });
+            return;
+        };
+        summary_line_ui(ui, &state);
+        let height = ((ui.available_height() - 20.0) / 2.0).max(120.0);
+        let width = (ui.available_width() / 2.0 - 8.0).max(160.0);
+        ui.horizontal(|ui| {
+            ui.vertical(|ui| {
+                ui.set_width(width);
+                ts_plot_ui(ui, &state, height - 18.0);
+            });
+            ui.vertical(|ui| {
+                ui.set_width(width);
+                p_plot_ui(ui, &state, height - 18.0);
+            });
+        });
+        ui.horizontal(|ui| {
+            ui.vertical(|ui| {
+                ui.set_width(width);
+                self.histogram_ui(ui, &state, height - 18.0);
+            });
+            ui.vertical(|ui| {
+                ui.set_width(width);
+                if let Some((cut, bin)) = significance_map_ui(ui, &state, height - 18.0) {
+                    self.chosen_cut = cut;
+                    self.chosen_bin = bin;
+                }
+            });
+        });
+    }
+
+    fn histogram_ui(&self, ui: &mut egui::Ui, state: &TwoPointState, height: f32) {
+        let (cut, bin) = (
+            self.chosen_cut.min(state.cut_names.len().saturating_sub(1)),
+            self.chosen_bin.min(state.bins_deg.len().saturating_sub(1)),
+        );
+        ui.label(format!(
+            "Background of {} within {:.2} deg (click the map to choose)",
+            state.cut_names.get(cut).map_or("", String::as_str),
+            state.bins_deg.get(bin).copied().unwrap_or(0.0)
+        ));
+        let values = state.analysis.background(cut, bin);
+        let stats = state.summary.get(cut, bin).clone();
+        let observed = stats.observed as f64;
+        let (lo, hi) = values.iter().fold((observed, observed), |(lo, hi), &v| {
+            (lo.min(v as f64), hi.max(v as f64))
+        });
+        // Integer-aligned bins of at least one count, about 40 of them.
+        let width = ((hi - lo + 1.0) / 40.0).ceil().max(1.0);
+        let n_bins = ((hi - lo + 1.0) / width).ceil() as usize;
+        let mut heights = vec![0.0; n_bins.max(1)];
+        for &v in &values {
+            let i = (((v as f64 - lo) / width) as usize).min(heights.len() - 1);
+            heights[i] += 1.0;
+        }
+        let bars: Vec<Bar> = heights
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| Bar::new(lo + (i as f64 + 0.5) * width - 0.5, h).width(width))
+            .collect();
+        let trials = values.len() as f64;
+        let fit_curve: Option<Vec<[f64; 2]>> = stats.fit.map(|fit| {
+            (0..=200)
+                .map(|k| {
+                    let x = lo - 0.5 + (hi - lo + 1.0) * k as f64 / 200.0;
+                    let density = match fit {
+                        FitKind::Gamma { shape, scale } => Gamma::new(shape, 1.0 / scale)
+                            .map(|g| if x > 0.0 { g.pdf(x) } else { 0.0 })
+                            .unwrap_or(0.0),
+                        FitKind::Gaussian { mean, sigma } => {
+                            Normal::new(mean, sigma).map(|g| g.pdf(x)).unwrap_or(0.0)
+                        }
+                    };
+                    [x, density * trials * width]
+                })
+                .collect()
+        });
+        Plot::new(("background", cut, bin))
+            .height(height)
+            .legend(Legend::default())
+            .x_axis_label("pairs")
+            .y_axis_label("trials")
+            .show(ui, |plot| {
+                plot.bar_chart(BarChart::new("scrambled trials", bars).color(cut_colour(cut)));
+                if let Some(curve) = fit_curve {
+                    let name = match stats.fit {
+                        Some(FitKind::Gamma { .. }) => "gamma fit",
+                        _ => "Gaussian fit",
+                    };
+                    plot.line(
+                        Line::new(name, PlotPoints::from(curve))
+                            .color(egui::Color32::WHITE)
+                            .width(1.5),
+                    );
+                }
+                plot.vline(
+                    VLine::new("observed", observed)
+                        .color(egui::Color32::from_rgb(255, 80, 80))
+                        .width(2.0),
+                );
+            });
+    }
+}
+
+fn counts_ui(ui: &mut egui::Ui, state: &TwoPointState) {
+    let bins = listed_bins(state.bins_deg.len());
+    ui.label("Observed pairs (cumulative):");
+    egui::Grid::new("observed counts")
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label("cut");
+            ui.label("events");
+            for &bin in &bins {
+                ui.label(format!("<= {:.2} deg", state.bins_deg[bin]));
+            }
+            ui.end_row();
+            for (cut, name) in state.cut_names.iter().enumerate() {
+                ui.label(name);
+                ui.label(state.cut_passing[cut].to_string());
+                for &bin in &bins {
+                    ui.label(state.analysis.observed.get(cut, bin).to_string());
+                }
+                ui.end_row();
+            }
+        });
+}
+
+fn summary_line_ui(ui: &mut egui::Ui, state: &TwoPointState) {
+    let summary = &state.summary;
+    let best = (0..summary.bins.len())
+        .filter(|&i| summary.bins[i].p_value.is_finite())
+        .min_by(|&a, &b| summary.bins[a].p_value.total_cmp(&summary.bins[b].p_value));
+    ui.horizontal_wrapped(|ui| {
+        ui.strong(format!("{} trials", summary.trials));
+        ui.separator();
+        ui.label(format!("{:.1} trials/s", state.trials_per_second));
+        ui.separator();
+        match state.post_trial_p {
+            Some(p) => ui.label(format!("post-trial p = {p:.3}")),
+            None => ui.label("post-trial p: after the first trial"),
+        };
+        if let Some(i) = best {
+            let (cut, bin) = (i / summary.n_bins, i % summary.n_bins);
+            let stats = &summary.bins[i];
+            ui.separator();
+            ui.label(format!(
+                "best bin: {} <= {:.2} deg, p = {:.2e} ({:.2} sigma)",
+                state.cut_names[cut], state.bins_deg[bin], stats.p_value, stats.significance_sigma
+            ));
+        }
+    });
+}
+
+fn ts_plot_ui(ui: &mut egui::Ui, state: &TwoPointState, height: f32) {
+    ui.label("TS = observed / mean background");
+    Plot::new("two-point TS")
+        .height(height)
+        .legend(Legend::default())
+        .x_axis_label("angle (deg)")
+        .y_axis_label("TS")
+        .show(ui, |plot| {
+            for (cut, name) in state.cut_names.iter().enumerate() {
+                let points: Vec<[f64; 2]> = state
+                    .bins_deg
+                    .iter()
+                    .enumerate()
+                    .map(|(bin, &deg)| [deg, state.summary.get(cut, bin).ts])
+                    .filter(|p| p[1].is_finite())
+                    .collect();
+                plot.line(
+                    Line::new(name.as_str(), PlotPoints::from(points)).color(cut_colour(cut)),
+                );
+            }
+        });
+}
+
+fn p_plot_ui(ui: &mut egui::Ui, state: &TwoPointState, height: f32) {
+    ui.label("p-value (log10; dashed: from the fitted background, floored at 1e-20)");
+    Plot::new("two-point p")
+        .height(height)
+        .legend(Legend::default())
+        .x_axis_label("angle (deg)")
+        .y_axis_label("log10 p")
+        .include_y(0.0)
+        .show(ui, |plot| {
+            for (cut, name) in state.cut_names.iter().enumerate() {
+                let trials: Vec<[f64; 2]> = state
+                    .bins_deg
+                    .iter()
+                    .enumerate()
+                    .map(|(bin, &deg)| [deg, state.summary.get(cut, bin).p_value.log10()])
+                    .filter(|p| p[1].is_finite())
+                    .collect();
+                plot.line(
+                    Line::new(name.as_str(), PlotPoints::from(trials)).color(cut_colour(cut)),
+                );
+                let fitted: Vec<[f64; 2]> = state
+                    .bins_deg
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(bin, &deg)| {
+                        let p = state.summary.get(cut, bin).p_value_fit?;
+                        // Fits reach absurdly small p; the floor keeps the trials' scale visible.
+                        Some([deg, p.max(P_FLOOR).log10()])
+                    })
+                    .collect();
+                plot.line(
+                    Line::new(name.as_str(), PlotPoints::from(fitted))
+                        .color(cut_colour(cut))
+                        .style(egui_plot::LineStyle::dashed_dense()),
+                );
+            }
+        });
+}
+
+/// The significance of every (cut, bin) as coloured cells; returns the cell clicked.
+fn significance_map_ui(
+    ui: &mut egui::Ui,
+    state: &TwoPointState,
+    height: f32,
+) -> Option<(usize, usize)> {
+    ui.label(format!(
+        "Significance (sigma, fit where available; 0 to {MAP_MAX_SIGMA:.0}+)"
+    ));
+    let n_cuts = state.cut_names.len();
+    let n_bins = state.bins_deg.len();
+    let (rect, response) = ui.allocate_exact_size(
+        egui::vec2(ui.available_width(), height.max(60.0)),
+        egui::Sense::click(),
+    );
+    let painter = ui.painter_at(rect);
+    let label_width = 52.0;
+    let axis_height = 16.0;
+    let grid = egui::Rect::from_min_max(
+        rect.min + egui::vec2(label_width, 0.0),
+        rect.max - egui::vec2(0.0, axis_height),
+    );
+    let cell = egui::vec2(
+        grid.width() / n_bins.max(1) as f32,
+        grid.height() / n_cuts.max(1) as f32,
+    );
+    let text_colour = ui.visuals().text_color();
+    for cut in 0..n_cuts {
+        let y = grid.top() + cell.y * cut as f32;
+        painter.text(
+            egui::pos2(rect.left() + 2.0, y + 0.5 * cell.y),
+            egui::Align2::LEFT_CENTER,
+            &state.cut_names[cut],
+            egui::FontId::proportional(12.0),
+            text_colour,
+        );
+        for bin in 0..n_bins {
+            let stats = state.summary.get(cut, bin);
+            let sigma = map_sigma(stats);
+            let t = if sigma.is_nan() {
+                0.0
+            } else {
+                (sigma / MAP_MAX_SIGMA).clamp(0.0, 1.0)
+            };
+            let cell_rect =
+                egui::Rect::from_min_size(egui::pos2(grid.left() + cell.x * bin as f32, y), cell)
+                    .shrink(0.5);
+            painter.rect_filled(cell_rect, 0.0, super::sky_map::viridis(t));
+        }
+    }
+    for bin in (0..n_bins).step_by(4.max(n_bins / 5)) {
+        painter.text(
+            egui::pos2(
+                grid.left() + cell.x * (bin as f32 + 0.5),
+                grid.bottom() + 2.0,
+            ),
+            egui::Align2::CENTER_TOP,
+            format!("{:.2}", state.bins_deg[bin]),
+            egui::FontId::proportional(11.0),
+            text_colour,
+        );
+    }
+    let pointer = response.hover_pos()?;
+    if !grid.contains(pointer) {
+        return None;
+    }
+    let bin = (((pointer.x - grid.left()) / cell.x) as usize).min(n_bins - 1);
+    let cut = (((pointer.y - grid.top()) / cell.y) as usize).min(n_cuts - 1);
+    let stats = state.summary.get(cut, bin);
+    response.clone().on_hover_text(format!(
+        "{} <= {:.2} deg: observed {}, background {:.1}, p = {:.3e}",
+        state.cut_names[cut],
+        state.bins_deg[bin],
+        stats.observed,
+        stats.background_mean,
+        stats.p_value
+    ));
+    response.clicked().then_some((cut, bin))
+}
+
+/// The significance a map cell shows: from the fitted background where there is one (a fitted
+/// p that underflowed to 0 is off the scale), else from the trials.
+fn map_sigma(stats: &crate::twopoint::BinStats) -> f64 {
+    match (stats.significance_sigma_fit, stats.p_value_fit) {
+        (Some(sigma), _) if sigma.is_finite() => sigma,
+        (_, Some(0.0)) => f64::INFINITY,
+        _ => stats.significance_sigma,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_uses_the_fit_and_puts_underflowed_fits_off_the_scale() {
+        let mut stats = crate::twopoint::BinStats {
+            observed: 10,
+            background_mean: 5.0,
+            background_variance: 4.0,
+            ts: 2.0,
+            trials_at_least_observed: 0,
+            p_value: 0.1,
+            significance_sigma: 1.28,
+            fit: None,
+            fit_ks_distance: None,
+            p_value_fit: None,
+            significance_sigma_fit: None,
+        };
+        assert_eq!(map_sigma(&stats), 1.28);
+        stats.p_value_fit = Some(1e-5);
+        stats.significance_sigma_fit = Some(4.26);
+        assert_eq!(map_sigma(&stats), 4.26);
+        stats.p_value_fit = Some(0.0);
+        stats.significance_sigma_fit = Some(f64::NAN);
+        assert_eq!(map_sigma(&stats), f64::INFINITY);
+    }
+
+    #[test]
+    fn listed_bins_are_first_quarter_and_last() {
+        assert_eq!(listed_bins(20), vec![0, 5, 19]);
+        assert_eq!(listed_bins(1), vec![0]);
+        assert_eq!(listed_bins(2), vec![0, 1]);
+    }
+}

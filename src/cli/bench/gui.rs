@@ -1,0 +1,239 @@
+//! `haloscope bench gui`: UI frame times of the real application (headless egui context) while a
+//! render, friends-of-friends or a trial batch runs on the workers, with a large snapshot loaded.
+//!
+//! Each frame is timed as the UI thread spends it: draining the workers, building every panel,
+//! the viewport texture update and tessellation (`Context::run_ui` + `Context::tessellate`). GPU
+//! submission and presentation are not included (no window here). Frames are paced at 60 Hz.
+
+use crate::app::{HaloscopeApp, default_renderer_factory};
+use clap::Args;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// Arguments of `haloscope bench gui`.
+#[derive(Debug, Args)]
+pub struct BenchGuiArgs {
+    /// Particles in the synthetic clustered snapshot (render::synthetic, with smoothing lengths).
+    #[arg(long, default_value_t = 10_000_000)]
+    pub particles: usize,
+    /// Events in the demo event list for the trials phase.
+    #[arg(long, default_value_t = 20_000)]
+    pub events: usize,
+    /// Seconds per phase.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// Window size in points.
+    #[arg(long, num_args = 2, default_values_t = [1280.0, 800.0])]
+    pub window: Vec<f32>,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Frame-time statistics of one phase.
+#[derive(Debug, Serialize)]
+struct Phase {
+    phase: &'static str,
+    frames: usize,
+    median_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+    frames_over_50ms: usize,
+    /// What the workers finished during the phase.
+    note: String,
+}
+
+/// Runs `haloscope bench gui`.
+pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
+    let setup = Instant::now();
+    let snapshot = crate::render::synthetic::clustered_snapshot(args.particles, 1);
+    let events = crate::data::demo::demo_events(args.events, 42);
+    let setup_seconds = setup.elapsed().as_secs_f64();
+    let ctx = egui::Context::default();
+    let size = egui::vec2(
+        args.window.first().copied().unwrap_or(1280.0),
+        args.window.get(1).copied().unwrap_or(800.0),
+    );
+    let mut app: Option<HaloscopeApp> = None;
+    let started = Instant::now();
+    let frame = |app: &mut Option<HaloscopeApp>, snapshot: &mut Option<crate::data::Snapshot>| {
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, size)),
+            time: Some(started.elapsed().as_secs_f64()),
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let output = ctx.run_ui(input, |ui| {
+            let app = app.get_or_insert_with(|| {
+                HaloscopeApp::empty(ui.ctx(), &Default::default(), default_renderer_factory())
+            });
+            if let Some(snapshot) = snapshot.take() {
+                app.documents.insert_snapshot("synthetic", snapshot);
+            }
+            app.ui(ui);
+        });
+        let _ = ctx.tessellate(output.shapes, output.pixels_per_point);
+        t0.elapsed().as_secs_f64()
+    };
+    let mut pending_snapshot = Some(snapshot);
+    frame(&mut app, &mut pending_snapshot);
+    let Some(the_app) = app.as_mut() else {
+        anyhow::bail!("the application did not start");
+    };
+    the_app.documents.insert_events("demo events", events);
+    let mut phases = Vec::new();
+    let pace = Duration::from_micros(16_667);
+    let run_phase = |app: &mut Option<HaloscopeApp>,
+                     each: &mut dyn FnMut(&mut HaloscopeApp, usize),
+                     until: &dyn Fn(&HaloscopeApp) -> bool| {
+        let mut times = Vec::new();
+        let phase_start = Instant::now();
+        let mut i = 0;
+        while phase_start.elapsed().as_secs_f64() < args.seconds {
+            if let Some(app) = app.as_mut() {
+                each(app, i);
+                if i > 0 && until(app) {
+                    break;
+                }
+            }
+            let tick = Instant::now();
+            times.push(frame(app, &mut None));
+            i += 1;
+            std::thread::sleep(pace.saturating_sub(tick.elapsed()));
+        }
+        times
+    };
+    // 1. Camera turning every frame: a preview render is always in flight.
+    let times = run_phase(
+        &mut app,
+        &mut |app, _| {
+            if let Some(document) = app.documents.shown_snapshot_mut() {
+                document.camera.rotate([2.0, 0.5]);
+            }
+        },
+        &|_| false,
+    );
+    phases.push(stats("render (camera moving)", &times, String::new()));
+    // 2. Camera at rest: the full-resolution render runs.
+    let times = run_phase(&mut app, &mut |_, _| {}, &|app| {
+        app.viewport
+            .shown()
+            .is_some_and(|s| s.quality == crate::app::progressive::Quality::Full)
+            && !app.viewport.is_rendering()
+    });
+    let note = app
+        .as_ref()
+        .and_then(|a| a.viewport.shown())
+        .map_or(String::new(), |s| format!("last render {:.2} s", s.seconds));
+    phases.push(stats("render (full, camera resting)", &times, note));
+    // 3. Friends-of-friends on every particle.
+    let times = run_phase(
+        &mut app,
+        &mut |app, i| {
+            if i == 0
+                && let Some(document) = app.documents.shown_snapshot().cloned()
+            {
+                app.halos.periodic = false;
+                app.halos.species = [false, true, false, false];
+                app.halos.start(&document);
+            }
+        },
+        &|app| app.halos.running.is_none(),
+    );
+    let note = match app.as_mut() {
+        Some(app) => {
+            if let Some(run) = app.halos.running.take() {
+                run.handle.cancel();
+                "cancelled at the end of the phase".to_owned()
+            } else {
+                app.halos.catalogue.as_ref().map_or(String::new(), |c| {
+                    format!("{} halos in {:.1} s", c.result.halos.len(), c.seconds)
+                })
+            }
+        }
+        None => String::new(),
+    };
+    phases.push(stats("friends-of-friends", &times, note));
+    // 4. Two-point trials in batches, plots shown.
+    let times = run_phase(
+        &mut app,
+        &mut |app, i| {
+            if i == 0
+                && let Some(document) = app.documents.shown_events().cloned()
+            {
+                app.twopoint.trials = 1_000_000;
+                app.twopoint.start(&document);
+                app.central = crate::app::session::CentralView::TwoPoint;
+            }
+        },
+        &|_| false,
+    );
+    let note = match app.as_mut() {
+        Some(app) => {
+            app.twopoint.stop();
+            app.twopoint.state.as_ref().map_or(String::new(), |s| {
+                format!(
+                    "{} trials, {:.1} trials/s",
+                    s.analysis.trials(),
+                    s.trials_per_second
+                )
+            })
+        }
+        None => String::new(),
+    };
+    phases.push(stats("two-point trials", &times, note));
+
+    if args.json {
+        let value = serde_json::json!({
+            "particles": args.particles,
+            "events": args.events,
+            "window": [size.x, size.y],
+            "setup_seconds": setup_seconds,
+            "threads": rayon::current_num_threads(),
+            "phases": phases,
+        });
+        println!("{value}");
+    } else {
+        eprintln!(
+            "{} particles, {} events, window {}x{}, {} threads (setup {:.1} s)",
+            args.particles,
+            args.events,
+            size.x,
+            size.y,
+            rayon::current_num_threads(),
+            setup_seconds
+        );
+        eprintln!(
+            "{:<32} {:>7} {:>9} {:>9} {:>9} {:>7}  note",
+            "phase", "frames", "median ms", "p99 ms", "max ms", ">50 ms"
+        );
+        for p in &phases {
+            eprintln!(
+                "{:<32} {:>7} {:>9.2} {:>9.2} {:>9.2} {:>7}  {}",
+                p.phase, p.frames, p.median_ms, p.p99_ms, p.max_ms, p.frames_over_50ms, p.note
+            );
+        }
+    }
+    Ok(())
+}
+
+fn stats(phase: &'static str, seconds: &[f64], note: String) -> Phase {
+    let mut ms: Vec<f64> = seconds.iter().map(|s| s * 1e3).collect();
+    ms.sort_by(f64::total_cmp);
+    let at = |q: f64| {
+        if ms.is_empty() {
+            f64::NAN
+        } else {
+            ms[((ms.len() - 1) as f64 * q).round() as usize]
+        }
+    };
+    Phase {
+        phase,
+        frames: ms.len(),
+        median_ms: at(0.5),
+        p99_ms: at(0.99),
+        max_ms: ms.last().copied().unwrap_or(f64::NAN),
+        frames_over_50ms: ms.iter().filter(|&&t| t > 50.0).count(),
+        note,
+    }
+}
