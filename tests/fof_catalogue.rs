@@ -278,3 +278,39 @@ fn partition_orders_by_size_then_smallest_member() {
     catalogue::order_groups(&mut shuffled);
     assert_eq!(shuffled, p.groups);
 }
+
+/// Timing comparison (run in release with `--ignored --nocapture`): the parallel catalogue on
+/// a clustered set of `FOF_CATALOGUE_N` particles (default 10⁷) against the sequential one,
+/// results bit-identical.
+#[test]
+#[ignore = "timing on 10⁷ particles; run in release with --ignored --nocapture"]
+fn parallel_catalogue_timing_against_the_sequential_one() {
+    let n: usize = std::env::var("FOF_CATALOGUE_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let points = synthetic::clustered_points(n, 1.0, 1);
+    let frame = Some(BoxFrame {
+        lower: 0.0,
+        size: 1.0,
+    });
+    let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
+    let ids = link_components(&points, ll, frame, &Progress::none()).expect("links");
+    let masses = Masses::Uniform(1.0);
+    let start = std::time::Instant::now();
+    let expected = sequential_build(&ids, &points, &masses, None, frame, 20);
+    let sequential = start.elapsed().as_secs_f64();
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let start = std::time::Instant::now();
+        let got = catalogue::build(&ids, &points, &masses, None, frame, 20);
+        best = best.min(start.elapsed().as_secs_f64());
+        assert_bit_identical(&got, &expected, "timing set");
+    }
+    eprintln!(
+        "catalogue n={n}, {} halos, {} threads: sequential {sequential:.4} s, parallel best of 3 {best:.4} s ({:.1}x)",
+        expected.halos.len(),
+        rayon::current_num_threads(),
+        sequential / best
+    );
+}
