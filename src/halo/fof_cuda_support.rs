@@ -4,8 +4,8 @@
 use super::FofError;
 use crate::gpu::{GpuDevice, GpuError};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig,
-    PinnedHostSlice, PushKernelArg, ValidAsZeroBits, sys,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError,
+    LaunchConfig, PinnedHostSlice, PushKernelArg, ValidAsZeroBits, sys,
 };
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -254,21 +254,32 @@ pub(super) fn upload_pinned(
     }
     let mut dst = alloc::<f32>(stream, n)?;
     let mut staging = [pinned::<f32>(context)?, pinned::<f32>(context)?];
+    // cudarc records a pinned buffer's own event only when it manages several streams, so each
+    // copy's completion is tracked here with an explicit event per buffer.
+    let mut copied: [Option<CudaEvent>; 2] = [None, None];
     for chunk in 0..full_chunks {
         let range = chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN;
-        let buffer = &mut staging[chunk % 2];
-        // Waits until this buffer's previous DMA has finished.
+        let slot = chunk % 2;
+        if let Some(event) = copied[slot].take() {
+            // This buffer's previous DMA must finish before the host overwrites it.
+            gpu(event.synchronize())?;
+        }
+        let buffer = &mut staging[slot];
         let host = gpu(buffer.as_mut_slice())?;
         host.par_chunks_mut(COPY_GRAIN)
             .zip(values[range.clone()].par_chunks(COPY_GRAIN))
             .for_each(|(to, from)| to.copy_from_slice(from));
         gpu(stream.memcpy_htod(&*buffer, &mut dst.slice_mut(range)))?;
+        copied[slot] = Some(gpu(stream.record_event(None))?);
     }
     let rest = full_chunks * STAGING_LEN;
     if rest < n {
         gpu(stream.memcpy_htod(&values[rest..], &mut dst.slice_mut(rest..n)))?;
     }
-    // The staging buffers synchronise on their last copies when dropped.
+    // The staging buffers are freed below: their last DMAs must have finished.
+    for event in copied.into_iter().flatten() {
+        gpu(event.synchronize())?;
+    }
     Ok(dst)
 }
 
@@ -300,13 +311,20 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
     }
     let mut staging = [pinned::<u32>(context)?, pinned::<u32>(context)?];
     let chunk_view = |chunk: usize| src.slice(chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN);
+    // As in `upload_pinned`: an explicit event per buffer marks its DMA's completion.
+    let mut copied: [Option<CudaEvent>; 2] = [None, None];
     for (chunk, buffer) in staging.iter_mut().enumerate() {
         gpu(stream.memcpy_dtoh(&chunk_view(chunk), buffer))?;
+        copied[chunk] = Some(gpu(stream.record_event(None))?);
     }
     for chunk in 0..full_chunks {
-        let buffer = &mut staging[chunk % 2];
+        let slot = chunk % 2;
+        if let Some(event) = copied[slot].take() {
+            // The host reads this buffer only once its DMA has finished.
+            gpu(event.synchronize())?;
+        }
+        let buffer = &mut staging[slot];
         {
-            // Waits until this buffer's DMA has finished.
             let host = gpu(buffer.as_slice())?;
             copy_out(
                 &mut out[chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN],
@@ -315,6 +333,7 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
         }
         if chunk + 2 < full_chunks {
             gpu(stream.memcpy_dtoh(&chunk_view(chunk + 2), buffer))?;
+            copied[slot] = Some(gpu(stream.record_event(None))?);
         }
     }
     let rest = full_chunks * STAGING_LEN;
