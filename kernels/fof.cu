@@ -439,3 +439,73 @@ extern "C" __global__ void fof_labels(const u32* __restrict__ cell_start,
     u32 root = parent[c];
     for (u32 s = cell_start[c]; s < cell_start[c + 1]; s++) set_ids[order[s]] = root;
 }
+
+// ---------------------------------------------------------------------------------------------
+// 7. From sets to halo labels (the catalogue's first step, as catalogue::partition on the CPU).
+//    Sizes and smallest members are integers, so the atomics' order does not matter.
+
+// Per cell: its member count is added to its root's set size and its smallest particle index
+// taken into the root's smallest member (set_size starts at 0, set_min at all ones).
+extern "C" __global__ void fof_set_stats(const u32* __restrict__ cell_start,
+                                         const u32* __restrict__ parent,
+                                         const u32* __restrict__ order, u32 n_cells,
+                                         u32* set_size, u32* set_min) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u32 root = parent[c];
+    u32 first = cell_start[c];
+    u32 last = cell_start[c + 1];
+    u32 smallest = 0xffffffffu;
+    for (u32 s = first; s < last; s++) smallest = order[s] < smallest ? order[s] : smallest;
+    atomicAdd(&set_size[root], last - first);
+    atomicMin(&set_min[root], smallest);
+}
+
+// Counts the roots (counters[0]: sets of every size) and lists the roots of sets with at least
+// min_members members (counters[1] of them, in a racy order the host sorts; slots at or beyond
+// capacity are never written).
+extern "C" __global__ void fof_kept_sets(const u32* __restrict__ parent,
+                                         const u32* __restrict__ set_size,
+                                         const u32* __restrict__ set_min, u32 n_cells,
+                                         u32 min_members, u32 capacity, u32* counters,
+                                         u32* __restrict__ kept_root, u32* __restrict__ kept_size,
+                                         u32* __restrict__ kept_min) {
+    __shared__ u32 block_roots;
+    if (threadIdx.x == 0) block_roots = 0;
+    __syncthreads();
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < n_cells && parent[c] == c) {
+        // One global atomic per block instead of one per root.
+        atomicAdd(&block_roots, 1u);
+        u32 size = set_size[c];
+        if (size >= min_members) {
+            u32 k = atomicAdd(&counters[1], 1u);
+            if (k < capacity) {
+                kept_root[k] = c;
+                kept_size[k] = size;
+                kept_min[k] = set_min[c];
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && block_roots > 0) atomicAdd(&counters[0], block_roots);
+}
+
+// rank_of_cell[root of the k-th halo in catalogue order] = k (every other entry stays −1).
+extern "C" __global__ void fof_rank_roots(const u32* __restrict__ ranked_roots, u32 n_kept,
+                                          u32* __restrict__ rank_of_cell) {
+    u32 k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n_kept) rank_of_cell[ranked_roots[k]] = k;
+}
+
+// Per particle (input order): the halo rank of its set, or −1 (all ones), as fof_labels.
+extern "C" __global__ void fof_halo_labels(const u32* __restrict__ cell_start,
+                                           const u32* __restrict__ parent,
+                                           const u32* __restrict__ order,
+                                           const u32* __restrict__ rank_of_cell, u32 n_cells,
+                                           u32* __restrict__ labels) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u32 label = rank_of_cell[parent[c]];
+    for (u32 s = cell_start[c]; s < cell_start[c + 1]; s++) labels[order[s]] = label;
+}

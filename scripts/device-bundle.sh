@@ -20,7 +20,8 @@ cp -r "$shared/reference" "$out/shared/"
 for b in "${bins[@]}"; do
     name=$(basename "$b" | sed 's/-[0-9a-f]\{16\}$//')
     strip -o "$out/bin/$name" "$b"
-    ldd "$b" | awk '/=> \// {print $3}' | grep -vE '/(libc|libm|libgcc_s|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
+    # `|| true`: a binary may need no library beyond libc, and grep then matches nothing.
+    { ldd "$b" | awk '/=> \// {print $3}' | grep -vE '/(libc|libm|libgcc_s|libpthread|libdl|librt|ld-linux[^/]*)\.so' || true; } |
         while read -r lib; do cp -nL "$lib" "$out/lib/" 2>/dev/null || true; done
 done
 du -sh "$out"

@@ -11,9 +11,9 @@ use fof_support::labels_sha256;
 use haloscope::data::{LoadOptions, SpeciesKind, demo::demo_snapshot, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::halo::{
-    BoxFrame, CellOrder, FofBackend, FofError, FofParams, FofResult, LinkingLength, find_halos,
-    link_components, link_components_brute_force, link_components_cuda, select_particles,
-    snapshot_box_size, synthetic,
+    BoxFrame, CellOrder, FofBackend, FofError, FofParams, FofResult, LinkingLength, catalogue,
+    find_halos, link_components, link_components_brute_force, link_components_cuda, partition_cuda,
+    select_particles, snapshot_box_size, synthetic,
 };
 use haloscope::jobs::{CancelToken, Progress};
 use serde_json::Value;
@@ -420,4 +420,53 @@ fn a_cancelled_run_stops_with_cancelled() {
     )
     .expect_err("cancelled before it started");
     assert!(matches!(err, FofError::Cancelled), "{err}");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn device_labels_equal_the_cpu_partition_step() {
+    let device = device();
+    let frame = BoxFrame {
+        lower: 0.0,
+        size: 1.0,
+    };
+    // 5·10⁶ particles: several pinned staging chunks each way plus a partial tail.
+    for (n, seed) in [(5_000_001usize, 31u64), (200_000, 32)] {
+        let points = synthetic::clustered_points(n, 1.0, seed);
+        let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
+        for frame in [Some(frame), None] {
+            let ids = link_components(&points, ll, frame, &Progress::none()).expect("cpu links");
+            for min_members in [1usize, 20, 5000, usize::MAX] {
+                let expected = catalogue::partition(&ids, min_members);
+                let start = Instant::now();
+                let got = partition_cuda(
+                    &device,
+                    &points,
+                    ll,
+                    frame,
+                    CellOrder::Morton,
+                    min_members,
+                    &Progress::none(),
+                )
+                .expect("cuda partition");
+                assert_eq!(
+                    got.partition.groups,
+                    expected.groups,
+                    "n={n} periodic={} min={min_members}",
+                    frame.is_some()
+                );
+                assert_eq!(got.partition.n_sets_all_sizes, expected.n_sets_all_sizes);
+                assert!(
+                    got.partition.labels == expected.labels,
+                    "n={n} min={min_members}: labels differ"
+                );
+                eprintln!(
+                    "partition n={n} periodic={} min={min_members}: {} halos, identical, {:.3} s",
+                    frame.is_some(),
+                    expected.groups.len(),
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
 }

@@ -7,6 +7,7 @@ mod load;
 mod movie;
 mod render;
 mod twopoint;
+mod twopoint_cuda;
 
 use clap::Subcommand;
 

@@ -1,7 +1,11 @@
 //! `haloscope twopoint`.
 
 use crate::data::events;
-use crate::twopoint::{Analysis, Prepared, Summary, TwoPointConfig, prepare, run_trials};
+use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
+use crate::twopoint::{
+    Analysis, CountBackend, Prepared, Summary, TwoPointConfig, count_observed, prepare,
+    run_trials_on,
+};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
@@ -57,15 +61,22 @@ pub struct TwopointArgs {
 /// Runs `haloscope twopoint`.
 pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    if args.backend == Backend::Cuda {
-        anyhow::bail!(
-            "--backend cuda: the CUDA two-point counter is not built yet; use --backend cpu"
-        );
-    }
-    let backend = "cpu";
-    if args.backend == Backend::Auto {
-        log::info!("twopoint: no CUDA counter yet, using the CPU");
-    }
+    let resolved = resolve_backend(match args.backend {
+        Backend::Auto => BackendChoice::Auto,
+        Backend::Cpu => BackendChoice::Cpu,
+        Backend::Cuda => BackendChoice::Cuda,
+    })
+    .context("--backend cuda")?;
+    let count_backend = match &resolved {
+        ResolvedBackend::Cuda(device) => CountBackend::Cuda(device),
+        ResolvedBackend::Cpu { fallback_reason } => {
+            if let Some(reason) = fallback_reason {
+                log::info!("twopoint: using the CPU ({reason})");
+            }
+            CountBackend::Cpu
+        }
+    };
+    let backend = count_backend.name();
     let progress = super::progress_bar::terminal_progress();
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
     let list = events::read(&paths, &progress)?;
@@ -75,10 +86,12 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
         cut_fractions: args.cuts.clone(),
     };
     let prepared = prepare(&list, &config).context("two-point configuration")?;
-    let mut analysis = Analysis::observe(&prepared, args.seed, args.first_trial)?;
+    let observed = count_observed(count_backend, &prepared)?;
+    let mut analysis = Analysis::new(observed, args.seed, args.first_trial);
     let trials = args.first_trial..args.first_trial.saturating_add(args.trials);
     let mut batch_error = None;
-    run_trials(
+    run_trials_on(
+        count_backend,
         &prepared,
         args.seed,
         trials,

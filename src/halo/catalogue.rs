@@ -1,7 +1,19 @@
 //! From friends-of-friends sets to the halo catalogue: order, labels, masses, centres, radii.
+//!
+//! Two steps, both parallel (rayon) and deterministic for any thread count:
+//! 1. [`partition`]: set sizes and smallest members (one packed atomic word per set), the kept
+//!    sets ordered by size descending then smallest member, and per-particle labels. The CUDA
+//!    back-end does this step on the device (`fof_cuda.rs`) and hands over the same
+//!    [`Partition`].
+//! 2. [`build_from_partition`]: a counting sort of the labelled particles by halo (members in
+//!    index order), then each halo's sums in member-index order, halos in parallel. Every float
+//!    sum is taken in the same order as a sequential pass over the particles, so the results are
+//!    bit-identical to the single-threaded catalogue and independent of the thread count.
 
 use super::periodic::BoxFrame;
 use crate::data::Masses;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// One halo of the catalogue.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,13 +46,122 @@ pub struct Catalogue {
     pub n_sets_all_sizes: usize,
 }
 
-/// Per-halo running sums.
-#[derive(Clone, Default)]
-struct Sums {
-    mass: f64,
-    moment: [f64; 3],
-    momentum: [f64; 3],
-    reference: [f64; 3],
+/// Size and smallest member index of one kept set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupKey {
+    /// Number of members.
+    pub size: u32,
+    /// Smallest member index.
+    pub min_index: u32,
+}
+
+/// The kept sets in catalogue order and every particle's label: the catalogue's first step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition {
+    /// Per particle: rank of its halo in `groups`, or −1.
+    pub labels: Vec<i32>,
+    /// Kept sets by size descending, ties by smallest member index.
+    pub groups: Vec<GroupKey>,
+    /// Number of friends-of-friends sets of every size (singletons included).
+    pub n_sets_all_sizes: usize,
+}
+
+/// Marks a packed per-set word that holds a halo rank instead of (size, smallest member).
+const RANK_FLAG: u64 = 1 << 63;
+
+/// Particles per task of the parallel passes over particles.
+const CHUNK: usize = 1 << 16;
+
+/// Sorts kept sets into catalogue order: size descending, then smallest member index (unique per
+/// set, so the order is total and does not depend on the input order).
+pub fn order_groups(groups: &mut [GroupKey]) {
+    groups.par_sort_unstable_by_key(|g| (std::cmp::Reverse(g.size), g.min_index));
+}
+
+/// Step 1 from `set_ids` (one per particle, each `< set_ids.len()`, equal ids ⇔ one set):
+/// sizes, smallest members, order and labels, with sets smaller than `min_members` dropped.
+pub fn partition(set_ids: &[u32], min_members: usize) -> Partition {
+    let n = set_ids.len();
+    // Per set: size in the high 32 bits, smallest member in the low 32 (u32::MAX while empty);
+    // one compare-and-swap per particle keeps both in one cache line. Sizes are < 2^31, so bit
+    // 63 is free to mark words later overwritten with a rank.
+    let packed: Vec<AtomicU64> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(u64::from(u32::MAX)))
+        .collect();
+    set_ids
+        .par_chunks(CHUNK)
+        .enumerate()
+        .for_each(|(chunk, ids)| {
+            let first = chunk * CHUNK;
+            let mut run_start = 0;
+            // Runs of equal ids (common in snapshots stored halo by halo) cost one update.
+            while run_start < ids.len() {
+                let id = ids[run_start];
+                let mut run_end = run_start + 1;
+                while run_end < ids.len() && ids[run_end] == id {
+                    run_end += 1;
+                }
+                let count = (run_end - run_start) as u64;
+                let min_index = (first + run_start) as u64;
+                let word = &packed[id as usize];
+                let mut current = word.load(Ordering::Relaxed);
+                loop {
+                    let size = (current >> 32) + count;
+                    let min = (current & 0xffff_ffff).min(min_index);
+                    match word.compare_exchange_weak(
+                        current,
+                        (size << 32) | min,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => break,
+                        Err(seen) => current = seen,
+                    }
+                }
+                run_start = run_end;
+            }
+        });
+    let n_sets_all_sizes = packed
+        .par_iter()
+        .filter(|w| w.load(Ordering::Relaxed) >> 32 > 0)
+        .count();
+    let min_members = min_members.max(1) as u64;
+    let kept: Vec<(u32, GroupKey)> = packed
+        .par_iter()
+        .enumerate()
+        .filter_map(|(id, w)| {
+            let w = w.load(Ordering::Relaxed);
+            (w >> 32 >= min_members).then_some((
+                id as u32,
+                GroupKey {
+                    size: (w >> 32) as u32,
+                    min_index: w as u32,
+                },
+            ))
+        })
+        .collect();
+    let mut order: Vec<(GroupKey, u32)> = kept.into_iter().map(|(id, key)| (key, id)).collect();
+    order.par_sort_unstable_by_key(|(g, _)| (std::cmp::Reverse(g.size), g.min_index));
+    order.par_iter().enumerate().for_each(|(rank, (_, id))| {
+        packed[*id as usize].store(RANK_FLAG | rank as u64, Ordering::Relaxed);
+    });
+    let labels: Vec<i32> = set_ids
+        .par_iter()
+        .map(|&id| {
+            let w = packed[id as usize].load(Ordering::Relaxed);
+            if w & RANK_FLAG != 0 {
+                w as u32 as i32
+            } else {
+                -1
+            }
+        })
+        .collect();
+    Partition {
+        labels,
+        groups: order.into_iter().map(|(g, _)| g).collect(),
+        n_sets_all_sizes,
+    }
 }
 
 /// Builds the catalogue from `set_ids` (one per particle, each `< set_ids.len()`, equal ids ⇔
@@ -53,28 +174,125 @@ pub fn build(
     frame: Option<BoxFrame>,
     min_members: usize,
 ) -> Catalogue {
-    let n = set_ids.len();
-    let mut set_size = vec![0u32; n];
-    let mut set_min_index = vec![u32::MAX; n];
-    for (i, &id) in set_ids.iter().enumerate() {
-        let id = id as usize;
-        if set_size[id] == 0 {
-            set_min_index[id] = i as u32;
-        }
-        set_size[id] += 1;
-    }
-    let n_sets_all_sizes = set_size.iter().filter(|&&s| s > 0).count();
+    build_from_partition(
+        partition(set_ids, min_members),
+        positions,
+        masses,
+        velocities,
+        frame,
+    )
+}
 
-    let mut kept: Vec<usize> = (0..n)
-        .filter(|&id| set_size[id] > 0 && set_size[id] as usize >= min_members)
+/// Step 2: masses, centres, velocities and radii of the halos of `partition` (labels one per
+/// particle, each `-1` or `< groups.len()`, group sizes equal to the label counts).
+pub fn build_from_partition(
+    partition: Partition,
+    positions: &[[f32; 3]],
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+    frame: Option<BoxFrame>,
+) -> Catalogue {
+    let Partition {
+        labels,
+        groups,
+        n_sets_all_sizes,
+    } = partition;
+    let members = members_by_halo(&labels, &groups);
+    let mut starts = Vec::with_capacity(groups.len() + 1);
+    let mut total = 0usize;
+    starts.push(0);
+    for g in &groups {
+        total += g.size as usize;
+        starts.push(total);
+    }
+    let halos: Vec<Halo> = groups
+        .par_iter()
+        .enumerate()
+        .map(|(rank, group)| {
+            let list = &members[starts[rank]..starts[rank + 1]];
+            halo_of(group, list, positions, masses, velocities, frame)
+        })
         .collect();
-    kept.sort_unstable_by_key(|&id| (std::cmp::Reverse(set_size[id]), set_min_index[id]));
-    let mut rank_of_set = vec![-1i32; n];
-    for (rank, &id) in kept.iter().enumerate() {
-        rank_of_set[id] = rank as i32;
+    Catalogue {
+        halos,
+        labels,
+        n_sets_all_sizes,
     }
-    let labels: Vec<i32> = set_ids.iter().map(|&id| rank_of_set[id as usize]).collect();
+}
 
+/// Particle indices of every halo, halo by halo (rank order), each halo's in increasing index
+/// order: a counting sort (per-chunk histograms, prefix, scatter in index order).
+fn members_by_halo(labels: &[i32], groups: &[GroupKey]) -> Vec<u32> {
+    let n_groups = groups.len();
+    let total: usize = groups.iter().map(|g| g.size as usize).sum();
+    if n_groups == 0 || labels.is_empty() {
+        return Vec::new();
+    }
+    // Enough chunks to balance the threads; fewer when there are many halos, to bound the
+    // histograms' memory. The output is the same for any chunking.
+    let by_memory = (64usize << 20) / (4 * n_groups);
+    let n_chunks = (rayon::current_num_threads() * 4)
+        .min(labels.len().div_ceil(CHUNK))
+        .min(by_memory)
+        .max(1);
+    let chunk_len = labels.len().div_ceil(n_chunks);
+    let histograms: Vec<Vec<u32>> = labels
+        .par_chunks(chunk_len)
+        .map(|chunk| {
+            let mut counts = vec![0u32; n_groups];
+            for &label in chunk {
+                if let Ok(rank) = usize::try_from(label)
+                    && let Some(c) = counts.get_mut(rank)
+                {
+                    *c += 1;
+                }
+            }
+            counts
+        })
+        .collect();
+    // Start of each chunk's members within each halo: halo start + earlier chunks' counts.
+    let mut cursors = histograms;
+    let mut start = 0u32;
+    for rank in 0..n_groups {
+        for counts in cursors.iter_mut() {
+            let count = counts[rank];
+            counts[rank] = start;
+            start += count;
+        }
+    }
+    let members: Vec<AtomicU32> = (0..total)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    labels
+        .par_chunks(chunk_len)
+        .zip(cursors.par_iter_mut())
+        .enumerate()
+        .for_each(|(chunk, (part, cursor))| {
+            let first = chunk * chunk_len;
+            for (offset, &label) in part.iter().enumerate() {
+                if let Ok(rank) = usize::try_from(label)
+                    && let Some(slot) = cursor.get_mut(rank)
+                    && let Some(member) = members.get(*slot as usize)
+                {
+                    member.store((first + offset) as u32, Ordering::Relaxed);
+                    *slot += 1;
+                }
+            }
+        });
+    members.into_par_iter().map(AtomicU32::into_inner).collect()
+}
+
+/// One halo's sums over `members` (increasing index order): the same float64 operations in the
+/// same order as a sequential pass over all particles.
+fn halo_of(
+    group: &GroupKey,
+    members: &[u32],
+    positions: &[[f32; 3]],
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+    frame: Option<BoxFrame>,
+) -> Halo {
     let place = |i: usize| match frame {
         Some(frame) => frame.wrap_point(&positions[i]),
         None => positions[i].map(f64::from),
@@ -90,73 +308,49 @@ pub fn build(
         }
         d
     };
-
-    let mut sums = vec![Sums::default(); kept.len()];
-    for (sum, &id) in sums.iter_mut().zip(&kept) {
-        sum.reference = place(set_min_index[id] as usize);
-    }
-    for (i, &label) in labels.iter().enumerate() {
-        let Ok(rank) = usize::try_from(label) else {
-            continue;
-        };
-        let sum = &mut sums[rank];
+    let reference = place(group.min_index as usize);
+    let mut mass = 0.0f64;
+    let mut moment = [0.0f64; 3];
+    let mut momentum = [0.0f64; 3];
+    for &i in members {
+        let i = i as usize;
         let m = f64::from(masses.get(i));
-        let d = offset(&place(i), &sum.reference);
-        sum.mass += m;
-        for (moment, d) in sum.moment.iter_mut().zip(d) {
+        let d = offset(&place(i), &reference);
+        mass += m;
+        for (moment, d) in moment.iter_mut().zip(d) {
             *moment += m * d;
         }
         if let Some(v) = velocities {
-            for (momentum, v) in sum.momentum.iter_mut().zip(v[i]) {
+            for (momentum, v) in momentum.iter_mut().zip(v[i]) {
                 *momentum += m * f64::from(v);
             }
         }
     }
-
-    let mut halos: Vec<Halo> = kept
-        .iter()
-        .zip(&sums)
-        .map(|(&id, sum)| {
-            // A massless halo (possible only in hand-made input) is centred on its reference
-            // member instead of dividing by zero.
-            let weight = if sum.mass > 0.0 { sum.mass } else { 1.0 };
-            let com = [0, 1, 2].map(|axis| {
-                let x = sum.reference[axis] + sum.moment[axis] / weight;
-                frame.map_or(x, |frame| frame.wrap(x))
-            });
-            Halo {
-                size: set_size[id] as usize,
-                min_index: set_min_index[id] as usize,
-                mass: sum.mass,
-                com,
-                velocity: velocities.map(|_| sum.momentum.map(|p| p / weight)),
-                radius_max: 0.0,
-                radius_rms: 0.0,
-            }
-        })
-        .collect();
-
-    let mut sum_r2 = vec![0.0f64; halos.len()];
-    for (i, &label) in labels.iter().enumerate() {
-        let Ok(rank) = usize::try_from(label) else {
-            continue;
-        };
-        let d = offset(&place(i), &halos[rank].com);
+    // A massless halo (possible only in hand-made input) is centred on its reference member
+    // instead of dividing by zero.
+    let weight = if mass > 0.0 { mass } else { 1.0 };
+    let com = [0, 1, 2].map(|axis| {
+        let x = reference[axis] + moment[axis] / weight;
+        frame.map_or(x, |frame| frame.wrap(x))
+    });
+    let mut sum_r2 = 0.0f64;
+    let mut radius_max = 0.0f64;
+    for &i in members {
+        let d = offset(&place(i as usize), &com);
         let r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        sum_r2[rank] += r2;
-        halos[rank].radius_max = halos[rank].radius_max.max(r2.sqrt());
+        sum_r2 += r2;
+        radius_max = radius_max.max(r2.sqrt());
     }
-    for (halo, r2) in halos.iter_mut().zip(sum_r2) {
-        halo.radius_rms = (r2 / halo.size as f64).sqrt();
-    }
-
-    Catalogue {
-        halos,
-        labels,
-        n_sets_all_sizes,
+    Halo {
+        size: group.size as usize,
+        min_index: group.min_index as usize,
+        mass,
+        com,
+        velocity: velocities.map(|_| momentum.map(|p| p / weight)),
+        radius_max,
+        radius_rms: (sum_r2 / group.size as f64).sqrt(),
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

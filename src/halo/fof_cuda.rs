@@ -6,32 +6,24 @@
 //! Steps, all on the device: cell key per particle (row-major, Morton or Hilbert order of the cell
 //! coordinates), stable LSD radix sort of (key, index), sorted float64 positions, cell starts by
 //! scan, a hash table of the non-empty cells, one thread per cell linking its half stencil by
-//! atomic union-find, compression, and per-particle set ids. Memory O(N); the catalogue is
-//! built from the set ids by `catalogue.rs`, as for the CPU.
+//! atomic union-find, compression; then either per-particle set ids ([`link_components_cuda`])
+//! or, for the catalogue, the whole first catalogue step on the device ([`partition_cuda`]: set
+//! sizes and smallest members by atomics, the kept sets, sorted on the host, and per-particle
+//! halo labels), so that one label array comes back instead of set ids the CPU must reduce.
+//! Positions go up and labels come down through pinned staging buffers. Memory O(N).
 
 use super::FofError;
-use super::periodic::BoxFrame;
-use crate::gpu::{GpuDevice, GpuError};
-use crate::jobs::Progress;
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
-    ValidAsZeroBits, sys,
+use super::catalogue::{GroupKey, Partition};
+use super::fof_cuda_support::{
+    Kernels, StageTimer, alloc, download_pinned, exclusive_scan, fill_bytes, gpu, per_element,
+    radix_sort, upload_pinned,
 };
+use super::periodic::BoxFrame;
+use crate::gpu::GpuDevice;
+use crate::jobs::Progress;
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use rayon::prelude::*;
 use std::sync::Arc;
-use std::time::Instant;
-
-/// The kernel source, compiled by NVRTC on first use.
-const FOF_SOURCE: &str = include_str!("../../kernels/fof.cu");
-
-/// Threads per block of every kernel (the scan and sort tiles assume 256).
-const BLOCK: u32 = 256;
-
-/// Elements per scan or sort tile (`BLOCK` threads × 8 items, as in kernels/fof.cu).
-const TILE: usize = 2048;
-
-/// Bits per radix-sort pass (16 buckets, as in kernels/fof.cu).
-const RADIX_BITS: u32 = 4;
 
 /// Same as `grid.rs`: cells slightly smaller than ll/√3 so rounding can never make two members
 /// of one cell lie farther apart than ll.
@@ -109,16 +101,233 @@ pub fn link_components_cuda(
             stage_seconds: Vec::new(),
         });
     }
+    let kernels = Kernels::load(device)?;
+    let stream = device.stream().clone();
+    let mut timer = StageTimer::new(&stream);
+    let linked = link_on_device(
+        device,
+        &kernels,
+        &mut timer,
+        positions,
+        linking_length,
+        frame,
+        order,
+        progress,
+    )?;
+    let n_cells32 = linked.n_cells as u32;
+    let mut set_ids_dev = alloc::<u32>(&stream, n)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.labels);
+        launch
+            .arg(&linked.cell_start)
+            .arg(&linked.parent)
+            .arg(&linked.order)
+            .arg(&n_cells32)
+            .arg(&mut set_ids_dev);
+        // SAFETY: members of cell c are the sorted positions cell_start[c]..cell_start[c+1]
+        // within 0..n, and order maps each to a particle index < n.
+        gpu(unsafe { launch.launch(per_element(linked.n_cells)) })?;
+    }
+    let set_ids = download_pinned(device.context(), &stream, &set_ids_dev, n, |id| id)?;
+    timer.stage("set ids + download")?;
+    progress.report("cuda: linking", 1, 1);
+    Ok(CudaLinkOutput {
+        set_ids,
+        n_cells: linked.n_cells,
+        stage_seconds: timer.stages,
+    })
+}
+
+/// What [`partition_cuda`] returns: the catalogue's first step and how the time was spent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CudaPartitionOutput {
+    /// Labels, kept sets in catalogue order and the set count: equal to
+    /// [`super::catalogue::partition`] of the CPU linker's set ids.
+    pub partition: Partition,
+    /// Number of non-empty cells.
+    pub n_cells: usize,
+    /// Wall seconds per stage (each stage ends with a stream synchronisation), in order.
+    pub stage_seconds: Vec<(&'static str, f64)>,
+}
+
+/// Links `positions` on `device` as [`link_components_cuda`], then finds the sets of at least
+/// `min_members` particles and labels every particle with its halo rank (size descending, ties
+/// by smallest member) on the device, so that only the labels and the kept sets come back.
+#[allow(clippy::too_many_arguments)]
+pub fn partition_cuda(
+    device: &GpuDevice,
+    positions: &[[f32; 3]],
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    order: CellOrder,
+    min_members: usize,
+    progress: &Progress,
+) -> Result<CudaPartitionOutput, FofError> {
+    let n = positions.len();
+    if n == 0 {
+        return Ok(CudaPartitionOutput {
+            partition: Partition {
+                labels: Vec::new(),
+                groups: Vec::new(),
+                n_sets_all_sizes: 0,
+            },
+            n_cells: 0,
+            stage_seconds: Vec::new(),
+        });
+    }
+    let kernels = Kernels::load(device)?;
+    let stream = device.stream().clone();
+    let mut timer = StageTimer::new(&stream);
+    let linked = link_on_device(
+        device,
+        &kernels,
+        &mut timer,
+        positions,
+        linking_length,
+        frame,
+        order,
+        progress,
+    )?;
+    let n_cells = linked.n_cells;
+    let n_cells32 = n_cells as u32;
+    // Set sizes start at 0, smallest members at u32::MAX (all one bits).
+    let mut set_size = stream
+        .alloc_zeros::<u32>(n_cells)
+        .map_err(|e| FofError::Gpu(crate::gpu::GpuError::Driver(e)))?;
+    let mut set_min = alloc::<u32>(&stream, n_cells)?;
+    fill_bytes(&stream, &mut set_min, 0xff)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.set_stats);
+        launch
+            .arg(&linked.cell_start)
+            .arg(&linked.parent)
+            .arg(&linked.order)
+            .arg(&n_cells32)
+            .arg(&mut set_size)
+            .arg(&mut set_min);
+        // SAFETY: parent[c] < n_cells indexes set_size and set_min (n_cells each); members of
+        // cell c lie in 0..n of order.
+        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+    }
+    // At most n / min_members sets have min_members members or more.
+    let min_members32 = u32::try_from(min_members.max(1)).unwrap_or(u32::MAX);
+    let capacity = n / min_members.max(1) + 1;
+    let capacity32 = capacity as u32;
+    let mut counters = stream
+        .alloc_zeros::<u32>(2)
+        .map_err(|e| FofError::Gpu(crate::gpu::GpuError::Driver(e)))?;
+    let mut kept_root = alloc::<u32>(&stream, capacity)?;
+    let mut kept_size = alloc::<u32>(&stream, capacity)?;
+    let mut kept_min = alloc::<u32>(&stream, capacity)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.kept_sets);
+        launch
+            .arg(&linked.parent)
+            .arg(&set_size)
+            .arg(&set_min)
+            .arg(&n_cells32)
+            .arg(&min_members32)
+            .arg(&capacity32)
+            .arg(&mut counters)
+            .arg(&mut kept_root)
+            .arg(&mut kept_size)
+            .arg(&mut kept_min);
+        // SAFETY: arrays of n_cells entries indexed by c < n_cells; kept slots are written only
+        // below capacity; counters holds 2 words.
+        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+    }
+    let counts = gpu(stream.clone_dtoh(&counters))?;
+    let (n_roots, n_kept) = (counts[0] as usize, (counts[1] as usize).min(capacity));
+    let mut kept: Vec<(GroupKey, u32)> = Vec::with_capacity(n_kept);
+    if n_kept > 0 {
+        let roots = gpu(stream.clone_dtoh(&kept_root.slice(0..n_kept)))?;
+        let sizes = gpu(stream.clone_dtoh(&kept_size.slice(0..n_kept)))?;
+        let mins = gpu(stream.clone_dtoh(&kept_min.slice(0..n_kept)))?;
+        for ((root, size), min_index) in roots.into_iter().zip(sizes).zip(mins) {
+            kept.push((GroupKey { size, min_index }, root));
+        }
+    }
+    // The device found the kept sets in a racy order; the catalogue order is total.
+    kept.par_sort_unstable_by_key(|(g, _)| (std::cmp::Reverse(g.size), g.min_index));
+    let groups: Vec<GroupKey> = kept.iter().map(|(g, _)| *g).collect();
+    let mut ranked_roots: Vec<u32> = kept.iter().map(|(_, root)| *root).collect();
+    ranked_roots.push(0); // never read: keeps the upload non-empty
+    let ranked_roots_dev = gpu(stream.clone_htod(&ranked_roots))?;
+    // Rank −1 (all one bits) for every set not kept.
+    let mut rank_of_cell = alloc::<u32>(&stream, n_cells)?;
+    fill_bytes(&stream, &mut rank_of_cell, 0xff)?;
+    let n_kept32 = n_kept as u32;
+    {
+        let mut launch = stream.launch_builder(&kernels.rank_roots);
+        launch
+            .arg(&ranked_roots_dev)
+            .arg(&n_kept32)
+            .arg(&mut rank_of_cell);
+        // SAFETY: ranked_roots holds n_kept (+1) roots, each < n_cells.
+        gpu(unsafe { launch.launch(per_element(n_kept)) })?;
+    }
+    let mut labels_dev = alloc::<u32>(&stream, n)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.halo_labels);
+        launch
+            .arg(&linked.cell_start)
+            .arg(&linked.parent)
+            .arg(&linked.order)
+            .arg(&rank_of_cell)
+            .arg(&n_cells32)
+            .arg(&mut labels_dev);
+        // SAFETY: as fof_labels; rank_of_cell holds n_cells entries indexed by roots.
+        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+    }
+    timer.stage("sets + kept + labels")?;
+    // The label words are i32 ranks (−1 = all ones) written as u32.
+    let labels = download_pinned(device.context(), &stream, &labels_dev, n, |w| w as i32)?;
+    timer.stage("download labels")?;
+    progress.report("cuda: linking", 1, 1);
+    Ok(CudaPartitionOutput {
+        partition: Partition {
+            labels,
+            groups,
+            n_sets_all_sizes: n_roots,
+        },
+        n_cells,
+        stage_seconds: timer.stages,
+    })
+}
+
+/// The linked cells left on the device by [`link_on_device`].
+struct Linked {
+    /// Cell c's members are sorted positions `cell_start[c]..cell_start[c + 1]`.
+    cell_start: CudaSlice<u32>,
+    /// Sorted position → particle index.
+    order: CudaSlice<u32>,
+    /// Per cell: the root cell of its set (compressed: every entry is a root).
+    parent: CudaSlice<u32>,
+    /// Number of non-empty cells.
+    n_cells: usize,
+}
+
+/// Steps 1–4 on the device: keys, sort, cells, hash, link and compression.
+#[allow(clippy::too_many_arguments)]
+fn link_on_device(
+    device: &GpuDevice,
+    kernels: &Kernels,
+    timer: &mut StageTimer<'_>,
+    positions: &[[f32; 3]],
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    order: CellOrder,
+    progress: &Progress,
+) -> Result<Linked, FofError> {
+    let n = positions.len();
     if n >= (i32::MAX as usize) {
         return Err(FofError::TooManyParticles(n));
     }
     progress.check()?;
+    let stream: Arc<CudaStream> = device.stream().clone();
     let n32 = n as u32;
     let spec = grid_spec(positions, linking_length, frame)?;
     let stencil = half_stencil_offsets(linking_length, spec.side);
-    let kernels = Kernels::load(device)?;
-    let stream = device.stream().clone();
-    let mut timer = StageTimer::new(&stream);
     let (periodic, box_lower, box_size) = match frame {
         Some(f) => (1i32, f.lower, f.size),
         None => (0i32, 0.0, 0.0),
@@ -136,7 +345,7 @@ pub fn link_components_cuda(
 
     // 1. Upload and key.
     progress.report("cuda: cell keys", 0, 1);
-    let pos_dev = gpu(stream.clone_htod(positions.as_flattened()))?;
+    let pos_dev = upload_pinned(device.context(), &stream, positions.as_flattened())?;
     let mut keys = alloc::<u64>(&stream, n)?;
     let mut values = alloc::<u32>(&stream, n)?;
     let order_code = order.code();
@@ -168,7 +377,7 @@ pub fn link_components_cuda(
 
     // 2. Sort by cell key.
     progress.report("cuda: sort", 0, 1);
-    let (keys, values) = radix_sort(&stream, &kernels, keys, values, n32, key_bits)?;
+    let (keys, values) = radix_sort(&stream, kernels, keys, values, n32, key_bits)?;
     timer.stage("radix sort")?;
     progress.check()?;
 
@@ -198,7 +407,7 @@ pub fn link_components_cuda(
     }
     drop(pos_dev);
     drop(keys);
-    let head_scan = exclusive_scan(&stream, &kernels, &head, n)?;
+    let head_scan = exclusive_scan(&stream, kernels, &head, n)?;
     let last_scan = gpu(stream.clone_dtoh(&head_scan.slice(n - 1..n)))?;
     let last_head = gpu(stream.clone_dtoh(&head.slice(n - 1..n)))?;
     let n_cells = (last_scan[0] + last_head[0]) as usize;
@@ -295,227 +504,12 @@ pub fn link_components_cuda(
         // SAFETY: parent holds n_cells entries, all < n_cells.
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
     }
-    let mut set_ids_dev = alloc::<u32>(&stream, n)?;
-    {
-        let mut launch = stream.launch_builder(&kernels.labels);
-        launch
-            .arg(&cell_start)
-            .arg(&parent)
-            .arg(&values)
-            .arg(&n_cells32)
-            .arg(&mut set_ids_dev);
-        // SAFETY: members of cell c are the sorted positions cell_start[c]..cell_start[c+1]
-        // within 0..n, and values maps each to a particle index < n.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
-    }
-    let set_ids = gpu(stream.clone_dtoh(&set_ids_dev))?;
-    timer.stage("compress + labels + download")?;
-    progress.report("cuda: linking", 1, 1);
-    Ok(CudaLinkOutput {
-        set_ids,
+    Ok(Linked {
+        cell_start,
+        order: values,
+        parent,
         n_cells,
-        stage_seconds: timer.stages,
     })
-}
-
-/// The kernels of kernels/fof.cu.
-struct Kernels {
-    cell_keys: CudaFunction,
-    scan_tiles: CudaFunction,
-    scan_add: CudaFunction,
-    radix_count: CudaFunction,
-    radix_scatter: CudaFunction,
-    gather: CudaFunction,
-    cells: CudaFunction,
-    hash_insert: CudaFunction,
-    init_parent: CudaFunction,
-    link: CudaFunction,
-    compress: CudaFunction,
-    labels: CudaFunction,
-}
-
-impl Kernels {
-    fn load(device: &GpuDevice) -> Result<Self, FofError> {
-        let module = device.module("fof.cu", FOF_SOURCE)?;
-        let f = |name: &str| gpu(module.load_function(name));
-        Ok(Self {
-            cell_keys: f("fof_cell_keys")?,
-            scan_tiles: f("scan_tiles")?,
-            scan_add: f("scan_add")?,
-            radix_count: f("radix_count")?,
-            radix_scatter: f("radix_scatter")?,
-            gather: f("fof_gather")?,
-            cells: f("fof_cells")?,
-            hash_insert: f("fof_hash_insert")?,
-            init_parent: f("fof_init_parent")?,
-            link: f("fof_link")?,
-            compress: f("fof_compress")?,
-            labels: f("fof_labels")?,
-        })
-    }
-}
-
-/// Stable LSD radix sort of `n` (key, value) pairs on their low `key_bits` bits.
-fn radix_sort(
-    stream: &Arc<CudaStream>,
-    kernels: &Kernels,
-    mut keys: CudaSlice<u64>,
-    mut values: CudaSlice<u32>,
-    n: u32,
-    key_bits: u32,
-) -> Result<(CudaSlice<u64>, CudaSlice<u32>), FofError> {
-    let len = n as usize;
-    let n_tiles = len.div_ceil(TILE);
-    let n_tiles32 = n_tiles as u32;
-    let buckets = 1usize << RADIX_BITS;
-    let mut keys_alt = alloc::<u64>(stream, len)?;
-    let mut values_alt = alloc::<u32>(stream, len)?;
-    let mut counts = alloc::<u32>(stream, buckets * n_tiles)?;
-    let tiles = LaunchConfig {
-        grid_dim: (n_tiles32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let mut shift = 0u32;
-    while shift < key_bits {
-        {
-            let mut launch = stream.launch_builder(&kernels.radix_count);
-            launch
-                .arg(&keys)
-                .arg(&n)
-                .arg(&shift)
-                .arg(&mut counts)
-                .arg(&n_tiles32);
-            // SAFETY: one block per tile of keys (guarded by i < n); counts holds 16·n_tiles.
-            gpu(unsafe { launch.launch(tiles) })?;
-        }
-        let offsets = exclusive_scan(stream, kernels, &counts, buckets * n_tiles)?;
-        {
-            let mut launch = stream.launch_builder(&kernels.radix_scatter);
-            launch
-                .arg(&keys)
-                .arg(&values)
-                .arg(&mut keys_alt)
-                .arg(&mut values_alt)
-                .arg(&n)
-                .arg(&shift)
-                .arg(&offsets)
-                .arg(&n_tiles32);
-            // SAFETY: offsets are the exclusive scan of the tile digit counts, so every element
-            // lands on a distinct index below n of the output arrays.
-            gpu(unsafe { launch.launch(tiles) })?;
-        }
-        std::mem::swap(&mut keys, &mut keys_alt);
-        std::mem::swap(&mut values, &mut values_alt);
-        shift += RADIX_BITS;
-    }
-    Ok((keys, values))
-}
-
-/// Exclusive prefix sum of the first `n` values of `input` (tiles, then their totals, scanned
-/// recursively).
-fn exclusive_scan(
-    stream: &Arc<CudaStream>,
-    kernels: &Kernels,
-    input: &CudaSlice<u32>,
-    n: usize,
-) -> Result<CudaSlice<u32>, FofError> {
-    let n_tiles = n.div_ceil(TILE).max(1);
-    let mut out = alloc::<u32>(stream, n.max(1))?;
-    let mut tile_sums = alloc::<u32>(stream, n_tiles)?;
-    let n32 = n as u32;
-    {
-        let mut launch = stream.launch_builder(&kernels.scan_tiles);
-        launch
-            .arg(input)
-            .arg(&mut out)
-            .arg(&mut tile_sums)
-            .arg(&n32);
-        let config = LaunchConfig {
-            grid_dim: (n_tiles as u32, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: one block per tile, elements guarded by i < n; tile_sums holds n_tiles.
-        gpu(unsafe { launch.launch(config) })?;
-    }
-    if n_tiles > 1 {
-        let tile_offsets = exclusive_scan(stream, kernels, &tile_sums, n_tiles)?;
-        let mut launch = stream.launch_builder(&kernels.scan_add);
-        launch.arg(&mut out).arg(&tile_offsets).arg(&n32);
-        // SAFETY: element i reads tile_offsets[i / TILE] < n_tiles; guarded by i < n.
-        gpu(unsafe { launch.launch(per_element(n)) })?;
-    }
-    Ok(out)
-}
-
-/// One thread per element, `BLOCK` threads a block.
-fn per_element(n: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n.div_ceil(BLOCK as usize).max(1) as u32, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// Device memory for `len` elements; running out is a recoverable error naming the size.
-fn alloc<T: DeviceRepr + ValidAsZeroBits>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-) -> Result<CudaSlice<T>, FofError> {
-    let bytes = len.max(1) * std::mem::size_of::<T>();
-    // SAFETY: every buffer allocated here is fully written by a kernel before it is read.
-    unsafe { stream.alloc::<T>(len.max(1)) }.map_err(|e| match e.0 {
-        sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => FofError::Gpu(GpuError::OutOfMemory {
-            requested_bytes: bytes,
-        }),
-        _ => FofError::Gpu(GpuError::Driver(e)),
-    })
-}
-
-/// Sets every byte of `buffer` to `value`.
-fn fill_bytes(
-    stream: &Arc<CudaStream>,
-    buffer: &mut CudaSlice<u64>,
-    value: u8,
-) -> Result<(), FofError> {
-    use cudarc::driver::DevicePtrMut;
-    let bytes = buffer.num_bytes();
-    let (ptr, _record) = buffer.device_ptr_mut(stream);
-    // SAFETY: ptr points at `bytes` bytes of device memory owned by `buffer`, which outlives the
-    // asynchronous memset on `stream` (the guard records the use on the stream).
-    gpu(unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, stream.cu_stream()) })
-}
-
-/// A driver result as a friends-of-friends result.
-fn gpu<T>(result: Result<T, DriverError>) -> Result<T, FofError> {
-    result.map_err(|e| FofError::Gpu(GpuError::Driver(e)))
-}
-
-/// Wall time per stage, each closed by a stream synchronisation.
-struct StageTimer<'a> {
-    stream: &'a Arc<CudaStream>,
-    start: Instant,
-    stages: Vec<(&'static str, f64)>,
-}
-
-impl<'a> StageTimer<'a> {
-    fn new(stream: &'a Arc<CudaStream>) -> Self {
-        Self {
-            stream,
-            start: Instant::now(),
-            stages: Vec::new(),
-        }
-    }
-
-    fn stage(&mut self, name: &'static str) -> Result<(), FofError> {
-        gpu(self.stream.synchronize())?;
-        let now = Instant::now();
-        self.stages
-            .push((name, now.duration_since(self.start).as_secs_f64()));
-        self.start = now;
-        Ok(())
-    }
 }
 
 /// The grid of `grid.rs` (`CellGrid::build`): periodic, n = ⌈L/side_target⌉ cells of side L/n

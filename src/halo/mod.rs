@@ -11,6 +11,7 @@ pub mod catalogue;
 pub mod export;
 mod fof_cpu;
 mod fof_cuda;
+mod fof_cuda_support;
 mod grid;
 pub mod periodic;
 mod selection;
@@ -20,7 +21,10 @@ mod union_find;
 pub use brute_force::link_components_brute_force;
 pub use catalogue::{Catalogue, Halo};
 pub use fof_cpu::link_components;
-pub use fof_cuda::{CellOrder, CudaLinkOutput, half_stencil_offsets, link_components_cuda};
+pub use fof_cuda::{
+    CellOrder, CudaLinkOutput, CudaPartitionOutput, half_stencil_offsets, link_components_cuda,
+    partition_cuda,
+};
 pub use periodic::BoxFrame;
 pub use selection::{SelectedParticles, parse_species, select_particles, snapshot_box_size};
 pub use union_find::AtomicUnionFind;
@@ -248,18 +252,18 @@ pub fn find_halos(
         LinkingLength::Absolute(ll) => (None, ll),
     };
 
-    let (set_ids, backend) =
-        link_with_backend(positions, linking_length, frame, params.backend, progress)?;
+    let (partition, backend) = partition_with_backend(
+        positions,
+        linking_length,
+        frame,
+        params.backend,
+        params.min_members,
+        progress,
+    )?;
     progress.check()?;
     progress.report("catalogue", 0, 1);
-    let catalogue = catalogue::build(
-        &set_ids,
-        positions,
-        masses,
-        velocities,
-        frame,
-        params.min_members,
-    );
+    let catalogue =
+        catalogue::build_from_partition(partition, positions, masses, velocities, frame);
     progress.report("catalogue", 1, 1);
     Ok(FofResult {
         labels: catalogue.labels,
@@ -275,41 +279,45 @@ pub fn find_halos(
     })
 }
 
-/// Set ids from the asked-for back-end, and the back-end that ran: `Auto` takes CUDA when
-/// device 0 opens and falls back to the CPU with one log line; `Cuda` fails when it cannot run.
-fn link_with_backend(
+/// The catalogue's first step (labels and kept sets) from the asked-for back-end, and the
+/// back-end that ran: `Auto` takes CUDA when device 0 opens and falls back to the CPU with one
+/// log line; `Cuda` fails when it cannot run. The CUDA back-end labels on the device.
+fn partition_with_backend(
     positions: &[[f32; 3]],
     linking_length: f64,
     frame: Option<BoxFrame>,
     backend: FofBackend,
+    min_members: usize,
     progress: &Progress,
-) -> Result<(Vec<u32>, FofBackend), FofError> {
+) -> Result<(catalogue::Partition, FofBackend), FofError> {
+    let on_cpu = || -> Result<catalogue::Partition, FofError> {
+        let ids = link_components(positions, linking_length, frame, progress)?;
+        progress.check()?;
+        Ok(catalogue::partition(&ids, min_members))
+    };
     let choice = match backend {
-        FofBackend::Cpu => {
-            let ids = link_components(positions, linking_length, frame, progress)?;
-            return Ok((ids, FofBackend::Cpu));
-        }
+        FofBackend::Cpu => return Ok((on_cpu()?, FofBackend::Cpu)),
         FofBackend::Auto => BackendChoice::Auto,
         FofBackend::Cuda => BackendChoice::Cuda,
     };
     match resolve_backend(choice) {
         Ok(ResolvedBackend::Cuda(device)) => {
-            let output = link_components_cuda(
+            let output = partition_cuda(
                 &device,
                 positions,
                 linking_length,
                 frame,
                 CellOrder::default(),
+                min_members,
                 progress,
             )?;
-            Ok((output.set_ids, FofBackend::Cuda))
+            Ok((output.partition, FofBackend::Cuda))
         }
         Ok(ResolvedBackend::Cpu { fallback_reason }) => {
             if let Some(reason) = fallback_reason {
                 log::warn!("friends-of-friends on the CPU: CUDA unavailable ({reason})");
             }
-            let ids = link_components(positions, linking_length, frame, progress)?;
-            Ok((ids, FofBackend::Cpu))
+            Ok((on_cpu()?, FofBackend::Cpu))
         }
         Err(err) => Err(FofError::BackendUnavailable(format!(
             "CUDA back-end unavailable: {err}"

@@ -1,1 +1,23 @@
 //! Camera paths (keyframes, interpolation), frame export and video encoding.
+//!
+//! A [`CameraPath`] is a list of [`Keyframe`]s plus timing options; [`CameraPath::sample`] gives
+//! the [`PathSample`] (camera pose and render settings) at any time. Paths are saved and loaded
+//! as human-editable TOML ([`path_file`]), or built by [`presets`]. [`frames::export_frames`]
+//! renders numbered PNG frames through a caller-supplied renderer (resumable, cancellable) and
+//! can stream them into an H.264 MP4 ([`encode::Mp4Encoder`]).
+//!
+//! Nothing here knows about particles or the renderer: the caller turns a [`CameraPose`] into
+//! an image.
+
+pub mod encode;
+pub mod frames;
+pub mod interpolate;
+pub mod keyframe;
+pub mod path_file;
+pub mod presets;
+
+pub use encode::{EncodeError, Mp4Encoder, Mp4Settings};
+pub use frames::{ExportError, ExportSummary, FramePlan, export_frames, frame_file_name};
+pub use interpolate::PathSample;
+pub use keyframe::{CameraPath, CameraPose, Keyframe, PathError, RenderSettings, Timing};
+pub use path_file::{PathFileError, load_path, parse_path, save_path, to_toml_string};

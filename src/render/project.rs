@@ -181,6 +181,29 @@ const INACTIVE: Projected = Projected {
     radius_px: 0.0,
 };
 
+/// ⌊x⌋ as i32 (saturating; NaN → 0) without a libm call: baseline x86-64 has no SSE4.1
+/// `roundss`, so `f32::floor` is a function call in the hottest loop.
+#[inline]
+pub fn floor_i32(x: f32) -> i32 {
+    let t = x as i32;
+    if (t as f32) > x {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
+/// ⌈x⌉ as i32 (saturating; NaN → 0) without a libm call.
+#[inline]
+pub fn ceil_i32(x: f32) -> i32 {
+    let t = x as i32;
+    if (t as f32) < x {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
 /// Projects one particle: world position, smoothing length h (world units) and the raw
 /// intensity and colour values (ignored when the style has none).
 #[inline]
@@ -234,10 +257,10 @@ pub fn project_particle(
     let cut_px = CUT_FACTOR * radius_px;
 
     // Footprint box: columns i with |i + 0.5 − X| ≤ R, rows likewise (casts saturate).
-    let i0 = (x_px - cut_px - 0.5).ceil() as i32;
-    let i1 = (x_px + cut_px - 0.5).floor() as i32;
-    let j0 = (y_px - cut_px - 0.5).ceil() as i32;
-    let j1 = (y_px + cut_px - 0.5).floor() as i32;
+    let i0 = ceil_i32(x_px - cut_px - 0.5);
+    let i1 = floor_i32(x_px + cut_px - 0.5);
+    let j0 = ceil_i32(y_px - cut_px - 0.5);
+    let j1 = floor_i32(y_px + cut_px - 0.5);
     if i0 > i1 || j0 > j1 || i1 < 0 || j1 < 0 || i0 >= view.width_px || j0 >= view.height_px {
         return INACTIVE;
     }
@@ -288,6 +311,17 @@ mod tests {
         brightness: 1.0,
         size_factor: 1.0,
     };
+
+    #[test]
+    fn fast_floor_and_ceil_match_libm() {
+        for x in [
+            -2.5f32, -2.0, -1.5, -0.5, -0.0, 0.0, 0.3, 1.0, 1.7, 1e9, -1e9, 3e10, -3e10,
+        ] {
+            assert_eq!(floor_i32(x), x.floor() as i32, "{x}");
+            assert_eq!(ceil_i32(x), x.ceil() as i32, "{x}");
+        }
+        assert_eq!((floor_i32(f32::NAN), ceil_i32(f32::NAN)), (0, 0));
+    }
 
     #[test]
     fn constants_match_their_formulas() {

@@ -11,7 +11,7 @@
 //! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per particle and tile.
 //! A pixel (i, j) is inside when dx² + dy² ≤ R² in f32, with dx = (i + 0.5) − x, dy = (j + 0.5) − y.
 
-use super::project::Splat;
+use super::project::{Splat, ceil_i32, floor_i32};
 use super::tau::TauBuffer;
 use rayon::prelude::*;
 
@@ -65,10 +65,20 @@ impl Grid {
         self.tiles_x * self.tiles_y
     }
 
-    /// Tiles (x0, x1, y0, y1 inclusive) that the splat's footprint box may touch.
+    /// Tiles (x0, x1, y0, y1 inclusive) that the splat's footprint may touch: a box one pixel
+    /// wider than the exact one each side (cheap; a tile it misses costs an empty test).
     #[inline]
     fn tile_range(&self, s: &Splat) -> Option<[usize; 4]> {
-        let [i0, i1, j0, j1] = pixel_box(s, 0, self.width - 1, 0, self.height - 1)?;
+        if !splat_is_finite(s) {
+            return None;
+        }
+        let i0 = floor_i32(s.x_px - s.cut_px - 1.5).max(0);
+        let i1 = floor_i32(s.x_px + s.cut_px + 0.5).min(self.width - 1);
+        let j0 = floor_i32(s.y_px - s.cut_px - 1.5).max(0);
+        let j1 = floor_i32(s.y_px + s.cut_px + 0.5).min(self.height - 1);
+        if i0 > i1 || j0 > j1 {
+            return None;
+        }
         let t = TILE_PX as i32;
         Some([
             (i0 / t) as usize,
@@ -84,12 +94,7 @@ impl Grid {
 /// empty or when the splat is not finite.
 #[inline]
 fn pixel_box(s: &Splat, x_lo: i32, x_hi: i32, y_lo: i32, y_hi: i32) -> Option<[i32; 4]> {
-    if !(s.cut_px >= 0.0
-        && s.sigma_px > 0.0
-        && s.x_px.is_finite()
-        && s.y_px.is_finite()
-        && s.cut_px.is_finite())
-    {
+    if !splat_is_finite(s) {
         return None;
     }
     let cut2 = s.cut_px * s.cut_px;
@@ -97,6 +102,16 @@ fn pixel_box(s: &Splat, x_lo: i32, x_hi: i32, y_lo: i32, y_hi: i32) -> Option<[i
     let (j0, j1) = sample_range(s.y_px, s.cut_px, cut2);
     let b = [i0.max(x_lo), i1.min(x_hi), j0.max(y_lo), j1.min(y_hi)];
     (b[0] <= b[1] && b[2] <= b[3]).then_some(b)
+}
+
+/// Whether a splat can be drawn (finite centre and cut, σ > 0).
+#[inline]
+fn splat_is_finite(s: &Splat) -> bool {
+    s.cut_px >= 0.0
+        && s.sigma_px > 0.0
+        && s.x_px.is_finite()
+        && s.y_px.is_finite()
+        && s.cut_px.is_finite()
 }
 
 /// Indices i with ((i + 0.5) − centre)² ≤ cut² (f32): ceil/floor of centre ∓ cut − 0.5, then
@@ -107,8 +122,8 @@ fn sample_range(centre: f32, cut: f32, cut2: f32) -> (i32, i32) {
         let d = (i as f32 + 0.5) - centre;
         d * d <= cut2
     };
-    let mut lo = (centre - cut - 0.5).ceil() as i32;
-    let mut hi = (centre + cut - 0.5).floor() as i32;
+    let mut lo = ceil_i32(centre - cut - 0.5);
+    let mut hi = floor_i32(centre + cut - 0.5);
     if inside(lo.saturating_sub(1)) {
         lo = lo.saturating_sub(1);
     } else if !inside(lo) {

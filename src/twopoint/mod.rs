@@ -6,16 +6,20 @@
 //! trials in batches (Philox keyed by (seed, trial, event)) into an [`Analysis`], which turns
 //! observed and background counts into per-bin statistics.
 //!
-//! The CPU back-end lives in `count_cpu.rs`; a CUDA twin (`count_cuda.rs`) takes the same
-//! [`Prepared`] and must give identical [`Counts`].
+//! The CPU back-end lives in `count_cpu.rs`; the CUDA twin (`count_cuda.rs`, kernels in
+//! kernels/twopoint.cu) takes the same [`Prepared`] and gives identical [`Counts`];
+//! [`CountBackend`] picks one for observed counts and trials.
 
 pub mod bins;
 pub mod count_cpu;
+pub mod count_cuda;
+pub mod cuda_tables;
 pub mod cuts;
 pub mod philox;
 mod prepared;
 pub mod stats;
 pub mod trials;
+pub mod trials_cuda;
 
 pub use bins::AngleBins;
 pub use count_cpu::{count_pairs, count_pairs_brute_force, count_pairs_dec_sweep};
@@ -23,6 +27,7 @@ pub use cuts::{CutLevels, EnergyCut};
 pub use prepared::{Prepared, prepare};
 pub use stats::{Analysis, BinStats, FitKind, Summary};
 pub use trials::{TrialBatch, run_trials, scrambled_ra};
+pub use trials_cuda::{CountBackend, count_observed, run_trials_cuda, run_trials_on};
 
 /// What to count: angle bins and energy-cut fractions.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +66,21 @@ pub enum TwoPointError {
     /// The user cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// The CUDA back-end failed (driver, compile or memory).
+    #[error("CUDA: {0}")]
+    Gpu(String),
+}
+
+impl From<crate::gpu::GpuError> for TwoPointError {
+    fn from(err: crate::gpu::GpuError) -> Self {
+        Self::Gpu(err.to_string())
+    }
+}
+
+impl From<cudarc::driver::DriverError> for TwoPointError {
+    fn from(err: cudarc::driver::DriverError) -> Self {
+        crate::gpu::GpuError::Driver(err).into()
+    }
 }
 
 impl From<crate::jobs::Cancelled> for TwoPointError {

@@ -5,7 +5,8 @@ use super::fof::BenchFofArgs;
 use crate::data::Masses;
 use crate::gpu::GpuDevice;
 use crate::halo::{
-    BoxFrame, catalogue, link_components, link_components_cuda, mean_separation, synthetic,
+    BoxFrame, catalogue, link_components, link_components_cuda, mean_separation, partition_cuda,
+    synthetic,
 };
 use crate::jobs::Progress;
 use std::time::Instant;
@@ -35,6 +36,7 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
         for &b in &args.b {
             let ll = b * mean_separation(&points, Some(frame));
             let mut cpu_ids = None;
+            let mut cpu_cat = None;
             let mut cpu_link = Vec::new();
             let mut cpu_catalogue = Vec::new();
             for _ in 0..args.cpu_repeats {
@@ -45,6 +47,7 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                 let cat = catalogue::build(&ids, &points, &masses, None, Some(frame), 20);
                 cpu_catalogue.push(start.elapsed().as_secs_f64());
                 cpu_ids = Some((canonical(&ids), cat.halos.len()));
+                cpu_cat = Some(cat);
             }
             let (cpu_best, cpu_median) = best_and_median(&mut cpu_link);
             let (cat_best, _) = best_and_median(&mut cpu_catalogue);
@@ -83,6 +86,50 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                     totals.push(seconds);
                 }
                 let (best, median) = best_and_median(&mut totals);
+                // End to end: link + labels on the device, catalogue sums on the CPU (rayon).
+                let mut full = Vec::new();
+                let mut full_stages = Vec::new();
+                let mut catalogue_seconds = Vec::new();
+                let mut same_catalogue = None;
+                for _ in 0..repeats {
+                    let start = Instant::now();
+                    let out = partition_cuda(
+                        &device,
+                        &points,
+                        ll,
+                        Some(frame),
+                        order,
+                        20,
+                        &Progress::none(),
+                    )?;
+                    let cat_start = Instant::now();
+                    let cat = catalogue::build_from_partition(
+                        out.partition,
+                        &points,
+                        &masses,
+                        None,
+                        Some(frame),
+                    );
+                    let seconds = start.elapsed().as_secs_f64();
+                    catalogue_seconds.push(cat_start.elapsed().as_secs_f64());
+                    if full.iter().all(|&t| seconds < t) {
+                        full_stages = out.stage_seconds.clone();
+                    }
+                    full.push(seconds);
+                    same_catalogue = cpu_cat.as_ref().map(|c| *c == cat);
+                }
+                let (full_best, full_median) = best_and_median(&mut full);
+                let (sums_best, _) = best_and_median(&mut catalogue_seconds);
+                let full_stage_text: Vec<String> = full_stages
+                    .iter()
+                    .map(|(name, s)| format!("{name} {s:.4}"))
+                    .collect();
+                eprintln!(
+                    "n={n} b={b} cuda {:<9} END TO END (link + labels on device + catalogue sums on cpu) {full_best:.4}/{full_median:.4} s; [{}]; catalogue sums {sums_best:.4} s; catalogue identical to cpu: {same_catalogue:?}; vs cpu link+catalogue {:.1}x",
+                    order.name(),
+                    full_stage_text.join(", "),
+                    (cpu_best + cat_best) / full_best
+                );
                 let stages: Vec<String> = best_stages
                     .iter()
                     .map(|(name, s)| format!("{name} {s:.4}"))
@@ -108,6 +155,11 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                     "catalogue_seconds_cpu": cat_best,
                     "n_groups_cpu": cpu_ids.as_ref().map(|(_, g)| *g),
                     "identical_to_cpu": identical,
+                    "end_to_end_seconds_best": full_best,
+                    "end_to_end_seconds_median": full_median,
+                    "end_to_end_stage_seconds": full_stages.iter().map(|(name, s)| serde_json::json!({"stage": name, "seconds": s})).collect::<Vec<_>>(),
+                    "catalogue_sums_seconds_best": sums_best,
+                    "catalogue_identical_to_cpu": same_catalogue,
                 }));
             }
         }

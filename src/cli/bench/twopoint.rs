@@ -36,6 +36,9 @@ pub struct BenchTwopointArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// `--backend cuda` and its options.
+    #[command(flatten)]
+    pub cuda: super::twopoint_cuda::CudaBenchArgs,
 }
 
 /// Default benchmark input: the shared IC86-2011 release, upgoing then downgoing.
@@ -54,6 +57,9 @@ pub fn run(args: BenchTwopointArgs) -> anyhow::Result<()> {
     } else {
         args.files.clone()
     };
+    if args.cuda.backend == crate::gpu::BackendChoice::Cuda {
+        return super::twopoint_cuda::run(&args.cuda, &files, args.threads, args.json);
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.max(1))
         .build()

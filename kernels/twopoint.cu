@@ -1,0 +1,379 @@
+// Two-point pair counts of observed and scrambled-RA event lists on the GPU: the CUDA twin of
+// src/twopoint/count_cpu.rs (DESIGN §6, issue 6). Self-contained C++17 for NVRTC: no headers.
+//
+// One launch handles a batch of trials; the trial (its offset b in the batch) is blockIdx.y.
+// Per trial the spatial structure is rebuilt from scratch, because the RAs change:
+//   tp_scramble  RA of every event (Philox4x32-10 keyed by (seed, trial, event), bit for bit as
+//                src/twopoint/philox.rs), its (declination stripe, RA cell), and its rank in the
+//                cell from an atomic counter (counting sort, step 1);
+//   tp_scan      exclusive prefix sum of the cell counts (counting sort, step 2);
+//   tp_scatter   unit vectors (f64, and an f32 copy for the pre-filter) written to the event's
+//                slot = cell start + rank (counting sort, step 3);
+//   tp_count     one thread per slot p scans the RA-window cells of its own stripe (slots > p
+//                only, so each unordered pair is seen once) and of the stripes above it up to
+//                δ + θ_max, and histograms pairs by [level][bin] in shared memory.
+// Edge rule (src/twopoint/bins.rs): a pair is in bin k when c² = |u_p − u_q|² ≤ chord2_max[k].
+// The f32 c² decides only when it is farther from every threshold than the f32 error bound
+// (in32/out32 bands, derived in count_cuda.rs); otherwise c² is recomputed in f64 exactly as the
+// CPU does it. The GPU's f64 sin/cos may differ from the CPU's by an ulp or two, so an f64 c²
+// within `ambiguity[k]` of a threshold is not decided here: the pair goes to a list that the
+// host decides with the CPU's own arithmetic. Counts therefore equal the CPU's exactly.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+#define MAX_BINS 256
+#define MAX_LUT_CELLS 1024
+
+// One event in slot order: f32 unit vector and cut level (16 bytes: one vector load).
+struct alignas(16) SlotPos {
+    float x, y, z;
+    u32 level;
+};
+
+// ---------------------------------------------------------------- Philox4x32-10 (philox.rs)
+
+__device__ __forceinline__ double scrambled_ra(u64 seed, u64 trial, u32 event) {
+    u32 c0 = event, c1 = (u32)trial, c2 = (u32)(trial >> 32), c3 = 0u;
+    u32 k0 = (u32)seed, k1 = (u32)(seed >> 32);
+#pragma unroll
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        const u32 lo0 = 0xD2511F53u * c0, hi0 = __umulhi(0xD2511F53u, c0);
+        const u32 lo1 = 0xCD9E8D57u * c2, hi1 = __umulhi(0xCD9E8D57u, c2);
+        const u32 n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+        c0 = n0;
+        c1 = lo1;
+        c2 = n2;
+        c3 = lo0;
+    }
+    const u64 mantissa = ((u64)c0 << 21) | ((u64)c1 >> 11);
+    // Exact power-of-two product, then one rounding: the same bits as the Rust expression.
+    return ((double)mantissa * 0x1.0p-53) * 6.283185307179586;
+}
+
+// RA cell of `ra` in a stripe of `cells` cells; monotone in `ra`, clamped to the stripe.
+__device__ __forceinline__ u32 cell_in_stripe(double ra, double inv_cell_width, u32 cells) {
+    const double x = floor(ra * inv_cell_width);
+    if (!(x > 0.0)) return 0u;
+    if (x >= (double)cells) return cells - 1u;
+    return (u32)x;
+}
+
+// ---------------------------------------------------------------- counting sort
+
+extern "C" __global__ void tp_scramble(
+    u32 n, u64 seed, u64 first_trial, u32 use_observed, const double* __restrict__ ra_observed,
+    const u32* __restrict__ stripe_of_event, const u32* __restrict__ stripe_cell_base,
+    const double* __restrict__ stripe_inv_cell_width, u32 total_cells,
+    double* __restrict__ ra_out, u32* __restrict__ cell_out, u32* __restrict__ rank_out,
+    u32* __restrict__ cell_count) {
+    const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 b = blockIdx.y;
+    if (e >= n) return;
+    const double ra = use_observed ? ra_observed[e] : scrambled_ra(seed, first_trial + b, e);
+    const u32 s = stripe_of_event[e];
+    const u32 base = stripe_cell_base[s];
+    const u32 cell = base + cell_in_stripe(ra, stripe_inv_cell_width[s], stripe_cell_base[s + 1] - base);
+    const size_t i = (size_t)b * n + e;
+    ra_out[i] = ra;
+    cell_out[i] = cell;
+    rank_out[i] = atomicAdd(&cell_count[(size_t)b * total_cells + cell], 1u);
+}
+
+// Exclusive prefix sum of one trial's cell counts; blockDim.x must be a multiple of 32, ≤ 1024.
+extern "C" __global__ void tp_scan(u32 total_cells, const u32* __restrict__ cell_count,
+                                   u32* __restrict__ cell_start) {
+    __shared__ u32 warp_sums[32];
+    const u32* counts = cell_count + (size_t)blockIdx.y * total_cells;
+    u32* starts = cell_start + (size_t)blockIdx.y * (total_cells + 1);
+    const u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    u32 carry = 0;
+    for (u32 tile = 0; tile < total_cells; tile += blockDim.x) {
+        const u32 i = tile + threadIdx.x;
+        const u32 value = i < total_cells ? counts[i] : 0u;
+        u32 inclusive = value;
+        for (u32 d = 1; d < 32; d <<= 1) {
+            const u32 y = __shfl_up_sync(0xffffffffu, inclusive, d);
+            if (lane >= d) inclusive += y;
+        }
+        if (lane == 31) warp_sums[warp] = inclusive;
+        __syncthreads();
+        if (warp == 0) {
+            u32 w = lane < warps ? warp_sums[lane] : 0u;
+            for (u32 d = 1; d < 32; d <<= 1) {
+                const u32 y = __shfl_up_sync(0xffffffffu, w, d);
+                if (lane >= d) w += y;
+            }
+            if (lane < warps) warp_sums[lane] = w;
+        }
+        __syncthreads();
+        const u32 before = carry + (warp > 0 ? warp_sums[warp - 1] : 0u) + inclusive - value;
+        if (i < total_cells) starts[i] = before;
+        const u32 tile_total = warp_sums[warps - 1];
+        __syncthreads();
+        carry += tile_total;
+    }
+    if (threadIdx.x == 0) starts[total_cells] = carry;
+}
+
+extern "C" __global__ void tp_scatter(
+    u32 n, u32 total_cells, const double* __restrict__ ra, const u32* __restrict__ cell,
+    const u32* __restrict__ rank, const u32* __restrict__ cell_start,
+    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
+    const u32* __restrict__ level, SlotPos* __restrict__ pos32, double* __restrict__ pos64,
+    u32* __restrict__ slot_event) {
+    const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 b = blockIdx.y;
+    if (e >= n) return;
+    const size_t i = (size_t)b * n + e;
+    const u32 slot = cell_start[(size_t)b * (total_cells + 1) + cell[i]] + rank[i];
+    double sin_ra, cos_ra;
+    sincos(ra[i], &sin_ra, &cos_ra);
+    // Same operations as count_cpu.rs: (cos δ · cos α, cos δ · sin α, sin δ).
+    const double c = cos_dec[e];
+    const double x = c * cos_ra, y = c * sin_ra, z = sin_dec[e];
+    const size_t o = (size_t)b * n + slot;
+    pos64[3 * o] = x;
+    pos64[3 * o + 1] = y;
+    pos64[3 * o + 2] = z;
+    SlotPos p;
+    p.x = (float)x;
+    p.y = (float)y;
+    p.z = (float)z;
+    p.level = level[e];
+    pos32[o] = p;
+    slot_event[o] = e;
+}
+
+// ---------------------------------------------------------------- pair counting
+
+// The bin of a pair whose f32 c² was too close to an edge, decided in f64 as the CPU does;
+// n_bins when outside every bin, 0xffffffff when even f64 is too close to call (host decides).
+__device__ __noinline__ u32 exact_bin(const double* __restrict__ a, const double* __restrict__ b,
+                                      u32 n_bins, const double* __restrict__ chord2_max,
+                                      const double* __restrict__ ambiguity) {
+    const double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    // --fmad=false: no contraction, the CPU's ((dx·dx + dy·dy) + dz·dz) rounding for rounding.
+    const double c2 = dx * dx + dy * dy + dz * dz;
+    u32 k = 0;
+    while (k < n_bins && c2 > chord2_max[k]) ++k;
+    if (k < n_bins && chord2_max[k] - c2 <= ambiguity[k]) return 0xffffffffu;
+    if (k > 0 && c2 - chord2_max[k - 1] <= ambiguity[k - 1]) return 0xffffffffu;
+    return k;
+}
+
+// Up to two runs of cells [first, last] (inclusive) of a stripe with `cells` cells holding every
+// RA within hw of alpha, as count_cpu.rs's RA windows (with wrap at 0/2π); returns the run count.
+__device__ __forceinline__ u32 cell_runs(double alpha, double hw, double inv, u32 cells,
+                                         u32 first[2], u32 last[2]) {
+    const double two_pi = 6.283185307179586;
+    const double pi = 3.141592653589793;
+    first[0] = 0u;
+    last[0] = cells - 1u;
+    if (!(hw < pi)) return 1u;
+    const double low = alpha - hw, high = alpha + hw;
+    if (low < 0.0 || high >= two_pi) {
+        const u32 a = cell_in_stripe(low < 0.0 ? low + two_pi : low, inv, cells);
+        const u32 z = cell_in_stripe(low < 0.0 ? high : high - two_pi, inv, cells);
+        if (a <= z) return 1u;  // the two runs would meet: the whole stripe
+        first[0] = a;
+        last[0] = cells - 1u;
+        first[1] = 0u;
+        last[1] = z;
+        return 2u;
+    }
+    first[0] = cell_in_stripe(low, inv, cells);
+    last[0] = cell_in_stripe(high, inv, cells);
+    return 1u;
+}
+
+// Shared-memory tables and per-launch constants of the counting kernels.
+struct CountTables {
+    const float* inside;   // shared
+    const float* outside;  // shared
+    const unsigned short* lut;  // shared
+    u32 lut_cells;
+    float lut_scale;
+    float limit32;
+    u32 n_bins;
+    const double* chord2_max;
+    const double* ambiguity;
+};
+
+// Counts candidate slot q against slot p (event e) of trial b: f32 pre-filter, bin lookup,
+// f64 re-check near an edge, ambiguous pairs to the host list.
+__device__ __forceinline__ void count_pair(const CountTables& tb, const SlotPos& me,
+                                           const SlotPos& other, u32 b, u32 n, u32 p, u32 q,
+                                           u32 e, const double* __restrict__ pos64,
+                                           const u32* __restrict__ slot_event, u32* my_hist,
+                                           u32* __restrict__ ambiguous_count,
+                                           u32 ambiguous_capacity, u32* __restrict__ ambiguous) {
+    const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
+    const float c2 = dx * dx + dy * dy + dz * dz;
+    if (!(c2 <= tb.limit32)) return;
+    const u32 level = min(me.level, other.level);
+    if (level == 0u) return;
+    u32 cell = (u32)(c2 * tb.lut_scale);
+    if (cell > tb.lut_cells) cell = tb.lut_cells;
+    u32 k = tb.lut[cell];
+    while (c2 > tb.outside[k]) ++k;
+    if (!(c2 <= tb.inside[k])) {
+        const double* a = pos64 + 3 * ((size_t)b * n + p);
+        const double* c = pos64 + 3 * ((size_t)b * n + q);
+        k = exact_bin(a, c, tb.n_bins, tb.chord2_max, tb.ambiguity);
+        if (k == 0xffffffffu) {
+            const u32 slot = atomicAdd(ambiguous_count, 1u);
+            if (slot < ambiguous_capacity) {
+                ambiguous[4 * slot] = b;
+                ambiguous[4 * slot + 1] = e;
+                ambiguous[4 * slot + 2] = slot_event[(size_t)b * n + q];
+                ambiguous[4 * slot + 3] = level;
+            }
+            return;
+        }
+        if (k >= tb.n_bins) return;
+    }
+    atomicAdd(&my_hist[level * tb.n_bins + k], 1u);
+}
+
+#define COUNT_KERNEL_PARAMS                                                                      \
+    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos *__restrict__ pos32,        \
+        const double *__restrict__ pos64, const u32 *__restrict__ slot_event,                   \
+        const double *__restrict__ ra, const u32 *__restrict__ cell_start,                      \
+        const u32 *__restrict__ stripe_of_event, const u32 *__restrict__ window_start,          \
+        const double *__restrict__ window_half_width, const u32 *__restrict__ stripe_cell_base, \
+        const double *__restrict__ stripe_inv_cell_width, const float *__restrict__ inside32,  \
+        const float *__restrict__ outside32, const double *__restrict__ chord2_max,             \
+        const double *__restrict__ ambiguity, const unsigned short *__restrict__ lut,           \
+        u32 lut_cells, float lut_scale, u64 *__restrict__ histogram,                            \
+        u32 *__restrict__ ambiguous_count, u32 ambiguous_capacity, u32 *__restrict__ ambiguous
+
+// Shared tables and per-warp histograms: zeroed/loaded by the whole block.
+#define COUNT_KERNEL_PROLOGUE                                                                   \
+    __shared__ float s_inside[MAX_BINS];                                                        \
+    __shared__ float s_outside[MAX_BINS];                                                       \
+    __shared__ unsigned short s_lut[MAX_LUT_CELLS + 1];                                         \
+    extern __shared__ u32 warp_histograms[]; /* [warp][level][bin] */                           \
+    const u32 n_hist = n_levels * n_bins;                                                       \
+    const u32 warps = blockDim.x >> 5;                                                          \
+    for (u32 i = threadIdx.x; i < warps * n_hist; i += blockDim.x) warp_histograms[i] = 0u;     \
+    for (u32 i = threadIdx.x; i < n_bins; i += blockDim.x) {                                    \
+        s_inside[i] = inside32[i];                                                              \
+        s_outside[i] = outside32[i];                                                            \
+    }                                                                                           \
+    for (u32 i = threadIdx.x; i <= lut_cells; i += blockDim.x) s_lut[i] = lut[i];               \
+    __syncthreads();                                                                            \
+    const u32 b = blockIdx.y;                                                                   \
+    u32* my_hist = warp_histograms + (threadIdx.x >> 5) * n_hist;                               \
+    const SlotPos* P = pos32 + (size_t)b * n;                                                   \
+    const u32* starts = cell_start + (size_t)b * (total_cells + 1);                             \
+    CountTables tb;                                                                             \
+    tb.inside = s_inside;                                                                       \
+    tb.outside = s_outside;                                                                     \
+    tb.lut = s_lut;                                                                             \
+    tb.lut_cells = lut_cells;                                                                   \
+    tb.lut_scale = lut_scale;                                                                   \
+    tb.limit32 = s_outside[n_bins - 1];                                                         \
+    tb.n_bins = n_bins;                                                                         \
+    tb.chord2_max = chord2_max;                                                                 \
+    tb.ambiguity = ambiguity;
+
+// Sums the block's warp histograms into the trial's global histogram.
+#define COUNT_KERNEL_EPILOGUE                                                                   \
+    __syncthreads();                                                                            \
+    for (u32 i = threadIdx.x; i < n_hist; i += blockDim.x) {                                    \
+        u32 sum = 0;                                                                            \
+        for (u32 w = 0; w < warps; ++w) sum += warp_histograms[w * n_hist + i];                 \
+        if (sum) atomicAdd(&histogram[(size_t)b * n_hist + i], (u64)sum);                       \
+    }
+
+// One thread per slot (grid stride): each thread scans its own windows.
+extern "C" __global__ void __launch_bounds__(128) tp_count(COUNT_KERNEL_PARAMS) {
+    COUNT_KERNEL_PROLOGUE
+    for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {
+        const SlotPos me = P[p];
+        if (me.level == 0) continue;
+        const u32 e = slot_event[(size_t)b * n + p];
+        const double alpha = ra[(size_t)b * n + e];
+        const u32 s = stripe_of_event[e];
+        const u32 w_end = window_start[e + 1];
+        // One window per stripe s, s + 1, …, with count_cpu.rs's per-stripe half-widths.
+        for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
+            const u32 base = stripe_cell_base[t];
+            u32 first[2], last[2];
+            const u32 runs = cell_runs(alpha, window_half_width[w], stripe_inv_cell_width[t],
+                                       stripe_cell_base[t + 1] - base, first, last);
+            for (u32 r = 0; r < runs; ++r) {
+                u32 q = starts[base + first[r]];
+                const u32 q_end = starts[base + last[r] + 1u];
+                if (t == s && q <= p) q = p + 1u;
+                for (; q < q_end; ++q) {
+                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
+                               ambiguous_count, ambiguous_capacity, ambiguous);
+                }
+            }
+        }
+    }
+    COUNT_KERNEL_EPILOGUE
+}
+
+// One warp per slot (grid stride over warps): lane j works out window j's slot runs, then the
+// whole warp scans each run with consecutive lanes on consecutive candidates (coalesced loads,
+// no divergence between loop lengths).
+extern "C" __global__ void __launch_bounds__(128) tp_count_warp(COUNT_KERNEL_PARAMS) {
+    COUNT_KERNEL_PROLOGUE
+    const u32 lane = threadIdx.x & 31u;
+    const u32 warps_per_trial = gridDim.x * warps;
+    for (u32 p = blockIdx.x * warps + (threadIdx.x >> 5); p < n; p += warps_per_trial) {
+        const SlotPos me = P[p];
+        if (me.level == 0) continue;  // warp-uniform
+        const u32 e = slot_event[(size_t)b * n + p];
+        const double alpha = ra[(size_t)b * n + e];
+        const u32 s = stripe_of_event[e];
+        const u32 w_begin = window_start[e], w_count = window_start[e + 1] - w_begin;
+        for (u32 chunk = 0; chunk < w_count; chunk += 32u) {
+            // Lane j: slot ranges [a0, a1) and [c0, c1) of window chunk + j (empty if none).
+            u32 a0 = 0, a1 = 0, c0 = 0, c1 = 0;
+            const u32 j = chunk + lane;
+            if (j < w_count) {
+                const u32 t = s + j;
+                const u32 base = stripe_cell_base[t];
+                u32 first[2], last[2];
+                const u32 runs = cell_runs(alpha, window_half_width[w_begin + j],
+                                           stripe_inv_cell_width[t],
+                                           stripe_cell_base[t + 1] - base, first, last);
+                a0 = starts[base + first[0]];
+                a1 = starts[base + last[0] + 1u];
+                if (runs == 2u) {
+                    c0 = starts[base + first[1]];
+                    c1 = starts[base + last[1] + 1u];
+                }
+                if (t == s) {
+                    // Own stripe: later slots only, so each unordered pair is counted once.
+                    a0 = max(a0, p + 1u);
+                    c0 = max(c0, p + 1u);
+                }
+            }
+            const u32 in_chunk = min(32u, w_count - chunk);
+            for (u32 i = 0; i < in_chunk; ++i) {
+                const u32 ra0 = __shfl_sync(0xffffffffu, a0, i);
+                const u32 ra1 = __shfl_sync(0xffffffffu, a1, i);
+                const u32 rc0 = __shfl_sync(0xffffffffu, c0, i);
+                const u32 rc1 = __shfl_sync(0xffffffffu, c1, i);
+                for (u32 q = ra0 + lane; q < ra1; q += 32u) {
+                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
+                               ambiguous_count, ambiguous_capacity, ambiguous);
+                }
+                for (u32 q = rc0 + lane; q < rc1; q += 32u) {
+                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
+                               ambiguous_count, ambiguous_capacity, ambiguous);
+                }
+            }
+        }
+    }
+    COUNT_KERNEL_EPILOGUE
+}

@@ -1,0 +1,378 @@
+//! Frame export: numbered PNG frames (the lossless master) and optionally an H.264 MP4.
+//!
+//! Each PNG is written to a hidden temporary file in the output folder and renamed into place,
+//! so a frame under its final name is always complete; a later run skips those frames (resume).
+//! The caller renders; PNG writing and H.264 encoding run on two worker threads, so the renderer
+//! is not kept waiting by either.
+
+use super::encode::{EncodeError, Mp4Encoder, Mp4Settings, Mp4Summary};
+use super::interpolate::PathSample;
+use super::keyframe::CameraPath;
+use crate::jobs::{Cancelled, Progress};
+use crossbeam_channel::{Receiver, bounded};
+use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+use image::{ImageEncoder, RgbImage};
+use std::error::Error as StdError;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Frames queued between the renderer and each worker: enough to absorb jitter, few enough
+/// that memory stays bounded (a 1920×1080 RGB frame is 6 MB).
+const QUEUE_FRAMES: usize = 3;
+
+/// Which frames to make: how many, at what rate and size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FramePlan {
+    /// Number of frames; they sample the whole path evenly, first and last keyframe included.
+    pub n_frames: usize,
+    /// Frames per second of the movie.
+    pub fps: f64,
+    /// Frame width in pixels.
+    pub width: u32,
+    /// Frame height in pixels.
+    pub height: u32,
+}
+
+impl FramePlan {
+    /// A plan that plays `path` in real time at `fps`: round(duration·fps) + 1 frames.
+    pub fn real_time(path: &CameraPath, fps: f64, width: u32, height: u32) -> Self {
+        let n_frames = (path.duration_s() * fps).round().max(0.0) as usize + 1;
+        Self {
+            n_frames,
+            fps,
+            width,
+            height,
+        }
+    }
+
+    /// A plan of `duration_s` seconds at `fps`, the path stretched or squeezed to fit.
+    pub fn with_duration(duration_s: f64, fps: f64, width: u32, height: u32) -> Self {
+        let n_frames = (duration_s * fps).round().max(1.0) as usize;
+        Self {
+            n_frames,
+            fps,
+            width,
+            height,
+        }
+    }
+
+    /// Path time of frame `index`: the frames cover [start, end] evenly.
+    pub fn time_of_frame(&self, path: &CameraPath, index: usize) -> f64 {
+        if self.n_frames < 2 {
+            return path.start_s();
+        }
+        path.start_s() + path.duration_s() * index as f64 / (self.n_frames - 1) as f64
+    }
+
+    fn check(&self) -> Result<(), ExportError> {
+        if self.n_frames == 0
+            || !self.fps.is_finite()
+            || self.fps <= 0.0
+            || self.width == 0
+            || self.height == 0
+        {
+            return Err(ExportError::InvalidPlan(*self));
+        }
+        Ok(())
+    }
+}
+
+/// File name of frame `index`: `frame_00000.png`.
+pub fn frame_file_name(index: usize) -> String {
+    format!("frame_{index:05}.png")
+}
+
+/// Frame export failed or was cancelled.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The plan has no frames, a bad frame rate or an empty frame size.
+    #[error("invalid frame plan: {0:?}")]
+    InvalidPlan(FramePlan),
+    /// The output folder could not be created.
+    #[error("{}: {source}", path.display())]
+    CreateDir {
+        /// The folder.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The renderer failed.
+    #[error("rendering frame {frame}: {source}")]
+    Render {
+        /// Frame index.
+        frame: usize,
+        /// The renderer's error.
+        source: Box<dyn StdError + Send + Sync>,
+    },
+    /// The renderer returned another size than planned.
+    #[error(
+        "frame {frame}: renderer returned {found_width}×{found_height}, expected {width}×{height}"
+    )]
+    FrameSize {
+        /// Frame index.
+        frame: usize,
+        /// Planned width.
+        width: u32,
+        /// Planned height.
+        height: u32,
+        /// Width returned.
+        found_width: u32,
+        /// Height returned.
+        found_height: u32,
+    },
+    /// Writing a PNG failed.
+    #[error("{}: {message}", path.display())]
+    WritePng {
+        /// The frame file.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// Encoding the MP4 failed.
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
+    /// The user cancelled.
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
+}
+
+/// What an export did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportSummary {
+    /// Frames in the movie.
+    pub n_frames: usize,
+    /// Frames rendered by this run.
+    pub rendered: usize,
+    /// Frames found valid on disk and skipped.
+    pub skipped: usize,
+    /// Every frame file, in order.
+    pub frame_paths: Vec<PathBuf>,
+    /// The MP4, when one was asked for.
+    pub mp4: Option<Mp4Summary>,
+    /// Wall-clock seconds of the whole export.
+    pub seconds: f64,
+    /// Seconds spent inside the renderer.
+    pub render_seconds: f64,
+}
+
+/// Renders every frame of `plan` along `path` into `out_dir` (`frame_00000.png`, …), skipping
+/// frames already there with the planned size, and, with `mp4`, encodes all frames (old and new)
+/// into that MP4. `render_frame(sample, index)` must return a `width`×`height` image.
+/// Cancellation is checked before each frame; frames finished until then stay on disk.
+pub fn export_frames<F, E>(
+    path: &CameraPath,
+    plan: &FramePlan,
+    out_dir: &Path,
+    mp4: Option<(&Path, &Mp4Settings)>,
+    mut render_frame: F,
+    progress: &Progress,
+) -> Result<ExportSummary, ExportError>
+where
+    F: FnMut(&PathSample, usize) -> Result<RgbImage, E>,
+    E: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let started = Instant::now();
+    plan.check()?;
+    std::fs::create_dir_all(out_dir).map_err(|source| ExportError::CreateDir {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    let frame_paths: Vec<PathBuf> = (0..plan.n_frames)
+        .map(|i| out_dir.join(frame_file_name(i)))
+        .collect();
+    let on_disk: Vec<bool> = frame_paths
+        .iter()
+        .map(|p| frame_on_disk(p, plan.width, plan.height))
+        .collect();
+    let to_render = on_disk.iter().filter(|&&done| !done).count();
+    let mut encoder = match mp4 {
+        Some((mp4_path, settings)) => Some(Mp4Encoder::create(
+            mp4_path,
+            plan.width,
+            plan.height,
+            plan.fps,
+            settings,
+        )?),
+        None => None,
+    };
+    let mut rendered = 0;
+    let mut skipped = 0;
+    let mut render_time = Duration::ZERO;
+    progress.report("rendering", 0, to_render as u64);
+
+    let (png_sender, png_receiver) = bounded::<(PathBuf, Arc<RgbImage>)>(QUEUE_FRAMES);
+    let (encode_sender, encode_receiver) = bounded::<Arc<RgbImage>>(QUEUE_FRAMES);
+    let (main_result, png_result, encode_result) = std::thread::scope(|scope| {
+        let png_worker = scope.spawn(move || write_pngs(png_receiver));
+        let encode_worker = encoder
+            .take()
+            .map(|encoder| scope.spawn(move || encode_frames(encoder, encode_receiver)));
+        let main_result = (|| -> Result<(), ExportError> {
+            for (index, frame_path) in frame_paths.iter().enumerate() {
+                progress.check()?;
+                let mut frame = None;
+                if on_disk[index] {
+                    if encode_worker.is_none() {
+                        skipped += 1;
+                        continue;
+                    }
+                    // The encoder needs the pixels; a file that no longer decodes is rendered
+                    // again.
+                    frame = read_frame(frame_path, plan.width, plan.height);
+                    if frame.is_some() {
+                        skipped += 1;
+                    }
+                }
+                let frame = match frame {
+                    Some(frame) => Arc::new(frame),
+                    None => {
+                        let sample = path.sample(plan.time_of_frame(path, index));
+                        let render_start = Instant::now();
+                        let image =
+                            render_frame(&sample, index).map_err(|err| ExportError::Render {
+                                frame: index,
+                                source: err.into(),
+                            })?;
+                        render_time += render_start.elapsed();
+                        if image.dimensions() != (plan.width, plan.height) {
+                            return Err(ExportError::FrameSize {
+                                frame: index,
+                                width: plan.width,
+                                height: plan.height,
+                                found_width: image.width(),
+                                found_height: image.height(),
+                            });
+                        }
+                        let image = Arc::new(image);
+                        // A closed channel means the worker failed; its error is reported below.
+                        if png_sender
+                            .send((frame_path.clone(), image.clone()))
+                            .is_err()
+                        {
+                            return Ok(());
+                        }
+                        rendered += 1;
+                        progress.report("rendering", rendered as u64, to_render as u64);
+                        image
+                    }
+                };
+                if encode_worker.is_some() && encode_sender.send(frame).is_err() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        })();
+        drop(png_sender);
+        drop(encode_sender);
+        let png_result = png_worker.join().unwrap_or_else(|_| {
+            Err(ExportError::WritePng {
+                path: out_dir.to_path_buf(),
+                message: "PNG writer thread panicked".into(),
+            })
+        });
+        let encode_result = encode_worker.map(|worker| {
+            worker.join().unwrap_or_else(|_| {
+                Err(EncodeError::Mp4 {
+                    path: mp4.map_or_else(PathBuf::new, |(p, _)| p.to_path_buf()),
+                    message: "encoder thread panicked".into(),
+                })
+            })
+        });
+        (main_result, png_result, encode_result)
+    });
+    // A worker's failure is the root cause of an early stop, so it wins over the main loop's.
+    png_result?;
+    let encoder = encode_result.transpose()?;
+    main_result?;
+    let mp4_summary = match encoder {
+        Some(encoder) => {
+            progress.report("encoding", 0, 1);
+            let summary = encoder.finish()?;
+            progress.report("encoding", 1, 1);
+            Some(summary)
+        }
+        None => None,
+    };
+    Ok(ExportSummary {
+        n_frames: plan.n_frames,
+        rendered,
+        skipped,
+        frame_paths,
+        mp4: mp4_summary,
+        seconds: started.elapsed().as_secs_f64(),
+        render_seconds: render_time.as_secs_f64(),
+    })
+}
+
+/// Whether `path` holds a PNG of `width`×`height` (header check: our own frames are complete
+/// once under their final name, because they are renamed into place).
+fn frame_on_disk(path: &Path, width: u32, height: u32) -> bool {
+    image::ImageReader::open(path)
+        .and_then(|reader| reader.with_guessed_format())
+        .ok()
+        .and_then(|reader| reader.into_dimensions().ok())
+        == Some((width, height))
+}
+
+/// The frame at `path` as RGB, if it decodes and has the planned size.
+fn read_frame(path: &Path, width: u32, height: u32) -> Option<RgbImage> {
+    let image = image::open(path).ok()?.into_rgb8();
+    (image.dimensions() == (width, height)).then_some(image)
+}
+
+/// Writes each received frame as a PNG, atomically.
+fn write_pngs(frames: Receiver<(PathBuf, Arc<RgbImage>)>) -> Result<(), ExportError> {
+    for (path, image) in frames {
+        write_png_atomic(&path, &image)?;
+    }
+    Ok(())
+}
+
+/// Encodes each received frame; returns the encoder for `finish` once the channel closes.
+fn encode_frames(
+    mut encoder: Mp4Encoder,
+    frames: Receiver<Arc<RgbImage>>,
+) -> Result<Mp4Encoder, EncodeError> {
+    for image in frames {
+        encoder.push_frame(&image)?;
+    }
+    Ok(encoder)
+}
+
+/// Writes `image` as an 8-bit RGB PNG to a temporary file beside `path`, then renames it.
+pub fn write_png_atomic(path: &Path, image: &RgbImage) -> Result<(), ExportError> {
+    let fail = |message: String| ExportError::WritePng {
+        path: path.to_path_buf(),
+        message,
+    };
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "frame".into(), |n| n.to_string_lossy().into_owned());
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(|err| fail(err.to_string()))?;
+    {
+        let mut writer = BufWriter::new(temp.as_file_mut());
+        // Fast deflate: frames are a lossless master that is written once and read rarely.
+        PngEncoder::new_with_quality(&mut writer, CompressionType::Fast, FilterType::Adaptive)
+            .write_image(
+                image.as_raw(),
+                image.width(),
+                image.height(),
+                image::ExtendedColorType::Rgb8,
+            )
+            .map_err(|err| fail(err.to_string()))?;
+        writer.flush().map_err(|err| fail(err.to_string()))?;
+    }
+    temp.persist(path)
+        .map_err(|err| fail(err.error.to_string()))?;
+    Ok(())
+}

@@ -1,0 +1,517 @@
+//! CUDA pair counter: batches of scrambled trials (or the observed RAs) counted on the GPU with
+//! the kernels of kernels/twopoint.cu, giving exactly the CPU's [`Counts`].
+//!
+//! Per launch of `b` trials (trial = blockIdx.y): counting sort of the events into (dec stripe,
+//! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells. The
+//! static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
+//! per [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
+//! a short list that the host decides with the CPU's arithmetic (see `cuda_tables.rs`).
+
+use super::bins::chord2;
+use super::cuda_tables::{CudaTables, cuda_tables};
+use super::philox::scrambled_ra_of;
+use super::{Counts, Prepared, TwoPointError};
+use crate::gpu::{GpuDevice, GpuError};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// The kernel source, compiled by NVRTC on first use.
+const SOURCE: &str = include_str!("../../kernels/twopoint.cu");
+/// Threads per block of the counting kernel (its `__launch_bounds__`).
+const COUNT_THREADS: u32 = 128;
+/// Most events one counting thread handles. One: a grid stride of 8 was 1.25× slower on an H200
+/// (BENCHMARKS-tpgpu.md, runs 2 and 3). A warp's u32 shared counters must see at most 256
+/// events × (n − 1) partners (see cuda_tables).
+const MAX_EVENTS_PER_THREAD: u32 = 1;
+/// Most events one counting warp handles (same bound).
+const MAX_EVENTS_PER_WARP: u32 = 256;
+/// Counting blocks wanted per launch (all trials), to fill the device.
+const MIN_COUNT_BLOCKS: u32 = 4096;
+/// Threads per block of the per-event kernels.
+const EVENT_THREADS: u32 = 256;
+/// Threads of the one-block-per-trial prefix sum.
+const SCAN_THREADS: u32 = 1024;
+/// Default cap on trials per launch (grid.y).
+pub const DEFAULT_TRIALS_PER_LAUNCH: usize = 128;
+/// Initial capacity of the list of pairs left to the host.
+const INITIAL_AMBIGUOUS: usize = 4096;
+
+/// Device copies of the data that trials do not change.
+struct Static {
+    ra_observed: CudaSlice<f64>,
+    cos_dec: CudaSlice<f64>,
+    sin_dec: CudaSlice<f64>,
+    window_start: CudaSlice<u32>,
+    window_half_width: CudaSlice<f64>,
+    stripe_of_event: CudaSlice<u32>,
+    level: CudaSlice<u32>,
+    stripe_cell_base: CudaSlice<u32>,
+    stripe_inv_cell_width: CudaSlice<f64>,
+    inside32: CudaSlice<f32>,
+    outside32: CudaSlice<f32>,
+    chord2_max: CudaSlice<f64>,
+    ambiguity: CudaSlice<f64>,
+    lut: CudaSlice<u16>,
+}
+
+/// Per-launch work space for `capacity` trials.
+struct Work {
+    ra: CudaSlice<f64>,
+    cell: CudaSlice<u32>,
+    rank: CudaSlice<u32>,
+    /// `SlotPos` records (x, y, z as f32, level as u32 bits): 4 words per slot.
+    pos32: CudaSlice<f32>,
+    pos64: CudaSlice<f64>,
+    slot_event: CudaSlice<u32>,
+    cell_count: CudaSlice<u32>,
+    cell_start: CudaSlice<u32>,
+    histogram: CudaSlice<u64>,
+    ambiguous_count: CudaSlice<u32>,
+    ambiguous: CudaSlice<u32>,
+    ambiguous_capacity: usize,
+}
+
+/// The kernels (`count` is the chosen counting kernel).
+struct Kernels {
+    scramble: CudaFunction,
+    scan: CudaFunction,
+    scatter: CudaFunction,
+    count: CudaFunction,
+}
+
+/// Which counting kernel runs (both give the same counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountKernel {
+    /// One warp per event: lanes take consecutive candidates (coalesced, little divergence).
+    PerWarp,
+    /// One thread per event, scanning its own windows.
+    PerThread,
+}
+
+impl CountKernel {
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`warp` or `thread`) for benchmarks.
+    pub fn from_env() -> Self {
+        match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
+            Ok("thread") => Self::PerThread,
+            Ok("warp") => Self::PerWarp,
+            _ => DEFAULT_KERNEL,
+        }
+    }
+
+    fn function_name(self) -> &'static str {
+        match self {
+            Self::PerWarp => "tp_count_warp",
+            Self::PerThread => "tp_count",
+        }
+    }
+}
+
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: per thread was
+/// 1.5× faster than per warp on an H200 (BENCHMARKS-tpgpu.md, run 4).
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::PerThread;
+
+/// Which RAs a launch uses.
+#[derive(Debug, Clone, Copy)]
+enum RaSource {
+    /// The prepared (observed) RAs; one trial.
+    Observed,
+    /// Philox-scrambled RAs of trials `first..first + count` for `seed`.
+    Scrambled { seed: u64, first: u64 },
+}
+
+/// A CUDA pair counter bound to one prepared event list.
+pub struct CudaPairCounter<'p> {
+    prepared: &'p Prepared,
+    tables: CudaTables,
+    stream: Arc<CudaStream>,
+    kernels: Kernels,
+    statics: Static,
+    work: Work,
+    trials_per_launch: usize,
+    pairs_left_to_host: u64,
+    kernel: CountKernel,
+}
+
+impl std::fmt::Debug for CudaPairCounter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaPairCounter")
+            .field("events", &self.prepared.len())
+            .field("trials_per_launch", &self.trials_per_launch)
+            .finish()
+    }
+}
+
+/// Bytes of work space one trial needs.
+fn bytes_per_trial(n: usize, cells: usize, n_hist: usize) -> usize {
+    n * (8 + 4 + 4 + 16 + 24 + 4) + cells * 8 + n_hist * 8
+}
+
+impl<'p> CudaPairCounter<'p> {
+    /// Compiles the kernels (cached), uploads `prepared`'s static data and allocates work space
+    /// for up to [`DEFAULT_TRIALS_PER_LAUNCH`] trials per launch (fewer if memory is short).
+    pub fn new(device: &GpuDevice, prepared: &'p Prepared) -> Result<Self, TwoPointError> {
+        Self::with_trials_per_launch(device, prepared, DEFAULT_TRIALS_PER_LAUNCH)
+    }
+
+    /// As [`Self::new`] with at most `trials_per_launch` trials in one launch.
+    pub fn with_trials_per_launch(
+        device: &GpuDevice,
+        prepared: &'p Prepared,
+        trials_per_launch: usize,
+    ) -> Result<Self, TwoPointError> {
+        let tables = cuda_tables(prepared)?;
+        let kernel = CountKernel::from_env();
+        let module = device.module("twopoint.cu", SOURCE)?;
+        let load = |name: &str| module.load_function(name).map_err(GpuError::from);
+        let kernels = Kernels {
+            scramble: load("tp_scramble")?,
+            scan: load("tp_scan")?,
+            scatter: load("tp_scatter")?,
+            count: load(kernel.function_name())?,
+        };
+        let stream = device.stream().clone();
+        let up_f64 = |v: &[f64]| stream.clone_htod(v);
+        let up_u32 = |v: &[u32]| stream.clone_htod(v);
+        let statics = Static {
+            ra_observed: up_f64(&prepared.ra)?,
+            cos_dec: up_f64(&prepared.cos_dec)?,
+            sin_dec: up_f64(&prepared.sin_dec)?,
+            window_start: up_u32(&prepared.window_start)?,
+            window_half_width: up_f64(&prepared.window_half_width)?,
+            stripe_of_event: up_u32(&tables.stripe_of_event)?,
+            level: up_u32(&tables.level)?,
+            stripe_cell_base: up_u32(&tables.stripe_cell_base)?,
+            stripe_inv_cell_width: up_f64(&tables.stripe_inv_cell_width)?,
+            inside32: stream.clone_htod(&tables.inside32)?,
+            outside32: stream.clone_htod(&tables.outside32)?,
+            chord2_max: up_f64(&prepared.bins.chord2_max)?,
+            ambiguity: up_f64(&tables.ambiguity)?,
+            lut: stream.clone_htod(&tables.lut)?,
+        };
+        let n = prepared.len();
+        let n_hist = (prepared.cuts.len() + 1) * prepared.bins.len();
+        let per_trial = bytes_per_trial(n, tables.total_cells(), n_hist);
+        let (free, _) = device.memory()?;
+        let fits = (free / 2 / per_trial.max(1)).max(1);
+        let trials_per_launch = trials_per_launch.clamp(1, 65_535).min(fits);
+        let work = alloc_work(&stream, n, tables.total_cells(), n_hist, trials_per_launch)?;
+        Ok(Self {
+            prepared,
+            tables,
+            stream,
+            kernels,
+            statics,
+            work,
+            trials_per_launch,
+            pairs_left_to_host: 0,
+            kernel,
+        })
+    }
+
+    /// Most trials counted in one launch.
+    pub fn trials_per_launch(&self) -> usize {
+        self.trials_per_launch
+    }
+
+    /// The counting kernel in use.
+    pub fn kernel(&self) -> CountKernel {
+        self.kernel
+    }
+
+    /// Pairs so far whose edge decision the GPU left to the host (diagnostics).
+    pub fn pairs_left_to_host(&self) -> u64 {
+        self.pairs_left_to_host
+    }
+
+    /// Exact cumulative counts of the observed RAs (as `count_pairs(prepared, None)`).
+    pub fn observed(&mut self) -> Result<Counts, TwoPointError> {
+        let mut counts = self.launch(RaSource::Observed, 1)?;
+        counts
+            .pop()
+            .ok_or_else(|| TwoPointError::Gpu("no counts".into()))
+    }
+
+    /// Exact cumulative counts of scrambled trials `trials` for `seed`, in trial order; each
+    /// equals `count_pairs(prepared, Some(&scrambled_ra(n, seed, trial)))`.
+    pub fn trials(&mut self, seed: u64, trials: Range<u64>) -> Result<Vec<Counts>, TwoPointError> {
+        let mut all = Vec::with_capacity(trials.end.saturating_sub(trials.start) as usize);
+        let mut first = trials.start;
+        while first < trials.end {
+            let count = (trials.end - first).min(self.trials_per_launch as u64);
+            all.extend(self.launch(RaSource::Scrambled { seed, first }, count as usize)?);
+            first += count;
+        }
+        Ok(all)
+    }
+
+    /// Test hook: multiplies the f64 ambiguity bands by `factor` and sets the host list's
+    /// capacity, so that tests can drive many pairs through the host path and its regrowth.
+    #[doc(hidden)]
+    pub fn widen_ambiguity_for_tests(
+        &mut self,
+        factor: f64,
+        capacity: usize,
+    ) -> Result<(), TwoPointError> {
+        let widened: Vec<f64> = self.tables.ambiguity.iter().map(|a| a * factor).collect();
+        self.statics.ambiguity = self.stream.clone_htod(&widened)?;
+        self.work.ambiguous = self.stream.alloc_zeros(4 * capacity.max(1))?;
+        self.work.ambiguous_capacity = capacity.max(1);
+        Ok(())
+    }
+
+    /// Counts `count` trials (≤ trials per launch) from `source`.
+    fn launch(&mut self, source: RaSource, count: usize) -> Result<Vec<Counts>, TwoPointError> {
+        loop {
+            self.enqueue(source, count)?;
+            let found = self.stream.clone_dtoh(&self.work.ambiguous_count)?[0] as usize;
+            if found <= self.work.ambiguous_capacity {
+                return self.finish(source, count, found);
+            }
+            // Too many pairs for the list: grow it and count again (never in practice).
+            let capacity = found.next_power_of_two();
+            self.work.ambiguous = self.stream.alloc_zeros(4 * capacity)?;
+            self.work.ambiguous_capacity = capacity;
+        }
+    }
+
+    /// Queues the four kernels of one launch.
+    fn enqueue(&mut self, source: RaSource, count: usize) -> Result<(), TwoPointError> {
+        let prepared = self.prepared;
+        let n = prepared.len() as u32;
+        let cells = self.tables.total_cells() as u32;
+        let n_bins = prepared.bins.len() as u32;
+        let n_levels = prepared.cuts.len() as u32 + 1;
+        let n_hist = (n_bins * n_levels) as usize;
+        let trials = count as u32;
+        let (use_observed, seed, first) = match source {
+            RaSource::Observed => (1u32, 0u64, 0u64),
+            RaSource::Scrambled { seed, first } => (0u32, seed, first),
+        };
+        let (s, st, w) = (&self.stream, &self.statics, &mut self.work);
+        s.memset_zeros(&mut w.cell_count.slice_mut(..count * cells as usize))?;
+        s.memset_zeros(&mut w.histogram.slice_mut(..count * n_hist))?;
+        s.memset_zeros(&mut w.ambiguous_count)?;
+        let per_event = LaunchConfig {
+            grid_dim: (n.div_ceil(EVENT_THREADS), trials, 1),
+            block_dim: (EVENT_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = s.launch_builder(&self.kernels.scramble);
+        launch
+            .arg(&n)
+            .arg(&seed)
+            .arg(&first)
+            .arg(&use_observed)
+            .arg(&st.ra_observed)
+            .arg(&st.stripe_of_event)
+            .arg(&st.stripe_cell_base)
+            .arg(&st.stripe_inv_cell_width)
+            .arg(&cells)
+            .arg(&mut w.ra)
+            .arg(&mut w.cell)
+            .arg(&mut w.rank)
+            .arg(&mut w.cell_count);
+        // SAFETY: grid.y = count ≤ the work space's trial capacity; every buffer holds
+        // capacity·n events or capacity·cells cells; indices come from the static tables built
+        // for this `prepared` (stripes < stripe count, cells < total cells).
+        unsafe { launch.launch(per_event) }?;
+
+        let mut launch = s.launch_builder(&self.kernels.scan);
+        launch.arg(&cells).arg(&w.cell_count).arg(&mut w.cell_start);
+        let scan = LaunchConfig {
+            grid_dim: (1, trials, 1),
+            block_dim: (SCAN_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: one block per trial reads `cells` counts and writes `cells + 1` starts of its
+        // own trial; the buffers hold capacity·cells and capacity·(cells + 1).
+        unsafe { launch.launch(scan) }?;
+
+        let mut launch = s.launch_builder(&self.kernels.scatter);
+        launch
+            .arg(&n)
+            .arg(&cells)
+            .arg(&w.ra)
+            .arg(&w.cell)
+            .arg(&w.rank)
+            .arg(&w.cell_start)
+            .arg(&st.cos_dec)
+            .arg(&st.sin_dec)
+            .arg(&st.level)
+            .arg(&mut w.pos32)
+            .arg(&mut w.pos64)
+            .arg(&mut w.slot_event);
+        // SAFETY: slot = cell start + rank < n by construction of the counting sort; buffers
+        // hold capacity·n slots (pos32: 4 words, pos64: 3 doubles each).
+        unsafe { launch.launch(per_event) }?;
+
+        let warps = COUNT_THREADS / 32;
+        // Few trials per launch: one event per thread (warp) to fill the device. Many: a grid
+        // stride of up to MAX_EVENTS_PER_THREAD (_PER_WARP), so that each trial has fewer
+        // blocks to flush into global memory. The u32 shared counters rely on these caps.
+        let events_per_block = match self.kernel {
+            CountKernel::PerThread => COUNT_THREADS,
+            CountKernel::PerWarp => COUNT_THREADS / 32,
+        };
+        let most_per_unit = match self.kernel {
+            CountKernel::PerThread => MAX_EVENTS_PER_THREAD,
+            CountKernel::PerWarp => MAX_EVENTS_PER_WARP,
+        };
+        let blocks = n
+            .div_ceil(events_per_block)
+            .min(MIN_COUNT_BLOCKS.div_ceil(trials))
+            .max(n.div_ceil(events_per_block * most_per_unit));
+        let count_config = LaunchConfig {
+            grid_dim: (blocks, trials, 1),
+            block_dim: (COUNT_THREADS, 1, 1),
+            shared_mem_bytes: warps * n_hist as u32 * 4,
+        };
+        let lut_cells = (self.tables.lut.len() - 1) as u32;
+        let lut_scale = self.tables.lut_scale;
+        let ambiguous_capacity = w.ambiguous_capacity as u32;
+        let mut launch = s.launch_builder(&self.kernels.count);
+        launch
+            .arg(&n)
+            .arg(&cells)
+            .arg(&n_bins)
+            .arg(&n_levels)
+            .arg(&w.pos32)
+            .arg(&w.pos64)
+            .arg(&w.slot_event)
+            .arg(&w.ra)
+            .arg(&w.cell_start)
+            .arg(&st.stripe_of_event)
+            .arg(&st.window_start)
+            .arg(&st.window_half_width)
+            .arg(&st.stripe_cell_base)
+            .arg(&st.stripe_inv_cell_width)
+            .arg(&st.inside32)
+            .arg(&st.outside32)
+            .arg(&st.chord2_max)
+            .arg(&st.ambiguity)
+            .arg(&st.lut)
+            .arg(&lut_cells)
+            .arg(&lut_scale)
+            .arg(&mut w.histogram)
+            .arg(&mut w.ambiguous_count)
+            .arg(&ambiguous_capacity)
+            .arg(&mut w.ambiguous);
+        // SAFETY: n_bins ≤ MAX_BINS and lut_cells ≤ MAX_LUT_CELLS (checked by cuda_tables);
+        // dynamic shared memory holds warps·n_hist counters; the kernel writes at most
+        // `ambiguous_capacity` list entries and count·n_hist histogram words.
+        unsafe { launch.launch(count_config) }?;
+        Ok(())
+    }
+
+    /// Downloads the histograms, decides the listed pairs on the host, returns cumulative counts.
+    fn finish(
+        &mut self,
+        source: RaSource,
+        count: usize,
+        found: usize,
+    ) -> Result<Vec<Counts>, TwoPointError> {
+        let prepared = self.prepared;
+        let n_bins = prepared.bins.len();
+        let n_hist = (prepared.cuts.len() + 1) * n_bins;
+        let mut histogram = self
+            .stream
+            .clone_dtoh(&self.work.histogram.slice(..count * n_hist))?;
+        if found > 0 {
+            let list = self
+                .stream
+                .clone_dtoh(&self.work.ambiguous.slice(..4 * found))?;
+            for entry in list.chunks_exact(4) {
+                let [b, p, q, level] = [entry[0], entry[1], entry[2], entry[3]];
+                let ra_of = |e: u32| match source {
+                    RaSource::Observed => prepared.ra[e as usize],
+                    RaSource::Scrambled { seed, first } => {
+                        scrambled_ra_of(seed, first + u64::from(b), e)
+                    }
+                };
+                let c2 = chord2(
+                    &cpu_position(prepared, p, ra_of(p)),
+                    &cpu_position(prepared, q, ra_of(q)),
+                );
+                if c2 <= prepared.bins.chord2_limit() {
+                    let index =
+                        b as usize * n_hist + level as usize * n_bins + prepared.bins.bin_of(c2);
+                    histogram[index] += 1;
+                }
+            }
+            self.pairs_left_to_host += found as u64;
+        }
+        Ok(histogram
+            .chunks_exact(n_hist)
+            .map(|h| cumulative_counts(prepared, h))
+            .collect())
+    }
+}
+
+/// The unit vector of prepared event `e` at RA `ra`, with count_cpu.rs's exact operations.
+fn cpu_position(prepared: &Prepared, e: u32, ra: f64) -> [f64; 3] {
+    let e = e as usize;
+    let (sin_ra, cos_ra) = ra.sin_cos();
+    let c = prepared.cos_dec[e];
+    [c * cos_ra, c * sin_ra, prepared.sin_dec[e]]
+}
+
+/// `[level][bin]` pair histogram → cumulative counts per cut, as count_cpu.rs does it.
+fn cumulative_counts(prepared: &Prepared, histogram: &[u64]) -> Counts {
+    let n_bins = prepared.bins.len();
+    let n_cuts = prepared.cuts.len();
+    let mut counts = Counts::zeros(n_cuts, n_bins);
+    for cut in 0..n_cuts {
+        let position = prepared.levels.position_of_cut[cut];
+        let mut running = 0u64;
+        for bin in 0..n_bins {
+            // Pairs whose smaller level exceeds this cut's position pass it.
+            running += (position + 1..=n_cuts)
+                .map(|level| histogram[level * n_bins + bin])
+                .sum::<u64>();
+            counts.values[cut * n_bins + bin] = running;
+        }
+    }
+    counts
+}
+
+/// Allocates work space for `trials` trials.
+fn alloc_work(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    cells: usize,
+    n_hist: usize,
+    trials: usize,
+) -> Result<Work, TwoPointError> {
+    let slots = n * trials;
+    let too_big = |bytes: usize| GpuError::OutOfMemory {
+        requested_bytes: bytes,
+    };
+    let alloc_u32 = |len: usize| stream.alloc_zeros::<u32>(len).map_err(|_| too_big(len * 4));
+    Ok(Work {
+        ra: stream.alloc_zeros(slots).map_err(|_| too_big(slots * 8))?,
+        cell: alloc_u32(slots)?,
+        rank: alloc_u32(slots)?,
+        pos32: stream
+            .alloc_zeros(4 * slots)
+            .map_err(|_| too_big(slots * 16))?,
+        pos64: stream
+            .alloc_zeros(3 * slots)
+            .map_err(|_| too_big(slots * 24))?,
+        slot_event: alloc_u32(slots)?,
+        cell_count: alloc_u32(cells * trials)?,
+        cell_start: alloc_u32((cells + 1) * trials)?,
+        histogram: stream
+            .alloc_zeros(n_hist * trials)
+            .map_err(|_| too_big(n_hist * trials * 8))?,
+        ambiguous_count: alloc_u32(1)?,
+        ambiguous: alloc_u32(4 * INITIAL_AMBIGUOUS)?,
+        ambiguous_capacity: INITIAL_AMBIGUOUS,
+    })
+}
+
+/// Exact cumulative pair counts of the observed RAs on `device` (one-off; build a
+/// [`CudaPairCounter`] to also run trials without re-uploading).
+pub fn count_pairs_cuda(device: &GpuDevice, prepared: &Prepared) -> Result<Counts, TwoPointError> {
+    CudaPairCounter::with_trials_per_launch(device, prepared, 1)?.observed()
+}

@@ -1,0 +1,322 @@
+//! Host-side tables of the CUDA pair counter (kernels/twopoint.cu): RA cells per declination
+//! stripe, and the f32 / f64 edge bands that keep the GPU's counts equal to the CPU's.
+//!
+//! Error bounds (why the bands are safe):
+//! - f32 pre-filter. The kernel rounds each f64 unit-vector component (|x| ≤ 1) to f32, error
+//!   ≤ 2⁻²⁵; a difference of two such values is off by ≤ 2⁻²⁴ before and 2⁻²⁴·|d| after its
+//!   own rounding, so |d₃₂ − d| ≤ ε_d = 2⁻²⁴(1 + |d|). Then |Σd₃₂² − Σd²| ≤ Σ ε_d(2|d_i| + ε_d)
+//!   ≤ ε_d(2√3·c + 3ε_d) with Σ|d_i| ≤ √3·c, plus ≤ 3·2⁻²⁴·c² for the three f32 roundings of
+//!   squares and sums (Higham, "Accuracy and Stability of Numerical Algorithms", §3.1, γ₃).
+//!   [`F32_SAFETY`] times that bound, at c = √(1.01·threshold), gives the band around each
+//!   threshold inside which the f32 value does not decide.
+//! - f64 GPU vs CPU. CUDA's double sin/cos are within 2 ulp (CUDA C Programming Guide, "Mathematical
+//!   Functions", double precision table), glibc's within 1 ulp, so each scrambled component
+//!   differs by ≤ 3 ulp of a value ≤ 1 (≤ 7e-16) plus one ulp of the product with cos δ; d by
+//!   ≤ 1.6e-15 + ulp(d); c² by ≤ 2√3·c·1.6e-15 + a few ulps of c². The ambiguity half-width is
+//!   [`F64_SAFETY`] times that. A pair whose GPU c² lies inside it is decided by the host with the
+//!   CPU's arithmetic. True ties sit 1e-10 (relative, `EDGE_TOLERANCE`) below a threshold, far
+//!   outside this band for angles ≳ 0.06°, so the host sees almost no pairs.
+
+use super::{Prepared, TwoPointError};
+use std::f64::consts::{FRAC_PI_2, TAU};
+
+/// Largest number of angle bins the kernel's shared-memory tables hold (`MAX_BINS`).
+pub const MAX_BINS: usize = 256;
+/// Largest `levels × bins` histogram per block.
+pub const MAX_HISTOGRAM: usize = 2048;
+/// Cells of the c² → first-candidate-bin lookup table (`MAX_LUT_CELLS` in the kernel).
+pub const LUT_CELLS: usize = 1024;
+/// Safety factor on the f32 error bound.
+pub const F32_SAFETY: f64 = 4.0;
+/// Safety factor on the f64 GPU-versus-CPU error bound.
+pub const F64_SAFETY: f64 = 16.0;
+/// Most RA cells in one stripe (tiny angles would ask for more).
+const MAX_CELLS_PER_STRIPE: usize = 1 << 16;
+/// Cells allowed whatever the event count (the cap is 4 per event above this).
+const MIN_CELL_CAP: usize = 1 << 15;
+
+/// Everything the kernel reads that depends on the prepared list and bins, not on the trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CudaTables {
+    /// Stripe of each prepared event.
+    pub stripe_of_event: Vec<u32>,
+    /// Cut level of each prepared event.
+    pub level: Vec<u32>,
+    /// First global cell of each stripe; `stripe_cell_base[s + 1] − stripe_cell_base[s]` cells.
+    pub stripe_cell_base: Vec<u32>,
+    /// Cells per radian of RA in each stripe (cells / 2π).
+    pub stripe_inv_cell_width: Vec<f64>,
+    /// f32 c² at or below which a pair is certainly inside bin k.
+    pub inside32: Vec<f32>,
+    /// f32 c² above which a pair is certainly outside bin k.
+    pub outside32: Vec<f32>,
+    /// Half-width of the band around `chord2_max[k]` where the GPU's f64 c² is not trusted.
+    pub ambiguity: Vec<f64>,
+    /// First bin that an f32 c² in lookup cell m can fall in (`LUT_CELLS + 1` entries).
+    pub lut: Vec<u16>,
+    /// Lookup cells per unit of f32 c².
+    pub lut_scale: f32,
+}
+
+impl CudaTables {
+    /// Total number of RA cells over all stripes.
+    pub fn total_cells(&self) -> usize {
+        self.stripe_cell_base.last().copied().unwrap_or(0) as usize
+    }
+}
+
+/// f32 nearest to `x` towards −∞.
+fn f32_down(x: f64) -> f32 {
+    let f = x as f32;
+    if f64::from(f) > x { f.next_down() } else { f }
+}
+
+/// f32 nearest to `x` towards +∞.
+fn f32_up(x: f64) -> f32 {
+    let f = x as f32;
+    if f64::from(f) < x { f.next_up() } else { f }
+}
+
+/// Bound on |f32 c² − f64 c²| near chord length `c` (see the module notes).
+pub fn f32_chord2_error(c: f64) -> f64 {
+    let unit = 2f64.powi(-24);
+    let eps_d = unit * (1.0 + c);
+    F32_SAFETY * (eps_d * (2.0 * 3f64.sqrt() * c + 3.0 * eps_d) + 3.0 * unit * c * c)
+}
+
+/// Bound on |GPU f64 c² − CPU f64 c²| near chord length `c` (see the module notes).
+pub fn f64_chord2_ambiguity(c: f64) -> f64 {
+    F64_SAFETY * (2.0 * 3f64.sqrt() * c * 1.6e-15 + 4.0 * f64::EPSILON * c * c)
+}
+
+/// Builds the kernel tables for `prepared`.
+pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
+    let n_bins = prepared.bins.len();
+    let n_levels = prepared.cuts.len() + 1;
+    if n_bins > MAX_BINS || n_bins * n_levels > MAX_HISTOGRAM {
+        return Err(TwoPointError::Config(format!(
+            "the CUDA counter handles at most {MAX_BINS} bins and {MAX_HISTOGRAM} bins × (cuts + 1); \
+             got {n_bins} bins and {} cuts (use --backend cpu)",
+            n_levels - 1
+        )));
+    }
+    // A warp's shared counters see at most 256 slots (grid stride ≤ 8 per thread) × (n − 1)
+    // partners each, which fits u32 for n ≤ 2^24.
+    if prepared.len() > 1 << 24 {
+        return Err(TwoPointError::Config(format!(
+            "the CUDA counter handles at most 2^24 events, got {}",
+            prepared.len()
+        )));
+    }
+    let stripes = prepared.stripe_count();
+    let mut stripe_of_event = vec![0u32; prepared.len()];
+    for s in 0..stripes {
+        for slot in &mut stripe_of_event[prepared.stripe_start[s]..prepared.stripe_start[s + 1]] {
+            *slot = s as u32;
+        }
+    }
+
+    // RA cells about one stripe height wide (in true angle) at the stripe's widest declination,
+    // so a search window of ±θ_max/cos δ overhangs by at most a quarter of θ_max per side.
+    let height = prepared.stripe_height;
+    let natural: Vec<usize> = (0..stripes)
+        .map(|s| {
+            let low = -FRAC_PI_2 + s as f64 * height;
+            let high = (low + height).min(FRAC_PI_2);
+            let widest = if low <= 0.0 && high >= 0.0 {
+                1.0
+            } else {
+                low.cos().max(high.cos())
+            };
+            ((TAU * widest / height).floor() as usize).clamp(1, MAX_CELLS_PER_STRIPE)
+        })
+        .collect();
+    // Tiny angles would ask for far more cells than events: widen the cells so that the
+    // per-trial prefix sum and cell arrays stay O(events).
+    let natural_total: usize = natural.iter().sum();
+    let cap = (4 * prepared.len()).max(MIN_CELL_CAP);
+    let shrink = if natural_total > cap {
+        cap as f64 / natural_total as f64
+    } else {
+        1.0
+    };
+    let mut stripe_cell_base = Vec::with_capacity(stripes + 1);
+    let mut stripe_inv_cell_width = Vec::with_capacity(stripes);
+    let mut total = 0usize;
+    for &cells in &natural {
+        let cells = ((cells as f64 * shrink).floor() as usize).max(1);
+        stripe_cell_base.push(total as u32);
+        stripe_inv_cell_width.push(cells as f64 / TAU);
+        total += cells;
+    }
+    stripe_cell_base.push(total as u32);
+
+    let mut inside32 = Vec::with_capacity(n_bins);
+    let mut outside32 = Vec::with_capacity(n_bins);
+    let mut ambiguity = Vec::with_capacity(n_bins);
+    for &threshold in &prepared.bins.chord2_max {
+        let c = (threshold * 1.01).sqrt();
+        let amb = f64_chord2_ambiguity(c);
+        let band = f32_chord2_error(c) + amb;
+        inside32.push(f32_down(threshold - band));
+        outside32.push(f32_up(threshold + band));
+        ambiguity.push(amb);
+    }
+    let top = f64::from(outside32[n_bins - 1]);
+    let lut_scale = (LUT_CELLS as f64 / top) as f32;
+    // Cell m starts at the first bin whose outer edge reaches the previous cell's start, so an
+    // f32 product c²·scale rounded up by one cell never skips the right bin.
+    let lut = (0..=LUT_CELLS)
+        .map(|m| {
+            let low = m.saturating_sub(1) as f64 / f64::from(lut_scale);
+            outside32
+                .iter()
+                .position(|&t| f64::from(t) >= low)
+                .unwrap_or(n_bins - 1) as u16
+        })
+        .collect();
+    Ok(CudaTables {
+        stripe_of_event,
+        level: prepared.level.iter().map(|&l| u32::from(l)).collect(),
+        stripe_cell_base,
+        stripe_inv_cell_width,
+        inside32,
+        outside32,
+        ambiguity,
+        lut,
+        lut_scale,
+    })
+}
+
+/// The kernel's f32 bin decision, emulated bit for bit: `Some(Some(k))` certainly bin k,
+/// `Some(None)` certainly outside, `None` undecided (f64 re-check). For tests.
+pub fn f32_decision(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option<Option<usize>> {
+    let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+    let c2 = dx * dx + dy * dy + dz * dz;
+    let n_bins = tables.outside32.len();
+    // NaN or beyond the last band: outside (the kernel's `!(c2 <= limit32)`).
+    if c2.is_nan() || c2 > tables.outside32[n_bins - 1] {
+        return Some(None);
+    }
+    let cell = ((c2 * tables.lut_scale) as usize).min(LUT_CELLS);
+    let mut k = tables.lut[cell] as usize;
+    while c2 > tables.outside32[k] {
+        k += 1;
+    }
+    // The lookup must never start past the right bin.
+    debug_assert!(k == 0 || c2 > tables.outside32[k - 1]);
+    (c2 <= tables.inside32[k]).then_some(Some(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::EventList;
+    use crate::twopoint::bins::{chord2, unit_vector};
+    use crate::twopoint::{TwoPointConfig, prepare};
+
+    fn small_prepared(config: &TwoPointConfig) -> Prepared {
+        let mut list = EventList::default();
+        for i in 0..200 {
+            let t = f64::from(i);
+            list.ra.push((t * 0.7).rem_euclid(TAU));
+            list.dec
+                .push((t * 0.013 - 1.3).clamp(-FRAC_PI_2, FRAC_PI_2));
+            list.energy.push(t);
+        }
+        prepare(&list, config).expect("prepare")
+    }
+
+    #[test]
+    fn cells_cover_each_stripe_and_bands_bracket_thresholds() {
+        let prepared = small_prepared(&TwoPointConfig::default());
+        let tables = cuda_tables(&prepared).expect("tables");
+        assert_eq!(tables.stripe_cell_base.len(), prepared.stripe_count() + 1);
+        // 5° max angle → 144 stripes of 1.25°; about 26,000 cells of ≈ 1.25° × 1.25°.
+        assert_eq!(prepared.stripe_count(), 144);
+        let cells = tables.total_cells();
+        assert!((20_000..33_000).contains(&cells), "{cells} cells");
+        for s in 0..prepared.stripe_count() {
+            assert!(tables.stripe_cell_base[s + 1] > tables.stripe_cell_base[s]);
+        }
+        for (k, &t) in prepared.bins.chord2_max.iter().enumerate() {
+            let (inside, outside) = (
+                f64::from(tables.inside32[k]),
+                f64::from(tables.outside32[k]),
+            );
+            assert!(inside < t && t < outside, "bin {k}");
+            // Bands stay narrow: under 0.1 % of the threshold at 0.25°, shrinking with angle.
+            assert!((outside - inside) / t < 1e-3, "bin {k}");
+            // f64 ambiguity well inside the 1e-10 tie tolerance.
+            assert!(tables.ambiguity[k] / t < 2.5e-11, "bin {k}");
+        }
+        assert!(tables.lut.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn bad_configs_are_errors_and_tiny_angles_keep_few_cells() {
+        let tiny = TwoPointConfig {
+            bin_step_deg: 0.05,
+            bin_count: 3,
+            cut_fractions: vec![0.2],
+        };
+        let prepared = small_prepared(&tiny);
+        let tables = cuda_tables(&prepared).expect("tables");
+        // 4800 stripes of 0.0375°: one cell each at least, the total capped at 2^15.
+        assert_eq!(prepared.stripe_count(), 4800);
+        assert!((4800..=1 << 15).contains(&tables.total_cells()));
+        let config = TwoPointConfig {
+            bin_step_deg: 0.01,
+            bin_count: 300,
+            cut_fractions: vec![1.0],
+        };
+        assert!(cuda_tables(&small_prepared(&config)).is_err());
+    }
+
+    /// Pairs placed at exactly θ_k·(1 + r) for tiny r: every certain f32 decision agrees with
+    /// the f64 rule, and pairs away from edges are decided in f32.
+    #[test]
+    fn f32_decisions_agree_with_the_f64_rule_near_every_edge() {
+        let prepared = small_prepared(&TwoPointConfig::default());
+        let tables = cuda_tables(&prepared).expect("tables");
+        let mut state = 0x1234_5678_9abc_def0u64;
+        let mut uniform = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let (mut decided, mut undecided) = (0, 0);
+        for k in 0..prepared.bins.len() {
+            let theta = prepared.bins.edges_deg[k].to_radians();
+            for _ in 0..4000 {
+                let r = (uniform() - 0.5) * 4e-3 * uniform().powi(3);
+                let (ra, dec) = (uniform() * TAU, (uniform() * 2.0 - 1.0) * 1.4);
+                let a = unit_vector(ra, dec);
+                // Second point: step θ(1 + r) along a random bearing (spherical destination).
+                let bearing = uniform() * TAU;
+                let d = theta * (1.0 + r);
+                let dec_b = (dec.sin() * d.cos() + dec.cos() * d.sin() * bearing.cos()).asin();
+                let ra_b = (ra
+                    + (bearing.sin() * d.sin() * dec.cos())
+                        .atan2(d.cos() - dec.sin() * dec_b.sin()))
+                .rem_euclid(TAU);
+                let b = unit_vector(ra_b, dec_b);
+                let exact = prepared.bins.bin_of_by_scan(chord2(&a, &b));
+                let f = |v: [f64; 3]| [v[0] as f32, v[1] as f32, v[2] as f32];
+                match f32_decision(&tables, f(a), f(b)) {
+                    Some(bin) => {
+                        assert_eq!(bin, exact, "bin {k}, r {r}");
+                        decided += 1;
+                    }
+                    None => undecided += 1,
+                }
+            }
+        }
+        assert!(undecided > 0, "no pair came near an edge");
+        assert!(
+            decided > 2 * undecided,
+            "{decided} decided, {undecided} not"
+        );
+    }
+}

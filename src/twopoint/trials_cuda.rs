@@ -1,0 +1,99 @@
+//! Scrambled trials on the GPU, and the switch between the CPU and CUDA back-ends.
+//!
+//! [`run_trials_cuda`] has the shape of [`super::run_trials`]: same seed/trial-range contract,
+//! batches handed over in trial order, cancellation between launches, and counts equal to the
+//! CPU's trial for trial.
+
+use super::count_cuda::CudaPairCounter;
+use super::{Counts, Prepared, TrialBatch, TwoPointError, count_pairs, run_trials};
+use crate::gpu::GpuDevice;
+use crate::jobs::Progress;
+use std::ops::Range;
+
+/// Where pairs are counted.
+#[derive(Debug, Clone, Copy)]
+pub enum CountBackend<'d> {
+    /// CPU threads (rayon), `count_cpu.rs`.
+    Cpu,
+    /// A CUDA device, `count_cuda.rs`.
+    Cuda(&'d GpuDevice),
+}
+
+impl CountBackend<'_> {
+    /// `"cpu"` or `"cuda"`, as reported in `--json`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Cuda(_) => "cuda",
+        }
+    }
+}
+
+/// Exact cumulative counts of the observed RAs on `backend`.
+pub fn count_observed(backend: CountBackend, prepared: &Prepared) -> Result<Counts, TwoPointError> {
+    match backend {
+        CountBackend::Cpu => count_pairs(prepared, None),
+        CountBackend::Cuda(device) => super::count_cuda::count_pairs_cuda(device, prepared),
+    }
+}
+
+/// [`run_trials`] on `backend`.
+pub fn run_trials_on(
+    backend: CountBackend,
+    prepared: &Prepared,
+    seed: u64,
+    trials: Range<u64>,
+    batch: usize,
+    progress: &Progress,
+    on_batch: impl FnMut(TrialBatch),
+) -> Result<(), TwoPointError> {
+    match backend {
+        CountBackend::Cpu => run_trials(prepared, seed, trials, batch, progress, on_batch),
+        CountBackend::Cuda(device) => {
+            run_trials_cuda(device, prepared, seed, trials, batch, progress, on_batch)
+        }
+    }
+}
+
+/// Runs trials `trials` on `device` in batches of `batch` and hands each batch to `on_batch` in
+/// trial order. A batch larger than the counter's trials per launch takes several launches;
+/// cancellation is checked before each launch, and `Err(Cancelled)` leaves the batches already
+/// handed over valid.
+pub fn run_trials_cuda(
+    device: &GpuDevice,
+    prepared: &Prepared,
+    seed: u64,
+    trials: Range<u64>,
+    batch: usize,
+    progress: &Progress,
+    mut on_batch: impl FnMut(TrialBatch),
+) -> Result<(), TwoPointError> {
+    let batch = batch.max(1) as u64;
+    let total = trials.end.saturating_sub(trials.start);
+    progress.report("trials", 0, total);
+    if total == 0 {
+        return Ok(());
+    }
+    progress.check()?;
+    let mut counter = CudaPairCounter::with_trials_per_launch(device, prepared, batch as usize)?;
+    let per_launch = counter.trials_per_launch() as u64;
+    let mut first = trials.start;
+    while first < trials.end {
+        let end = (first + batch).min(trials.end);
+        let mut counts = Vec::with_capacity((end - first) as usize);
+        let mut launch_first = first;
+        while launch_first < end {
+            progress.check()?;
+            let launch_end = (launch_first + per_launch).min(end);
+            counts.extend(counter.trials(seed, launch_first..launch_end)?);
+            launch_first = launch_end;
+        }
+        on_batch(TrialBatch {
+            first_trial: first,
+            counts,
+        });
+        first = end;
+        progress.report("trials", first - trials.start, total);
+    }
+    Ok(())
+}
