@@ -3,8 +3,9 @@
 //! which plots them live (`twopoint_ui.rs`). Stop keeps what was done; Start resumes from there.
 
 use super::documents::{EventsDocument, Notice};
+use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
-use crate::twopoint::{self, Analysis, Summary, TwoPointConfig, TwoPointError};
+use crate::twopoint::{self, Analysis, CountBackend, Summary, TwoPointConfig, TwoPointError};
 use crossbeam_channel::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,8 @@ pub struct TwoPointState {
     pub post_trial_p: Option<f64>,
     /// Trials per second of the latest run.
     pub trials_per_second: f64,
+    /// Back-end counting the pairs ("cpu", "cuda").
+    pub backend: String,
 }
 
 /// What the worker sends.
@@ -225,11 +228,16 @@ fn run_analysis(
     waker: &Waker,
 ) -> Result<(), TwoPointError> {
     progress.report("counting pairs", 0, 1);
-    // The CUDA pair counter plugs in here through the library's back-end switch when it lands.
+    // The best back-end: CUDA where a device opens, else the CPU (counts are identical).
+    let resolved = resolve_backend(BackendChoice::Auto);
+    let backend = match &resolved {
+        Ok(ResolvedBackend::Cuda(device)) => CountBackend::Cuda(device),
+        _ => CountBackend::Cpu,
+    };
     let prepared = twopoint::prepare(events, &TwoPointConfig::default())?;
     let mut analysis = match resume {
         Some(analysis) => analysis,
-        None => Analysis::observe(&prepared, seed, 0)?,
+        None => Analysis::new(twopoint::count_observed(backend, &prepared)?, seed, 0),
     };
     progress.report("counting pairs", 1, 1);
     let state = TwoPointState {
@@ -241,6 +249,7 @@ fn run_analysis(
         post_trial_p: analysis.post_trial_p(),
         analysis: analysis.clone(),
         trials_per_second: 0.0,
+        backend: backend.name().to_owned(),
     };
     let _ = tx.send(Update::Started(Box::new(state)));
     waker();
@@ -254,7 +263,8 @@ fn run_analysis(
         let count = batch.min(target - analysis.trials());
         let batch_start = Instant::now();
         let mut batches = Vec::new();
-        twopoint::run_trials(
+        twopoint::run_trials_on(
+            backend,
             &prepared,
             seed,
             next..next + count,

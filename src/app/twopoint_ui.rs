@@ -238,7 +238,10 @@ fn summary_line_ui(ui: &mut egui::Ui, state: &TwoPointState) {
     ui.horizontal_wrapped(|ui| {
         ui.strong(format!("{} trials", summary.trials));
         ui.separator();
-        ui.label(format!("{:.1} trials/s", state.trials_per_second));
+        ui.label(format!(
+            "{:.1} trials/s on {}",
+            state.trials_per_second, state.backend
+        ));
         ui.separator();
         match state.post_trial_p {
             Some(p) => ui.label(format!("post-trial p = {p:.3}")),
