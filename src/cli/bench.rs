@@ -4,6 +4,7 @@ mod fof;
 mod load;
 mod movie;
 mod render;
+mod render_cuda;
 mod twopoint;
 
 use clap::Subcommand;
