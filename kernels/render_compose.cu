@@ -3,12 +3,13 @@
 // clamped, quantised by round-to-nearest to 8 or 16 bits. Self-contained.
 
 extern "C" __global__ void compose(const unsigned long long* __restrict__ tau_fixed,
-                                   const float* __restrict__ tau_cpu, unsigned long long n,
+                                   const float* __restrict__ tau_cpu, int has_cpu,
+                                   unsigned long long n,
                                    double inv_scale, float* __restrict__ tau) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float v = (float)((double)tau_fixed[i] * inv_scale);
-    if (tau_cpu != nullptr) v = v + tau_cpu[i];
+    if (has_cpu) v = v + tau_cpu[i];
     tau[i] = v;
 }
 

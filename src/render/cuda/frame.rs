@@ -641,19 +641,16 @@ fn run_chunks(
     let c0 = Timer::event(&stream)?;
     let n_values = (width * height * 3) as u64;
     let mut launch = stream.launch_builder(&r.kernels.compose);
-    let cpu_arg = if has_cpu {
-        image.tau_cpu.slice(..)
-    } else {
-        dummy.slice(0..0)
-    };
+    let has_cpu_i32 = i32::from(has_cpu);
     launch
         .arg(&image.tau_fixed)
-        .arg(&cpu_arg)
+        .arg(&image.tau_cpu)
+        .arg(&has_cpu_i32)
         .arg(&n_values)
         .arg(&inv_scale)
         .arg(&mut image.tau);
-    // SAFETY: all three buffers hold n_values entries; tau_cpu is read only when non-empty
-    // (an empty view is a null pointer, which the kernel tests).
+    // SAFETY: all three buffers hold n_values entries; tau_cpu is read only when it was
+    // filled this frame (has_cpu).
     unsafe { launch.launch(launch_config(grid(n_values as usize, BLOCK as usize), 0)) }
         .map_err(GpuError::from)?;
     let c1 = Timer::event(&stream)?;
