@@ -10,27 +10,31 @@
 #define MEDIUM_LANES 8
 #endif
 
+// Tiles are keys tile_base .. tile_base + n_tiles - 1 of the sort (tile_base = n_tiles for the
+// wide-border pass of large splats); block b handles segment seg_start[tile_base] + b.
 extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
                                         const unsigned int* __restrict__ tile_start,
                                         const unsigned int* __restrict__ seg_start,
-                                        unsigned int n_tiles, unsigned int segment, int tile_px,
+                                        unsigned int tile_base, unsigned int n_tiles,
+                                        unsigned int segment, int tile_px,
                                         int tiles_x, int margin, int width, int height,
                                         double scale,
                                         unsigned long long* __restrict__ tau_fixed) {
     extern __shared__ unsigned long long region[];
-    unsigned int block = blockIdx.x;
-    if (block >= seg_start[n_tiles]) return;
+    unsigned int block = seg_start[tile_base] + blockIdx.x;
+    if (block >= seg_start[tile_base + n_tiles]) return;
     // The tile owning this segment: the last t with seg_start[t] <= block.
-    unsigned int lo = 0, hi = n_tiles;
+    unsigned int lo = tile_base, hi = tile_base + n_tiles;
     while (hi - lo > 1) {
         unsigned int mid = (lo + hi) / 2;
         if (seg_start[mid] <= block) lo = mid; else hi = mid;
     }
-    unsigned int tile = lo;
-    unsigned int first = tile_start[tile] + (block - seg_start[tile]) * segment;
-    unsigned int end = tile_start[tile + 1];
+    unsigned int key = lo;
+    unsigned int first = tile_start[key] + (block - seg_start[key]) * segment;
+    unsigned int end = tile_start[key + 1];
     if (first + segment < end) end = first + segment;
 
+    unsigned int tile = key - tile_base;
     int side = tile_px + 2 * margin;
     int x0 = (int)(tile % tiles_x) * tile_px - margin;
     int y0 = (int)(tile / tiles_x) * tile_px - margin;

@@ -1,7 +1,7 @@
-// Step 4 of the pipeline: small particles (footprint box of one pixel) are added straight into
-// the global fixed-point tau with 64-bit integer atomics, with the weight the CPU gives them: the
-// Gaussian at the pixel's sample point, over the CPU splatter's widened 3x3 box with its disc
-// test. Needs render_common.cuh before it.
+// Step 4 of the pipeline: small particles (footprint box of one pixel), and medium ones with a
+// box of a few pixels, are added straight into the global fixed-point tau with 64-bit integer
+// atomics, with the weight the CPU gives them: the Gaussian at each pixel's sample point, over
+// the CPU splatter's widened box with its disc test. Needs render_common.cuh before it.
 
 extern "C" __global__ void small_splat(ViewC view, StyleC style, const float* __restrict__ pos, const float* __restrict__ h,
     const float* __restrict__ intensity, const float* __restrict__ colour,

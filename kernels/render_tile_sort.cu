@@ -7,9 +7,11 @@
 #define SCAN_THREADS 1024
 
 // Exclusive scans of the tile counts (-> tile_start, cursor) and of the segments per tile,
-// ceil(count / segment) (-> seg_start); entry n_tiles of each holds the total.
+// ceil(count / segment) (-> seg_start); entry n_tiles of each holds the total. Keys from
+// `wide_from` on (the wide-border tiles) use `wide_segment`.
 extern "C" __global__ void tile_scan(const unsigned int* __restrict__ tile_count,
                                      unsigned int n_tiles, unsigned int segment,
+                                     unsigned int wide_from, unsigned int wide_segment,
                                      unsigned int* __restrict__ tile_start,
                                      unsigned int* __restrict__ cursor,
                                      unsigned int* __restrict__ seg_start) {
@@ -23,7 +25,8 @@ extern "C" __global__ void tile_scan(const unsigned int* __restrict__ tile_count
     for (unsigned int k = lo; k < hi; ++k) {
         unsigned int c = tile_count[k];
         sum_count += c;
-        sum_seg += (c + segment - 1) / segment;
+        unsigned int seg = k < wide_from ? segment : wide_segment;
+        sum_seg += (c + seg - 1) / seg;
     }
     part_count[t] = sum_count;
     part_seg[t] = sum_seg;
@@ -45,7 +48,8 @@ extern "C" __global__ void tile_scan(const unsigned int* __restrict__ tile_count
         cursor[k] = run_count;
         seg_start[k] = run_seg;
         run_count += c;
-        run_seg += (c + segment - 1) / segment;
+        unsigned int seg = k < wide_from ? segment : wide_segment;
+        run_seg += (c + seg - 1) / seg;
     }
     if (t == SCAN_THREADS - 1) {
         tile_start[n_tiles] = part_count[t];

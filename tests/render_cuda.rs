@@ -121,7 +121,8 @@ fn every_radius_regime_matches_the_cpu() {
     let mut small = synthetic_settings(&snapshot, 512, 0.02);
     small.min_radius_px = 0.0;
     let counts = check_against_cpu(&mut r, &snapshot, &small);
-    assert!(counts.small > counts.active() * 9 / 10, "{counts:?}");
+    // Without r_min many of them touch no pixel (inactive); of the rest most are small.
+    assert!(counts.small > counts.medium * 3, "{counts:?}");
     // Mixed small/medium (R0 ≈ 1 with r_min), medium (R0 ≈ 4), all large (size factor big).
     for (size_factor, check) in [(0.5f32, "mixed"), (3.0, "medium"), (40.0, "large")] {
         let settings = synthetic_settings(&snapshot, 512, size_factor);
@@ -187,12 +188,21 @@ fn tile_borders_and_image_edges_match_the_cpu() {
             tile_px: 8,
             medium_lanes: 1,
             segment: 3,
+            direct_cut_px: 0.0,
+            ..CudaTuning::default()
+        },
+        CudaTuning {
+            medium_lanes: 4,
+            direct_cut_px: 100.0,
+            large: LargePath::Gpu,
+            gpu_border_px: 0.0,
             ..CudaTuning::default()
         },
         CudaTuning {
             tile_px: 32,
             medium_lanes: 32,
             large: LargePath::Gpu,
+            wide_segment: 5,
             ..CudaTuning::default()
         },
     ] {

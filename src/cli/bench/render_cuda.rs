@@ -32,6 +32,15 @@ pub struct CudaBenchArgs {
     /// Medium splats per tile block.
     #[arg(long, default_value_t = 2048)]
     pub segment: u32,
+    /// Direct-atomic cuts R in pixels to try (medium splats below go with the small ones).
+    #[arg(long, value_delimiter = ',', default_values_t = [1.5f32])]
+    pub direct_cut: Vec<f32>,
+    /// Border of the wide tile pass for large splats (with --large gpu).
+    #[arg(long, default_value_t = 32.0)]
+    pub gpu_border: f32,
+    /// Large splats per block of the wide tile pass.
+    #[arg(long, default_value_t = 256)]
+    pub wide_segment: u32,
 }
 
 /// Runs the CUDA benchmark.
@@ -43,8 +52,8 @@ pub fn run(args: &BenchRenderArgs) -> anyhow::Result<()> {
     eprintln!("device: {}", device.info());
     let mut rows = Vec::new();
     eprintln!(
-        "{:>10} {:>5} {:>5} {:>4} {:>3} {:>9} {:>9} {:>9}  stages (ms)",
-        "particles", "side", "R0", "tile", "ln", "first_s", "frame_ms", "Gpart/s"
+        "{:>10} {:>5} {:>5} {:>4} {:>3} {:>4} {:>9} {:>9} {:>9}  stages (ms)",
+        "particles", "side", "R0", "tile", "ln", "cut", "first_s", "frame_ms", "Gpart/s"
     );
     for &n in &args.particles {
         let snapshot = clustered_snapshot(n as usize, 42);
@@ -58,12 +67,23 @@ pub fn run(args: &BenchRenderArgs) -> anyhow::Result<()> {
                 vec![SpeciesStyle::new(SpeciesKind::Dark)],
             );
             let mean_r1 = mean_radius(&snapshot, &base)?;
-            for &tile in &args.cuda.tile {
-                for &lanes in &args.cuda.lanes {
+            let configs = args.cuda.tile.iter().flat_map(|&tile| {
+                args.cuda.lanes.iter().flat_map(move |&lanes| {
+                    args.cuda
+                        .direct_cut
+                        .iter()
+                        .map(move |&cut| (tile, lanes, cut))
+                })
+            });
+            for (tile, lanes, direct_cut) in configs {
+                {
                     let tuning = CudaTuning {
                         tile_px: tile,
                         medium_lanes: lanes,
                         segment: args.cuda.segment,
+                        direct_cut_px: direct_cut,
+                        gpu_border_px: args.cuda.gpu_border,
+                        wide_segment: args.cuda.wide_segment,
                         large: args.cuda.large,
                         ..CudaTuning::default()
                     };
@@ -97,12 +117,13 @@ pub fn run(args: &BenchRenderArgs) -> anyhow::Result<()> {
                             .collect();
                         let rate = n as f64 / seconds;
                         eprintln!(
-                            "{:>10} {:>5} {:>5.1} {:>4} {:>3} {:>9.3} {:>9.2} {:>9.2}  {}  counts {:?}",
+                            "{:>10} {:>5} {:>5.1} {:>4} {:>3} {:>4.1} {:>9.3} {:>9.2} {:>9.2}  {}  counts {:?}",
                             n,
                             side,
                             r0,
                             tile,
                             lanes,
+                            direct_cut,
                             first_s,
                             seconds * 1e3,
                             rate / 1e9,

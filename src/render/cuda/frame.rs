@@ -1,24 +1,34 @@
 //! One frame of the CUDA pipeline (see the module docs of [`super`]).
 
+use super::buffers;
 use super::data::{self, HostArrays};
 use super::params::{LargeC, StyleC, ViewC};
-use super::{CudaRenderer, ImageBuffers, LargePath, MIN_CHUNK, Scratch, is_out_of_memory};
+use super::{CudaRenderer, LargePath};
 use crate::data::Snapshot;
 use crate::gpu::GpuError;
 use crate::jobs::Progress;
 use crate::render::palette::Palette;
 use crate::render::project::{AMPLITUDE_FACTOR, Splat, StyleParams, ViewParams};
-use crate::render::{
-    Brightness, ClassCounts, RenderError, RenderSettings, RenderStats, StageTime, ToneSettings,
-};
+use crate::render::{Brightness, ClassCounts, RenderError, RenderSettings, RenderStats, StageTime};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaView, LaunchConfig, PushKernelArg, sys};
 use std::rc::Rc;
 use std::time::Instant;
 
 /// Threads per block of the per-particle and per-pixel kernels.
-const BLOCK: u32 = 256;
+pub(super) const BLOCK: u32 = 256;
 /// Largest dynamic shared memory the tile kernel may ask for (Hopper allows 227 KiB).
 const MAX_TILE_SHARED_BYTES: usize = 200 * 1024;
+/// Threads per block of the wide-border tile pass (one block per SM fits its shared memory).
+const WIDE_BLOCK: u32 = 1024;
+
+/// The wide border actually used: at most what fits in shared memory, 0 when not above the
+/// medium border (then every large splat takes the large path).
+fn wide_border_px(wanted: f32, tile_px: usize, border_px: f32) -> f32 {
+    let max_side = ((MAX_TILE_SHARED_BYTES / 24) as f64).sqrt().floor() as usize;
+    let max_border = (max_side.saturating_sub(tile_px) / 2).saturating_sub(2) as f32;
+    let border = wanted.min(max_border);
+    if border > border_px { border } else { 0.0 }
+}
 
 /// Per-stage GPU kernel times of one frame, in milliseconds (CUDA events, summed over chunks).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -27,11 +37,11 @@ pub struct FrameTimings {
     pub stages: Vec<(&'static str, f64)>,
 }
 
-fn grid(n: usize, per_block: usize) -> u32 {
+pub(super) fn grid(n: usize, per_block: usize) -> u32 {
     n.div_ceil(per_block).max(1) as u32
 }
 
-fn launch_config(blocks: u32, shared: usize) -> LaunchConfig {
+pub(super) fn launch_config(blocks: u32, shared: usize) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (BLOCK, 1, 1),
@@ -124,7 +134,7 @@ pub(super) fn render_frame(
         r.loaded = None;
         r.scratch = None;
         let mut loaded = data::prepare(snapshot, settings, progress)?;
-        make_resident(r, snapshot, settings, &mut loaded)?;
+        buffers::make_resident(r, snapshot, settings, &mut loaded)?;
         r.loaded = Some((key, loaded));
         r.last_upload_seconds = upload_start.elapsed().as_secs_f64();
     } else {
@@ -168,141 +178,6 @@ pub(super) fn render_frame(
     })
 }
 
-/// Uploads every species when data plus scratch fit in device memory (else they stream).
-fn make_resident(
-    r: &mut CudaRenderer,
-    snapshot: &Snapshot,
-    settings: &RenderSettings,
-    loaded: &mut [data::LoadedSpecies],
-) -> Result<(), RenderError> {
-    let total: usize = loaded.iter().map(|s| s.n).sum();
-    if !r.tuning.resident {
-        return Ok(());
-    }
-    let (free, _) = r.device.memory()?;
-    let bytes: usize = loaded
-        .iter()
-        .zip(&settings.species)
-        .map(|(s, style)| {
-            s.n * (16
-                + 4 * usize::from(style.intensity.is_some())
-                + 4 * usize::from(style.colour.is_some()))
-        })
-        .sum();
-    let scratch = r.tuning.chunk_particles.min(total.max(1)) * 64;
-    let image = settings.width as usize * settings.height as usize * 3 * 14;
-    if bytes + scratch + image > free / 10 * 9 {
-        return Ok(());
-    }
-    for (species, style) in loaded.iter_mut().zip(&settings.species) {
-        if species.n == 0 {
-            continue;
-        }
-        let host = species.host(snapshot, style)?;
-        let arrays = data::alloc_arrays(
-            &r.copy,
-            species.n,
-            host.intensity.is_some(),
-            host.colour.is_some(),
-        );
-        let mut arrays = match arrays {
-            Ok(a) => a,
-            Err(e) if is_out_of_memory(&e) => {
-                // Does not fit after all: stream everything.
-                loaded.iter_mut().for_each(|s| s.resident = None);
-                return Ok(());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        data::upload_range(&mut r.staging, &r.copy, &host, 0..species.n, &mut arrays)?;
-        species.resident = Some(arrays);
-    }
-    r.copy.synchronize().map_err(GpuError::from)?;
-    Ok(())
-}
-
-/// Allocates the per-chunk scratch, halving the chunk while memory runs out.
-fn ensure_scratch(
-    r: &mut CudaRenderer,
-    n_tiles: usize,
-    total: usize,
-    streamed: bool,
-    widths: (bool, bool),
-) -> Result<(), RenderError> {
-    let wanted = r.tuning.chunk_particles.min(total.max(1024));
-    if let Some(s) = &r.scratch
-        && s.n_tiles == n_tiles
-        && s.capacity >= wanted.min(MIN_CHUNK)
-        && (!streamed || !s.streamed.is_empty())
-    {
-        return Ok(());
-    }
-    r.scratch = None;
-    let mut capacity = wanted;
-    loop {
-        match alloc_scratch(r, capacity, n_tiles, streamed, widths) {
-            Ok(s) => {
-                r.scratch = Some(s);
-                return Ok(());
-            }
-            Err(e) if is_out_of_memory(&e) && capacity / 2 >= MIN_CHUNK => capacity /= 2,
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
-fn alloc_scratch(
-    r: &CudaRenderer,
-    capacity: usize,
-    n_tiles: usize,
-    streamed: bool,
-    (intensity, colour): (bool, bool),
-) -> Result<Scratch, GpuError> {
-    let s = &r.compute;
-    let mut sets = Vec::new();
-    if streamed {
-        for _ in 0..2 {
-            sets.push(data::alloc_arrays(s, capacity, intensity, colour)?);
-        }
-    }
-    Ok(Scratch {
-        capacity,
-        n_tiles,
-        keys: s.alloc_zeros(capacity)?,
-        tile_count: s.alloc_zeros(n_tiles + 1)?,
-        tile_start: s.alloc_zeros(n_tiles + 1)?,
-        cursor: s.alloc_zeros(n_tiles + 1)?,
-        seg_start: s.alloc_zeros(n_tiles + 1)?,
-        sorted: s.alloc_zeros(capacity)?,
-        large: s.alloc_zeros(capacity)?,
-        large_count: s.alloc_zeros(1)?,
-        class_count: s.alloc_zeros(4)?,
-        streamed: sets,
-    })
-}
-
-fn ensure_image(r: &mut CudaRenderer, width: u32, height: u32) -> Result<(), GpuError> {
-    if r.image
-        .as_ref()
-        .is_some_and(|i| i.width == width && i.height == height)
-    {
-        return Ok(());
-    }
-    r.image = None;
-    let n = width as usize * height as usize * 3;
-    let s = &r.compute;
-    r.image = Some(ImageBuffers {
-        width,
-        height,
-        tau_fixed: s.alloc_zeros(n)?,
-        tau: s.alloc_zeros(n)?,
-        tau_cpu: s.alloc_zeros(n)?,
-        image8: s.alloc_zeros(n)?,
-        image16: s.alloc_zeros(n)?,
-    });
-    Ok(())
-}
-
 /// Kernel-side arrays of one chunk.
 struct ChunkViews<'a> {
     pos: CudaView<'a, f32>,
@@ -334,17 +209,27 @@ fn run_chunks(
         settings.species.iter().any(|s| s.intensity.is_some()),
         settings.species.iter().any(|s| s.colour.is_some()),
     );
-    ensure_scratch(r, n_tiles, total, streamed, widths)?;
-    ensure_image(r, settings.width, settings.height)?;
-    if tile_shared > 48 * 1024 {
+    buffers::ensure_scratch(r, n_tiles, total, streamed, widths)?;
+    buffers::ensure_image(r, settings.width, settings.height)?;
+    // The wide-border pass: large splats with the centre on the image and R < gpu_border go to
+    // tiles with a border wide enough for them (when large splats are drawn on the GPU).
+    let wide_border = match r.tuning.large {
+        LargePath::Gpu => wide_border_px(r.tuning.gpu_border_px, tile_px, settings.border_px),
+        LargePath::Cpu => 0.0,
+    };
+    let wide_margin = wide_border.ceil() as usize + 2;
+    let wide_shared = (tile_px + 2 * wide_margin).pow(2) * 3 * 8;
+    let max_shared = tile_shared.max(if wide_border > 0.0 { wide_shared } else { 0 });
+    if max_shared > 48 * 1024 {
         r.kernels
             .medium
             .set_attribute(
                 sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                tile_shared as i32,
+                max_shared as i32,
             )
             .map_err(GpuError::from)?;
     }
+    let direct_cut = r.tuning.direct_cut_px;
 
     // Per-species styles and palettes (these may change every frame).
     let mut bound = 0.0f64;
@@ -469,6 +354,8 @@ fn run_chunks(
                 .memset_zeros(&mut scratch.large_count)
                 .map_err(GpuError::from)?;
             let (tile_i32, tiles_x_i32) = (tile_px as i32, tiles_x as i32);
+            let (n_tiles_u32, n_keys_u32) = (n_tiles as u32, 2 * n_tiles as u32);
+            let (segment, wide_segment) = (r.tuning.segment, r.tuning.wide_segment);
             let mut launch = stream.launch_builder(&r.kernels.classify);
             launch
                 .arg(&view_c)
@@ -481,28 +368,32 @@ fn run_chunks(
                 .arg(&n_u32)
                 .arg(&tile_i32)
                 .arg(&tiles_x_i32)
+                .arg(&n_tiles_u32)
+                .arg(&direct_cut)
+                .arg(&wide_border)
                 .arg(&mut scratch.keys)
                 .arg(&mut scratch.tile_count)
                 .arg(&mut scratch.class_count);
             // SAFETY: the views hold `len` particles (3·len positions); keys hold ≥ len entries,
-            // tile_count n_tiles + 1; every tile id written is < n_tiles (centre on the image).
+            // tile_count 2·n_tiles + 1; every tile key written is < 2·n_tiles (centre on the
+            // image).
             unsafe { launch.launch(launch_config(grid(len, BLOCK as usize), 0)) }
                 .map_err(GpuError::from)?;
             let e1 = Timer::event(&stream)?;
             timer.marks.push(("classify", e0.clone(), e1.clone()));
 
             // (5a) counting sort: scan, then scatter (which also compacts the large ones).
-            let n_tiles_u32 = n_tiles as u32;
-            let segment = r.tuning.segment;
             let mut launch = stream.launch_builder(&r.kernels.tile_scan);
             launch
                 .arg(&scratch.tile_count)
-                .arg(&n_tiles_u32)
+                .arg(&n_keys_u32)
                 .arg(&segment)
+                .arg(&n_tiles_u32)
+                .arg(&wide_segment)
                 .arg(&mut scratch.tile_start)
                 .arg(&mut scratch.cursor)
                 .arg(&mut scratch.seg_start);
-            // SAFETY: one block of 1024 threads; the four arrays hold n_tiles + 1 entries.
+            // SAFETY: one block of 1024 threads; the four arrays hold 2·n_tiles + 1 entries.
             unsafe {
                 launch.launch(LaunchConfig {
                     grid_dim: (1, 1, 1),
@@ -558,11 +449,13 @@ fn run_chunks(
             // (5b) medium tiles.
             let blocks = n_tiles + len.div_ceil(segment as usize);
             let (margin_i32, side) = (margin as i32, tile_shared);
+            let zero_u32 = 0u32;
             let mut launch = stream.launch_builder(&r.kernels.medium);
             launch
                 .arg(&scratch.sorted)
                 .arg(&scratch.tile_start)
                 .arg(&scratch.seg_start)
+                .arg(&zero_u32)
                 .arg(&n_tiles_u32)
                 .arg(&segment)
                 .arg(&tile_i32)
@@ -577,6 +470,35 @@ fn run_chunks(
             unsafe { launch.launch(launch_config(blocks as u32, side)) }.map_err(GpuError::from)?;
             let e4 = Timer::event(&stream)?;
             timer.marks.push(("medium", e3.clone(), e4.clone()));
+            if wide_border > 0.0 {
+                let blocks = n_tiles + len.div_ceil(wide_segment as usize);
+                let wide_margin_i32 = wide_margin as i32;
+                let mut launch = stream.launch_builder(&r.kernels.medium);
+                launch
+                    .arg(&scratch.sorted)
+                    .arg(&scratch.tile_start)
+                    .arg(&scratch.seg_start)
+                    .arg(&n_tiles_u32)
+                    .arg(&n_tiles_u32)
+                    .arg(&wide_segment)
+                    .arg(&tile_i32)
+                    .arg(&tiles_x_i32)
+                    .arg(&wide_margin_i32)
+                    .arg(&w_i32)
+                    .arg(&h_i32)
+                    .arg(&scale)
+                    .arg(&mut image.tau_fixed);
+                // SAFETY: as the medium pass, over keys n_tiles..2·n_tiles with the wide margin
+                // (shared memory sized for it; 1024 threads, a multiple of the lanes).
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks as u32, 1, 1),
+                    block_dim: (WIDE_BLOCK, 1, 1),
+                    shared_mem_bytes: wide_shared as u32,
+                };
+                unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
+                let e5 = Timer::event(&stream)?;
+                timer.marks.push(("wide_tiles", e4.clone(), e5.clone()));
+            }
 
             // (3) large: count back on the copy stream (waits only for the scatter).
             let copy_start = Instant::now();
@@ -680,52 +602,4 @@ fn run_chunks(
         large: counts.get(3).copied().unwrap_or(0),
     };
     Ok((counts, total as u64))
-}
-
-pub(super) fn tone_image(
-    r: &mut CudaRenderer,
-    tau_scale: f32,
-    tone: &ToneSettings,
-) -> Result<image::DynamicImage, RenderError> {
-    let Some(image) = r.image.as_mut() else {
-        return Err(RenderError::setting("no frame rendered yet"));
-    };
-    let stream = &r.compute;
-    let n = image.width as u64 * image.height as u64 * 3;
-    let cfg = launch_config(grid(n as usize, BLOCK as usize), 0);
-    let (w, h) = (image.width, image.height);
-    match tone.bits {
-        crate::render::BitDepth::Eight => {
-            let mut launch = stream.launch_builder(&r.kernels.tone8);
-            launch
-                .arg(&image.tau)
-                .arg(&n)
-                .arg(&tau_scale)
-                .arg(&tone.gamma)
-                .arg(&tone.contrast)
-                .arg(&mut image.image8);
-            // SAFETY: tau and image8 hold n entries.
-            unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
-            let pixels = stream.clone_dtoh(&image.image8).map_err(GpuError::from)?;
-            image::RgbImage::from_raw(w, h, pixels)
-                .map(image::DynamicImage::ImageRgb8)
-                .ok_or_else(|| RenderError::setting("image size mismatch"))
-        }
-        crate::render::BitDepth::Sixteen => {
-            let mut launch = stream.launch_builder(&r.kernels.tone16);
-            launch
-                .arg(&image.tau)
-                .arg(&n)
-                .arg(&tau_scale)
-                .arg(&tone.gamma)
-                .arg(&tone.contrast)
-                .arg(&mut image.image16);
-            // SAFETY: tau and image16 hold n entries.
-            unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
-            let pixels = stream.clone_dtoh(&image.image16).map_err(GpuError::from)?;
-            image::ImageBuffer::<image::Rgb<u16>, _>::from_raw(w, h, pixels)
-                .map(image::DynamicImage::ImageRgb16)
-                .ok_or_else(|| RenderError::setting("image size mismatch"))
-        }
-    }
 }

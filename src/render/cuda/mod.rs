@@ -15,10 +15,12 @@
 //! renders equal unchunked ones. k is chosen per frame from a bound on every pixel's τ
 //! (K_A·brightness·Σ 1/h), leaving two bits of headroom in 64.
 
+mod buffers;
 mod data;
 mod frame;
 mod kernels;
 mod params;
+mod tone;
 
 pub use frame::FrameTimings;
 
@@ -54,6 +56,15 @@ pub struct CudaTuning {
     pub medium_lanes: u32,
     /// Medium splats per thread block (a tile with more gets several blocks).
     pub segment: u32,
+    /// Medium splats with R below this many pixels go to the direct atomic kernel with the
+    /// small ones (their box is a few pixels: atomics beat sorting); 0 = none.
+    pub direct_cut_px: f32,
+    /// With [`LargePath::Gpu`]: large splats with the centre on the image and R below this go
+    /// to a second tile pass with this border (capped by shared memory); the rest to one warp
+    /// each.
+    pub gpu_border_px: f32,
+    /// Large splats per block of the wide-border tile pass.
+    pub wide_segment: u32,
     /// Particles per kernel pass (and per upload when streaming).
     pub chunk_particles: usize,
     /// Keep data resident on the device when they fit (false: stream every frame).
@@ -68,6 +79,9 @@ impl Default for CudaTuning {
             tile_px: 16,
             medium_lanes: 8,
             segment: 2048,
+            direct_cut_px: 1.5,
+            gpu_border_px: 32.0,
+            wide_segment: 256,
             chunk_particles: 1 << 25,
             resident: true,
             large: LargePath::Cpu,
@@ -252,7 +266,7 @@ impl CudaRenderer {
         tau_scale: f32,
         tone: &super::ToneSettings,
     ) -> Result<image::DynamicImage, RenderError> {
-        frame::tone_image(self, tau_scale, tone)
+        tone::tone_image(self, tau_scale, tone)
     }
 }
 
@@ -269,9 +283,15 @@ fn check_tuning(tuning: &CudaTuning) -> Result<(), RenderError> {
             tuning.medium_lanes
         )));
     }
-    if tuning.segment == 0 || tuning.chunk_particles < 1024 {
+    let finite = |v: f32| v >= 0.0 && v.is_finite();
+    if !finite(tuning.direct_cut_px) || !finite(tuning.gpu_border_px) {
         return Err(RenderError::setting(
-            "CUDA segment must be > 0 and chunk >= 1024 particles",
+            "CUDA direct cut and GPU border must be finite numbers >= 0",
+        ));
+    }
+    if tuning.segment == 0 || tuning.wide_segment == 0 || tuning.chunk_particles < 1024 {
+        return Err(RenderError::setting(
+            "CUDA segments must be > 0 and chunk >= 1024 particles",
         ));
     }
     Ok(())
