@@ -6,6 +6,7 @@ mod gui;
 mod load;
 mod movie;
 mod render;
+mod render_cuda;
 mod twopoint;
 mod twopoint_cuda;
 

@@ -5,7 +5,7 @@ use crate::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
 use crate::render::palette::palette_names;
 use crate::render::{
     BitDepth, Bounds, Brightness, Camera, Projection, RenderSettings, SpeciesStyle, ToneSettings,
-    npy, output, render_cpu,
+    npy, output, render,
 };
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
@@ -182,9 +182,6 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             args.height
         );
     }
-    if !matches!(args.backend, Backend::Auto | Backend::Cpu) {
-        bail!("the CUDA renderer is not available in this build; use --backend cpu or auto");
-    }
     let start = Instant::now();
     let options = LoadOptions {
         max_particles: args.max_particles,
@@ -202,7 +199,13 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     }
     let context = || file.display().to_string();
     let settings = settings_from_args(&args, &snapshot).with_context(context)?;
-    let output = render_cpu(&snapshot, &settings, &progress).with_context(context)?;
+    let choice = match args.backend {
+        Backend::Auto => crate::gpu::BackendChoice::Auto,
+        Backend::Cpu => crate::gpu::BackendChoice::Cpu,
+        Backend::Cuda => crate::gpu::BackendChoice::Cuda,
+    };
+    let (output, backend) =
+        render(&snapshot, &settings, choice, &progress).with_context(context)?;
 
     let write_start = Instant::now();
     output::save_png(&out, &output.image(&settings.tone))?;
@@ -220,7 +223,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let seconds = start.elapsed().as_secs_f64();
     if args.json {
         let report = serde_json::json!({
-            "backend": "cpu",
+            "backend": backend.name(),
             "file": file.display().to_string(),
             "out": out.display().to_string(),
             "tau_out": args.tau_out.as_ref().map(|p| p.display().to_string()),
@@ -244,7 +247,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
         println!("{report}");
     } else {
         eprintln!(
-            "rendered {} particles ({} active: {} small, {} medium, {} large) at {}x{}, \
+            "rendered {} particles ({} active: {} small, {} medium, {} large) at {}x{} on the {}, \
              brightness {} ({}), in {:.3} s -> {}",
             stats.particles,
             stats.counts.active(),
@@ -253,6 +256,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             stats.counts.large,
             settings.width,
             settings.height,
+            backend.name(),
             stats.brightness,
             if stats.auto_exposure {
                 "auto"

@@ -83,13 +83,13 @@ pub fn field_values<'a>(species: &'a Species, name: &str) -> Result<Values<'a>, 
     })
 }
 
-/// A style resolved against the data.
-struct Resolved<'a> {
-    species: &'a Species,
-    intensity: Option<(Normaliser, Values<'a>)>,
-    colour: Option<(Normaliser, Values<'a>, Palette)>,
-    smoothing: Cow<'a, [f32]>,
-    style: &'a SpeciesStyle,
+/// A style resolved against the data (shared with the CUDA back-end).
+pub(crate) struct Resolved<'a> {
+    pub(crate) species: &'a Species,
+    pub(crate) intensity: Option<(Normaliser, Values<'a>)>,
+    pub(crate) colour: Option<(Normaliser, Values<'a>, Palette)>,
+    pub(crate) smoothing: Cow<'a, [f32]>,
+    pub(crate) style: &'a SpeciesStyle,
 }
 
 fn checked_range(
@@ -278,7 +278,7 @@ impl CpuRenderer {
 }
 
 /// Looks up the species, fields, limits and palette of one style.
-fn resolve<'a>(
+pub(crate) fn resolve<'a>(
     snapshot: &'a Snapshot,
     style: &'a SpeciesStyle,
 ) -> Result<Resolved<'a>, RenderError> {

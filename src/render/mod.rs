@@ -8,8 +8,10 @@
 //! Entry points: [`render_cpu`] (one frame) or [`cpu::CpuRenderer`] (reuses every buffer across
 //! frames), [`tone::tone_map`], [`output::save_png`], [`npy::write_tau_npy`].
 
+pub mod backend;
 pub mod camera;
 pub mod cpu;
+pub mod cuda;
 pub mod exposure;
 pub mod normalise;
 pub mod npy;
@@ -22,8 +24,10 @@ pub mod synthetic;
 pub mod tau;
 pub mod tone;
 
+pub use backend::{RenderBackend, render};
 pub use camera::{Bounds, Camera, Projection};
 pub use cpu::{CpuRenderer, render_cpu};
+pub use cuda::{CudaRenderer, CudaTuning, LargePath};
 pub use palette::Palette;
 pub use project::{ParticleClass, Splat, ViewParams, project_particle};
 pub use splat_cpu::{Splatter, splat_into};
@@ -98,6 +102,9 @@ pub enum RenderError {
     /// The job was cancelled.
     #[error("rendering cancelled")]
     Cancelled,
+    /// The CUDA back-end failed (no device, compile error, out of memory, driver error).
+    #[error("CUDA: {0}")]
+    Gpu(#[from] crate::gpu::GpuError),
 }
 
 impl RenderError {

@@ -365,7 +365,7 @@ pub fn knn_smoothing_lengths(
                 }
                 let now = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
                 progress.report("smoothing lengths", now, total);
-                Ok(())
+                Ok::<(), RenderError>(())
             },
         )?;
     Ok(lengths)

@@ -35,10 +35,19 @@ pub struct BenchRenderArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Back-end to time (cuda: see src/cli/bench/render_cuda.rs).
+    #[arg(long, value_enum, default_value_t = crate::gpu::BackendChoice::Cpu)]
+    pub backend: crate::gpu::BackendChoice,
+    /// CUDA tuning options.
+    #[command(flatten)]
+    pub cuda: super::render_cuda::CudaBenchArgs,
 }
 
 /// Runs `haloscope bench render`.
 pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
+    if args.backend != crate::gpu::BackendChoice::Cpu {
+        return super::render_cuda::run(&args);
+    }
     let threads = rayon::current_num_threads();
     let mut rows = Vec::new();
     let mut renderer = CpuRenderer::new();
@@ -144,7 +153,7 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
 }
 
 /// Mean screen radius r (px, no minimum radius, size factor 1) of the active particles.
-fn mean_radius(snapshot: &Snapshot, settings: &RenderSettings) -> anyhow::Result<f32> {
+pub(super) fn mean_radius(snapshot: &Snapshot, settings: &RenderSettings) -> anyhow::Result<f32> {
     let view = ViewParams::new(
         &settings.camera,
         settings.width,

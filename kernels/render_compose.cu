@@ -1,0 +1,38 @@
+// Step 6 of the pipeline: tau = fixed-point GPU tau * 2^-k + the CPU threads' tau (large
+// splats), then the tone map of src/render/tone.rs (`tone_value`): contrast * (1 - exp(-B tau))^gamma,
+// clamped, quantised by round-to-nearest to 8 or 16 bits. Self-contained.
+
+extern "C" __global__ void compose(const unsigned long long* __restrict__ tau_fixed,
+                                   const float* __restrict__ tau_cpu, int has_cpu,
+                                   unsigned long long n,
+                                   double inv_scale, float* __restrict__ tau) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = (float)((double)tau_fixed[i] * inv_scale);
+    if (has_cpu) v = v + tau_cpu[i];
+    tau[i] = v;
+}
+
+__device__ __forceinline__ float tone_value(float t, float tau_scale, float gamma, float contrast) {
+    float v = 1.0f - expf(-(t * tau_scale));
+    if (gamma != 1.0f) v = powf(v > 0.0f ? v : 0.0f, gamma);
+    v = contrast * v;
+    if (isnan(v)) return 0.0f;
+    return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
+}
+
+extern "C" __global__ void tone8(const float* __restrict__ tau, unsigned long long n,
+                                 float tau_scale, float gamma, float contrast,
+                                 unsigned char* __restrict__ out) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = (unsigned char)roundf(tone_value(tau[i], tau_scale, gamma, contrast) * 255.0f);
+}
+
+extern "C" __global__ void tone16(const float* __restrict__ tau, unsigned long long n,
+                                  float tau_scale, float gamma, float contrast,
+                                  unsigned short* __restrict__ out) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = (unsigned short)roundf(tone_value(tau[i], tau_scale, gamma, contrast) * 65535.0f);
+}

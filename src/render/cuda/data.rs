@@ -1,0 +1,317 @@
+//! Particle data on the device: resident buffers kept between frames, or host slices streamed
+//! through pinned staging buffers chunk by chunk.
+
+use super::super::cpu::{Values, field_values, resolve};
+use super::super::normalise::Normaliser;
+use super::super::smoothing::knn_smoothing_lengths;
+use super::super::{RenderError, RenderSettings, SpeciesStyle};
+use crate::data::{Snapshot, SpeciesKind};
+use crate::gpu::GpuError;
+use crate::jobs::Progress;
+use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, PinnedHostSlice};
+use std::sync::Arc;
+
+/// Elements per pinned staging piece (4 MiB of f32).
+const PIECE: usize = 1 << 20;
+
+/// The data-dependent part of a style: what was uploaded and how it is normalised.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DataStyle {
+    kind: SpeciesKind,
+    intensity: Option<String>,
+    intensity_log: bool,
+    intensity_range: Option<(f32, f32)>,
+    colour: Option<String>,
+    colour_log: bool,
+    colour_range: Option<(f32, f32)>,
+}
+
+impl DataStyle {
+    pub(crate) fn of(style: &SpeciesStyle) -> Self {
+        Self {
+            kind: style.kind,
+            intensity: style.intensity.clone(),
+            intensity_log: style.intensity_log,
+            intensity_range: style.intensity_range,
+            colour: style.colour.clone(),
+            colour_log: style.colour_log,
+            colour_range: style.colour_range,
+        }
+    }
+}
+
+/// What identifies the loaded host data: every uploaded slice's address and length, and the
+/// data-dependent styles.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DataKey {
+    slices: Vec<(usize, usize)>,
+    styles: Vec<DataStyle>,
+    knn: usize,
+}
+
+/// Device copies of one species' arrays.
+#[derive(Debug)]
+pub(crate) struct DeviceArrays {
+    pub(crate) pos: CudaSlice<f32>,
+    pub(crate) h: CudaSlice<f32>,
+    pub(crate) intensity: Option<CudaSlice<f32>>,
+    pub(crate) colour: Option<CudaSlice<f32>>,
+}
+
+/// One drawn species, prepared for rendering.
+#[derive(Debug)]
+pub(crate) struct LoadedSpecies {
+    pub(crate) kind: SpeciesKind,
+    pub(crate) n: usize,
+    pub(crate) intensity_norm: Option<Normaliser>,
+    pub(crate) colour_norm: Option<Normaliser>,
+    /// Σ 1/h over particles with finite h > 0: with colour ≤ 1, n ≤ 1 and weights ≤ 1, no pixel's
+    /// τ exceeds K_A·brightness·Σ 1/h (this bounds the fixed-point scale).
+    pub(crate) sum_inv_h: f64,
+    /// kNN smoothing lengths when the file has none.
+    pub(crate) own_h: Option<Vec<f32>>,
+    /// Intensity/colour values when the field is one constant (uniform masses).
+    pub(crate) own_intensity: Option<Vec<f32>>,
+    pub(crate) own_colour: Option<Vec<f32>>,
+    /// Resident device copies (None: streamed every frame).
+    pub(crate) resident: Option<DeviceArrays>,
+}
+
+/// Host slices of one species for one frame.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostArrays<'a> {
+    pub(crate) pos: &'a [f32],
+    pub(crate) h: &'a [f32],
+    pub(crate) intensity: Option<&'a [f32]>,
+    pub(crate) colour: Option<&'a [f32]>,
+}
+
+impl LoadedSpecies {
+    /// The host arrays of this species in `snapshot`.
+    pub(crate) fn host<'a>(
+        &'a self,
+        snapshot: &'a Snapshot,
+        style: &SpeciesStyle,
+    ) -> Result<HostArrays<'a>, RenderError> {
+        let species = snapshot
+            .species(self.kind)
+            .ok_or_else(|| RenderError::setting(format!("species {} vanished", self.kind)))?;
+        let h = match (&self.own_h, &species.smoothing_lengths) {
+            (Some(h), _) => h.as_slice(),
+            (None, Some(h)) => h.as_slice(),
+            (None, None) => &[],
+        };
+        let values = |own: &'a Option<Vec<f32>>, name: &Option<String>| -> Result<_, RenderError> {
+            match (own, name) {
+                (Some(v), _) => Ok(Some(v.as_slice())),
+                (None, Some(name)) => match field_values(species, name)? {
+                    Values::Slice(v) => Ok(Some(v)),
+                    Values::Constant(_) => Ok(None),
+                },
+                (None, None) => Ok(None),
+            }
+        };
+        Ok(HostArrays {
+            pos: species.positions.as_flattened(),
+            h,
+            intensity: values(&self.own_intensity, &style.intensity)?,
+            colour: values(&self.own_colour, &style.colour)?,
+        })
+    }
+}
+
+/// Resolves every style (normalisers from the data, kNN smoothing lengths where missing).
+pub(crate) fn prepare(
+    snapshot: &Snapshot,
+    settings: &RenderSettings,
+    progress: &Progress,
+) -> Result<Vec<LoadedSpecies>, RenderError> {
+    let mut loaded = Vec::new();
+    for style in &settings.species {
+        let r = resolve(snapshot, style)?;
+        let n = r.species.len();
+        let own_h = if r.smoothing.is_empty() && n > 0 {
+            let box_size = snapshot
+                .header
+                .box_size
+                .filter(|_| snapshot.header.periodic);
+            Some(knn_smoothing_lengths(
+                &r.species.positions,
+                settings.knn,
+                box_size,
+                progress,
+            )?)
+        } else {
+            None
+        };
+        let h: &[f32] = own_h.as_deref().unwrap_or(&r.smoothing);
+        let sum_inv_h = h
+            .chunks(1 << 16)
+            .map(|c| {
+                c.iter()
+                    .filter(|h| **h > 0.0 && h.is_finite())
+                    .map(|h| 1.0 / f64::from(*h))
+                    .sum::<f64>()
+            })
+            .sum();
+        let constant = |v: Option<Values<'_>>| match v {
+            Some(Values::Constant(c)) => Some(vec![c; n]),
+            _ => None,
+        };
+        let intensity_values = r.intensity.as_ref().map(|(_, v)| *v);
+        let colour_values = r.colour.as_ref().map(|(_, v, _)| *v);
+        loaded.push(LoadedSpecies {
+            kind: style.kind,
+            n,
+            intensity_norm: r.intensity.as_ref().map(|(norm, _)| *norm),
+            colour_norm: r.colour.as_ref().map(|(norm, _, _)| *norm),
+            sum_inv_h,
+            own_intensity: constant(intensity_values),
+            own_colour: constant(colour_values),
+            own_h,
+            resident: None,
+        });
+    }
+    Ok(loaded)
+}
+
+/// The identity of the host data `settings` would draw (cheap: addresses and lengths only).
+pub(crate) fn key_of(
+    snapshot: &Snapshot,
+    settings: &RenderSettings,
+) -> Result<DataKey, RenderError> {
+    let mut slices = Vec::new();
+    let slice_key = |v: Option<Values<'_>>| match v {
+        Some(Values::Slice(s)) => (s.as_ptr() as usize, s.len()),
+        Some(Values::Constant(c)) => (c.to_bits() as usize, usize::MAX),
+        None => (0, 0),
+    };
+    for style in &settings.species {
+        let Some(species) = snapshot.species(style.kind) else {
+            // resolve() reports the missing species with the full message.
+            resolve(snapshot, style)?;
+            continue;
+        };
+        slices.push((species.positions.as_ptr() as usize, species.positions.len()));
+        slices.push(
+            species
+                .smoothing_lengths
+                .as_ref()
+                .map_or((0, 0), |h| (h.as_ptr() as usize, h.len())),
+        );
+        for name in [&style.intensity, &style.colour] {
+            let values = match name {
+                Some(name) => Some(field_values(species, name)?),
+                None => None,
+            };
+            slices.push(slice_key(values));
+        }
+    }
+    Ok(DataKey {
+        slices,
+        styles: settings.species.iter().map(DataStyle::of).collect(),
+        knn: settings.knn,
+    })
+}
+
+/// Two pinned host buffers used in turn for host → device copies, so that filling one overlaps
+/// the DMA of the other.
+pub(crate) struct Staging {
+    pinned: [PinnedHostSlice<f32>; 2],
+    next: usize,
+}
+
+impl std::fmt::Debug for Staging {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Staging").finish_non_exhaustive()
+    }
+}
+
+impl Staging {
+    /// Two pinned buffers of [`PIECE`] floats.
+    pub(crate) fn new(stream: &Arc<CudaStream>) -> Result<Self, GpuError> {
+        let ctx = stream.context();
+        // SAFETY: the buffers are written (copy_from_slice) before any byte is read.
+        let a = unsafe { ctx.alloc_pinned_with_flags::<f32>(PIECE, 0) }?;
+        // SAFETY: as above.
+        let b = unsafe { ctx.alloc_pinned_with_flags::<f32>(PIECE, 0) }?;
+        Ok(Self {
+            pinned: [a, b],
+            next: 0,
+        })
+    }
+
+    /// Copies `src` into `dst` (same length) on `stream`, asynchronously through the pinned
+    /// buffers (a buffer is reused only once its previous copy has finished); the tail shorter
+    /// than a piece goes directly.
+    pub(crate) fn upload(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: &[f32],
+        dst: &mut CudaViewMut<'_, f32>,
+    ) -> Result<(), GpuError> {
+        let full = src.len() / PIECE * PIECE;
+        for start in (0..full).step_by(PIECE) {
+            let pinned = &mut self.pinned[self.next];
+            self.next ^= 1;
+            // Waits for this buffer's previous copy, then fills it.
+            pinned
+                .as_mut_slice()?
+                .copy_from_slice(&src[start..start + PIECE]);
+            stream.memcpy_htod(pinned, &mut dst.slice_mut(start..start + PIECE))?;
+        }
+        if full < src.len() {
+            stream.memcpy_htod(&src[full..], &mut dst.slice_mut(full..src.len()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Allocates device arrays for `n` particles (intensity/colour when asked).
+pub(crate) fn alloc_arrays(
+    stream: &Arc<CudaStream>,
+    n: usize,
+    intensity: bool,
+    colour: bool,
+) -> Result<DeviceArrays, GpuError> {
+    let len = n.max(1);
+    // SAFETY (all four): every element is written by an upload before a kernel reads it.
+    Ok(DeviceArrays {
+        pos: unsafe { stream.alloc::<f32>(3 * len) }?,
+        h: unsafe { stream.alloc::<f32>(len) }?,
+        intensity: if intensity {
+            Some(unsafe { stream.alloc::<f32>(len) }?)
+        } else {
+            None
+        },
+        colour: if colour {
+            Some(unsafe { stream.alloc::<f32>(len) }?)
+        } else {
+            None
+        },
+    })
+}
+
+/// Uploads particles `range` of `host` into the start of `dst`.
+pub(crate) fn upload_range(
+    staging: &mut Staging,
+    stream: &Arc<CudaStream>,
+    host: &HostArrays<'_>,
+    range: std::ops::Range<usize>,
+    dst: &mut DeviceArrays,
+) -> Result<(), GpuError> {
+    let n = range.len();
+    staging.upload(
+        stream,
+        &host.pos[3 * range.start..3 * range.end],
+        &mut dst.pos.slice_mut(0..3 * n),
+    )?;
+    staging.upload(stream, &host.h[range.clone()], &mut dst.h.slice_mut(0..n))?;
+    if let (Some(src), Some(d)) = (host.intensity, dst.intensity.as_mut()) {
+        staging.upload(stream, &src[range.clone()], &mut d.slice_mut(0..n))?;
+    }
+    if let (Some(src), Some(d)) = (host.colour, dst.colour.as_mut()) {
+        staging.upload(stream, &src[range], &mut d.slice_mut(0..n))?;
+    }
+    Ok(())
+}

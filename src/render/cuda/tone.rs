@@ -1,0 +1,56 @@
+//! Step 6b: the tone map on the device, so that only the 8- or 16-bit image comes back.
+
+use super::CudaRenderer;
+use super::frame::{BLOCK, grid, launch_config};
+use crate::gpu::GpuError;
+use crate::render::{RenderError, ToneSettings};
+use cudarc::driver::PushKernelArg;
+
+/// Tone-maps the last frame's τ (times `tau_scale`) and downloads the image.
+pub(super) fn tone_image(
+    r: &mut CudaRenderer,
+    tau_scale: f32,
+    tone: &ToneSettings,
+) -> Result<image::DynamicImage, RenderError> {
+    let Some(image) = r.image.as_mut() else {
+        return Err(RenderError::setting("no frame rendered yet"));
+    };
+    let stream = &r.compute;
+    let n = image.width as u64 * image.height as u64 * 3;
+    let cfg = launch_config(grid(n as usize, BLOCK as usize), 0);
+    let (w, h) = (image.width, image.height);
+    match tone.bits {
+        crate::render::BitDepth::Eight => {
+            let mut launch = stream.launch_builder(&r.kernels.tone8);
+            launch
+                .arg(&image.tau)
+                .arg(&n)
+                .arg(&tau_scale)
+                .arg(&tone.gamma)
+                .arg(&tone.contrast)
+                .arg(&mut image.image8);
+            // SAFETY: tau and image8 hold n entries.
+            unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
+            let pixels = stream.clone_dtoh(&image.image8).map_err(GpuError::from)?;
+            image::RgbImage::from_raw(w, h, pixels)
+                .map(image::DynamicImage::ImageRgb8)
+                .ok_or_else(|| RenderError::setting("image size mismatch"))
+        }
+        crate::render::BitDepth::Sixteen => {
+            let mut launch = stream.launch_builder(&r.kernels.tone16);
+            launch
+                .arg(&image.tau)
+                .arg(&n)
+                .arg(&tau_scale)
+                .arg(&tone.gamma)
+                .arg(&tone.contrast)
+                .arg(&mut image.image16);
+            // SAFETY: tau and image16 hold n entries.
+            unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
+            let pixels = stream.clone_dtoh(&image.image16).map_err(GpuError::from)?;
+            image::ImageBuffer::<image::Rgb<u16>, _>::from_raw(w, h, pixels)
+                .map(image::DynamicImage::ImageRgb16)
+                .ok_or_else(|| RenderError::setting("image size mismatch"))
+        }
+    }
+}
