@@ -7,16 +7,19 @@ use super::viewport_renderer::{
     Legend, RenderedImage, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
 };
 use crate::data::{Snapshot, Species, SpeciesKind};
+use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
 use crate::jobs::Progress;
+use crate::render::cuda::{CudaRenderer, CudaTuning};
 use crate::render::{
-    self, Brightness, Camera, CpuRenderer, RenderSettings, TauBuffer, ToneSettings,
+    self, Brightness, Camera, CpuRenderer, RenderError, RenderSettings, TauBuffer, ToneSettings,
     normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
+use std::sync::Arc;
 use std::time::Instant;
 
-/// Which back-end renders, chosen once: CUDA where a device and the CUDA renderer exist, else
-/// the CPU. The CUDA Splotch back-end plugs in here (`render::cuda`) when it lands.
+/// Which back-end renders, chosen once: CUDA where a device opens (the CUDA Splotch renderer,
+/// `render::cuda`), else the CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackendReport {
     /// Name shown in the corner label and status bar ("cpu", "cuda").
@@ -25,15 +28,14 @@ pub struct BackendReport {
     pub fallback_reason: Option<String>,
 }
 
-/// Probes the GPU once (never panics without a driver) and names the back-end the app uses.
+/// Probes the GPU (never panics without a driver) and names the back-end the app uses.
 pub fn best_backend() -> BackendReport {
-    match crate::gpu::resolve_backend(crate::gpu::BackendChoice::Auto) {
-        Ok(crate::gpu::ResolvedBackend::Cuda(_)) => BackendReport {
-            // A device exists, but the CUDA Splotch renderer is not in this build yet.
-            name: "cpu".to_owned(),
-            fallback_reason: Some("the CUDA renderer is not part of this build".to_owned()),
+    match resolve_backend(BackendChoice::Auto) {
+        Ok(ResolvedBackend::Cuda(_)) => BackendReport {
+            name: "cuda".to_owned(),
+            fallback_reason: None,
         },
-        Ok(crate::gpu::ResolvedBackend::Cpu { fallback_reason }) => BackendReport {
+        Ok(ResolvedBackend::Cpu { fallback_reason }) => BackendReport {
             name: "cpu".to_owned(),
             fallback_reason,
         },
@@ -44,23 +46,45 @@ pub fn best_backend() -> BackendReport {
     }
 }
 
-/// The CPU Splotch renderer, keeping its buffers across frames.
+/// The Splotch renderer on the best back-end, keeping its buffers (and, on CUDA, the resident
+/// particle data) across frames. A CUDA failure switches it to the CPU for good, with a warning.
 #[derive(Debug, Default)]
 pub struct SplotchRenderer {
     cpu: CpuRenderer,
     tau: TauBuffer,
+    cuda: Option<Box<CudaRenderer>>,
 }
 
 impl SplotchRenderer {
-    /// A renderer with empty buffers.
+    /// A CPU renderer with empty buffers.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// CUDA when a device opens and its kernels load, else the CPU.
+    pub fn best() -> Self {
+        let cuda = match resolve_backend(BackendChoice::Auto) {
+            Ok(ResolvedBackend::Cuda(device)) => {
+                match CudaRenderer::new(Arc::new(device), CudaTuning::default()) {
+                    Ok(renderer) => Some(Box::new(renderer)),
+                    Err(err) => {
+                        log::warn!("CUDA renderer unavailable ({err}); rendering on the CPU");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        Self {
+            cuda,
+            ..Self::default()
+        }
     }
 }
 
 impl ViewportRenderer for SplotchRenderer {
     fn backend_name(&self) -> String {
-        "cpu".to_owned()
+        if self.cuda.is_some() { "cuda" } else { "cpu" }.to_owned()
     }
 
     fn render(
@@ -70,10 +94,27 @@ impl ViewportRenderer for SplotchRenderer {
     ) -> Result<RenderedImage, String> {
         let start = Instant::now();
         let settings = render_settings(request)?;
-        let stats = self
-            .cpu
-            .render_into(&request.snapshot, &settings, progress, &mut self.tau)
-            .map_err(|e| e.to_string())?;
+        let mut stats = None;
+        if let Some(cuda) = &mut self.cuda {
+            match cuda.render(&request.snapshot, &settings, progress) {
+                Ok(output) => {
+                    self.tau = output.tau;
+                    stats = Some(output.stats);
+                }
+                Err(RenderError::Cancelled) => return Err(RenderError::Cancelled.to_string()),
+                Err(err) => {
+                    log::warn!("CUDA render failed ({err}); rendering on the CPU from now on");
+                    self.cuda = None;
+                }
+            }
+        }
+        let stats = match stats {
+            Some(stats) => stats,
+            None => self
+                .cpu
+                .render_into(&request.snapshot, &settings, progress, &mut self.tau)
+                .map_err(|e| e.to_string())?,
+        };
         // Auto exposure gives the τ scale; the exposure slider multiplies on top of it.
         let tau_scale = if request.style.auto_exposure {
             stats.tau_scale * request.style.exposure.max(0.0)

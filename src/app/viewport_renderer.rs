@@ -171,7 +171,7 @@ pub type RendererFactory = Arc<dyn Fn() -> Box<dyn ViewportRenderer> + Send + Sy
 
 /// The renderer the application uses: the Splotch renderer on the best back-end.
 pub fn default_renderer_factory() -> RendererFactory {
-    Arc::new(|| Box::new(super::splotch::SplotchRenderer::new()))
+    Arc::new(|| Box::new(super::splotch::SplotchRenderer::best()))
 }
 
 /// Stores a [`SpeciesKind`] by its name (`gas`, `dark`, ...), so saved settings read as text.
