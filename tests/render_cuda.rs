@@ -123,15 +123,24 @@ fn every_radius_regime_matches_the_cpu() {
     let counts = check_against_cpu(&mut r, &snapshot, &small);
     // Without r_min many of them touch no pixel (inactive); of the rest most are small.
     assert!(counts.small > counts.medium * 3, "{counts:?}");
-    // Mixed small/medium (R0 ≈ 1 with r_min), medium (R0 ≈ 4), all large (size factor big).
-    for (size_factor, check) in [(0.5f32, "mixed"), (3.0, "medium"), (40.0, "large")] {
+    // With r_min = 1 (class counts measured with the CPU renderer on this scene): size factor
+    // 0.05 mixes small and medium, 0.2 is medium, 0.5 medium and large, 10 all large.
+    for (size_factor, check) in [
+        (0.05f32, "mixed"),
+        (0.2, "medium"),
+        (0.5, "medium+large"),
+        (10.0, "large"),
+    ] {
         let settings = synthetic_settings(&snapshot, 512, size_factor);
         let counts = check_against_cpu(&mut r, &snapshot, &settings);
-        match check {
-            "mixed" => assert!(counts.small > 0 && counts.medium > 0, "{counts:?}"),
-            "medium" => assert!(counts.medium > counts.active() / 2, "{counts:?}"),
-            _ => assert!(counts.large > counts.active() * 9 / 10, "{counts:?}"),
-        }
+        let active = counts.active();
+        let ok = match check {
+            "mixed" => counts.small > active / 20 && counts.medium > active / 2,
+            "medium" => counts.medium > active * 99 / 100,
+            "medium+large" => counts.medium > active / 2 && counts.large > active / 5,
+            _ => counts.large == active,
+        };
+        assert!(ok, "{check}: {counts:?}");
     }
     // Auto exposure: τ and the chosen brightness agree.
     let mut auto = synthetic_settings(&snapshot, 300, 1.0);

@@ -9,7 +9,15 @@ use crate::data::{Snapshot, SpeciesKind};
 use crate::gpu::GpuError;
 use crate::jobs::Progress;
 use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, PinnedHostSlice};
+use rayon::prelude::*;
 use std::sync::Arc;
+
+/// n ↦ n for n ∈ [0, 1]: (clamp(n, 0, 1) − 0)/(1 − 0) is exact.
+pub(crate) const IDENTITY: Normaliser = Normaliser {
+    log: false,
+    lo: 0.0,
+    hi: 1.0,
+};
 
 /// Elements per pinned staging piece (4 MiB of f32).
 const PIECE: usize = 1 << 20;
@@ -70,7 +78,10 @@ pub(crate) struct LoadedSpecies {
     pub(crate) sum_inv_h: f64,
     /// kNN smoothing lengths when the file has none.
     pub(crate) own_h: Option<Vec<f32>>,
-    /// Intensity/colour values when the field is one constant (uniform masses).
+    /// Normalised intensity n and colour coordinate per particle, computed once on the CPU with
+    /// [`Normaliser::apply`] (so that n is bit-identical to the CPU reference's: a device log10f
+    /// one ulp off would light pixels the CPU leaves at exactly 0); the kernels then apply the
+    /// identity normaliser [`IDENTITY`].
     pub(crate) own_intensity: Option<Vec<f32>>,
     pub(crate) own_colour: Option<Vec<f32>>,
     /// Resident device copies (None: streamed every frame).
@@ -154,20 +165,20 @@ pub(crate) fn prepare(
                     .sum::<f64>()
             })
             .sum();
-        let constant = |v: Option<Values<'_>>| match v {
-            Some(Values::Constant(c)) => Some(vec![c; n]),
-            _ => None,
+        let normalised = |norm: Normaliser, v: Values<'_>| -> Vec<f32> {
+            match v {
+                Values::Slice(values) => values.par_iter().map(|x| norm.apply(*x)).collect(),
+                Values::Constant(c) => vec![norm.apply(c); n],
+            }
         };
-        let intensity_values = r.intensity.as_ref().map(|(_, v)| *v);
-        let colour_values = r.colour.as_ref().map(|(_, v, _)| *v);
         loaded.push(LoadedSpecies {
             kind: style.kind,
             n,
-            intensity_norm: r.intensity.as_ref().map(|(norm, _)| *norm),
-            colour_norm: r.colour.as_ref().map(|(norm, _, _)| *norm),
+            intensity_norm: r.intensity.as_ref().map(|_| IDENTITY),
+            colour_norm: r.colour.as_ref().map(|_| IDENTITY),
             sum_inv_h,
-            own_intensity: constant(intensity_values),
-            own_colour: constant(colour_values),
+            own_intensity: r.intensity.as_ref().map(|(norm, v)| normalised(*norm, *v)),
+            own_colour: r.colour.as_ref().map(|(norm, v, _)| normalised(*norm, *v)),
             own_h,
             resident: None,
         });
