@@ -28,7 +28,7 @@ impl RenderBackend {
 }
 
 /// Renders one frame on the back-end `choice` asks for. `Auto` uses CUDA when a device opens
-/// and falls back to the CPU (one log line saying why) otherwise; `Cuda` fails when no device
+/// and falls back to the CPU (one warning log line saying why) otherwise; `Cuda` fails when no device
 /// opens. Running out of device memory after the chunk shrank to its minimum falls back to the
 /// CPU under either choice (with a warning), never aborts.
 pub fn render(
@@ -40,7 +40,7 @@ pub fn render(
     let device = match resolve_backend(choice)? {
         ResolvedBackend::Cpu { fallback_reason } => {
             if let Some(reason) = fallback_reason {
-                log::info!("rendering on the CPU: {reason}");
+                log::warn!("CUDA not available ({reason}); rendering on the CPU");
             }
             return Ok((
                 render_cpu(snapshot, settings, progress)?,

@@ -103,8 +103,15 @@ pub enum RenderError {
     #[error("rendering cancelled")]
     Cancelled,
     /// The CUDA back-end failed (no device, compile error, out of memory, driver error).
+    /// Not a `#[source]`: the message already holds the GPU error, which `{:#}` would repeat.
     #[error("CUDA: {0}")]
-    Gpu(#[from] crate::gpu::GpuError),
+    Gpu(crate::gpu::GpuError),
+}
+
+impl From<crate::gpu::GpuError> for RenderError {
+    fn from(err: crate::gpu::GpuError) -> Self {
+        Self::Gpu(err)
+    }
 }
 
 impl RenderError {
