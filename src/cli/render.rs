@@ -182,6 +182,10 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             args.height
         );
     }
+    output::check_writable(&out)?;
+    if let Some(tau_path) = &args.tau_out {
+        output::check_writable(tau_path)?;
+    }
     let start = Instant::now();
     let options = LoadOptions {
         max_particles: args.max_particles,

@@ -1,5 +1,6 @@
 //! The back-end switch: the CPU reference or the CUDA renderer, chosen by `--backend`.
 
+use super::cpu::validate_settings;
 use super::cuda::{CudaRenderer, CudaTuning};
 use super::{RenderError, RenderOutput, RenderSettings, render_cpu};
 use crate::data::Snapshot;
@@ -30,13 +31,15 @@ impl RenderBackend {
 /// Renders one frame on the back-end `choice` asks for. `Auto` uses CUDA when a device opens
 /// and falls back to the CPU (one warning log line saying why) otherwise; `Cuda` fails when no device
 /// opens. Running out of device memory after the chunk shrank to its minimum falls back to the
-/// CPU under either choice (with a warning), never aborts.
+/// CPU under either choice (with a warning), never aborts. Settings are checked first, so a
+/// bad setting is the only message the user sees.
 pub fn render(
     snapshot: &Snapshot,
     settings: &RenderSettings,
     choice: BackendChoice,
     progress: &Progress,
 ) -> Result<(RenderOutput, RenderBackend), RenderError> {
+    validate_settings(snapshot, settings)?;
     let device = match resolve_backend(choice)? {
         ResolvedBackend::Cpu { fallback_reason } => {
             if let Some(reason) = fallback_reason {

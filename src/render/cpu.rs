@@ -142,25 +142,7 @@ impl CpuRenderer {
         };
         let cancelled = |_| RenderError::Cancelled;
 
-        let view = ViewParams::new(
-            &settings.camera,
-            settings.width,
-            settings.height,
-            settings.min_radius_px,
-            settings.border_px,
-        )?;
-        let global_brightness = match settings.brightness {
-            Brightness::Explicit(b) if !(b >= 0.0 && b.is_finite()) => {
-                return Err(RenderError::setting(format!(
-                    "brightness {b} must be a finite number >= 0"
-                )));
-            }
-            Brightness::Explicit(b) => b,
-            Brightness::Auto { .. } => 1.0,
-        };
-        if settings.species.is_empty() {
-            return Err(RenderError::setting("no species to render"));
-        }
+        let (view, global_brightness) = checked_frame(settings)?;
 
         // Normalise: resolve fields, limits and palettes.
         progress.report("normalise", 0, 1);
@@ -277,11 +259,59 @@ impl CpuRenderer {
     }
 }
 
+/// Checks everything about a frame that needs no particle pass, so that bad settings are
+/// reported before any GPU is opened or any smoothing length computed.
+pub fn validate_settings(
+    snapshot: &Snapshot,
+    settings: &RenderSettings,
+) -> Result<(), RenderError> {
+    checked_frame(settings)?;
+    for style in &settings.species {
+        checked_style(snapshot, style)?;
+    }
+    Ok(())
+}
+
+/// The view and the global brightness (1 under auto exposure) of a frame, checked.
+fn checked_frame(settings: &RenderSettings) -> Result<(ViewParams, f32), RenderError> {
+    let view = ViewParams::new(
+        &settings.camera,
+        settings.width,
+        settings.height,
+        settings.min_radius_px,
+        settings.border_px,
+    )?;
+    let global_brightness = match settings.brightness {
+        Brightness::Explicit(b) if !(b >= 0.0 && b.is_finite()) => {
+            return Err(RenderError::setting(format!(
+                "brightness {b} must be a finite number >= 0"
+            )));
+        }
+        Brightness::Explicit(b) => b,
+        Brightness::Auto { .. } => 1.0,
+    };
+    if settings.species.is_empty() {
+        return Err(RenderError::setting("no species to render"));
+    }
+    Ok((view, global_brightness))
+}
+
+/// A field chosen by a style with its optional fixed range.
+type FieldChoice<'a> = Option<(Values<'a>, Option<(f32, f32)>)>;
+
+/// The parts of a style that are looked up rather than computed.
+struct CheckedStyle<'a> {
+    species: &'a Species,
+    intensity: FieldChoice<'a>,
+    colour: FieldChoice<'a>,
+    palette: Palette,
+}
+
 /// Looks up the species, fields, limits and palette of one style.
-pub(crate) fn resolve<'a>(
+fn checked_style<'a>(
     snapshot: &'a Snapshot,
     style: &'a SpeciesStyle,
-) -> Result<Resolved<'a>, RenderError> {
+) -> Result<CheckedStyle<'a>, RenderError> {
     let kind = style.kind.name();
     let Some(species) = snapshot.species(style.kind) else {
         let present: Vec<&str> = snapshot.species.iter().map(|s| s.kind.name()).collect();
@@ -306,29 +336,63 @@ pub(crate) fn resolve<'a>(
             style.brightness
         )));
     }
-    let n = species.len();
     let intensity = match &style.intensity {
-        Some(name) => {
-            let values = field_values(species, name)?;
-            let range = checked_range("intensity", kind, style.intensity_range)?;
-            Some((normaliser(values, n, style.intensity_log, range), values))
-        }
+        Some(name) => Some((
+            field_values(species, name)?,
+            checked_range("intensity", kind, style.intensity_range)?,
+        )),
         None => None,
     };
     // Checked even when unused, so that a misspelt name is reported.
     let palette = Palette::by_name(&style.palette)?;
     let colour = match &style.colour {
-        Some(name) => {
-            let values = field_values(species, name)?;
-            let range = checked_range("colour", kind, style.colour_range)?;
-            Some((
-                normaliser(values, n, style.colour_log, range),
-                values,
-                palette,
-            ))
-        }
+        Some(name) => Some((
+            field_values(species, name)?,
+            checked_range("colour", kind, style.colour_range)?,
+        )),
         None => None,
     };
+    let n = species.len();
+    for (what, choice) in [("intensity", &intensity), ("colour", &colour)] {
+        if let Some((Values::Slice(v), _)) = choice
+            && v.len() != n
+        {
+            return Err(RenderError::setting(format!(
+                "{what} field of species {kind} has {} values for {n} particles",
+                v.len()
+            )));
+        }
+    }
+    Ok(CheckedStyle {
+        species,
+        intensity,
+        colour,
+        palette,
+    })
+}
+
+/// Looks up the species, fields, limits and palette of one style and builds its normalisers.
+pub(crate) fn resolve<'a>(
+    snapshot: &'a Snapshot,
+    style: &'a SpeciesStyle,
+) -> Result<Resolved<'a>, RenderError> {
+    let CheckedStyle {
+        species,
+        intensity,
+        colour,
+        palette,
+    } = checked_style(snapshot, style)?;
+    let kind = style.kind.name();
+    let n = species.len();
+    let intensity = intensity
+        .map(|(values, range)| (normaliser(values, n, style.intensity_log, range), values));
+    let colour = colour.map(|(values, range)| {
+        (
+            normaliser(values, n, style.colour_log, range),
+            values,
+            palette,
+        )
+    });
     let smoothing = match &species.smoothing_lengths {
         Some(h) if h.len() == n => Cow::Borrowed(h.as_slice()),
         Some(h) => {
@@ -339,19 +403,6 @@ pub(crate) fn resolve<'a>(
         }
         None => Cow::Borrowed(&[][..]),
     };
-    for (what, values) in [
-        ("intensity", intensity.as_ref().map(|(_, v)| *v)),
-        ("colour", colour.as_ref().map(|(_, v, _)| *v)),
-    ] {
-        if let Some(Values::Slice(v)) = values
-            && v.len() != n
-        {
-            return Err(RenderError::setting(format!(
-                "{what} field of species {kind} has {} values for {n} particles",
-                v.len()
-            )));
-        }
-    }
     Ok(Resolved {
         species,
         intensity,

@@ -16,6 +16,24 @@ pub fn write_atomically(
         path: path.to_path_buf(),
         error,
     };
+    let mut temp = temporary_beside(path)?;
+    {
+        let mut writer = std::io::BufWriter::new(temp.as_file_mut());
+        write(&mut writer)?;
+        writer.flush().map_err(io)?;
+    }
+    temp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+/// Checks that a file can be created beside `path` (the folder exists and is writable), so a
+/// long job can fail at once rather than at the end. Leaves nothing behind.
+pub fn check_writable(path: &Path) -> Result<(), RenderError> {
+    temporary_beside(path).map(drop)
+}
+
+/// A new temporary file in the folder of `path`, removed when dropped unless persisted.
+fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile, RenderError> {
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -28,22 +46,16 @@ pub fn write_atomically(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let mut temp = builder
+    builder
         .tempfile_in(folder)
         // tempfile's own message names the temporary file; name the folder instead.
-        .map_err(|e| {
-            io(std::io::Error::new(
+        .map_err(|e| RenderError::Io {
+            path: path.to_path_buf(),
+            error: std::io::Error::new(
                 e.kind(),
                 format!("cannot create a file in {}: {}", folder.display(), e.kind()),
-            ))
-        })?;
-    {
-        let mut writer = std::io::BufWriter::new(temp.as_file_mut());
-        write(&mut writer)?;
-        writer.flush().map_err(io)?;
-    }
-    temp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+            ),
+        })
 }
 
 /// Saves `image` as PNG (8- or 16-bit RGB) at `path`, atomically.
