@@ -144,26 +144,29 @@ impl TwoPointPanel {
             state.cut_names.get(cut).map_or("", String::as_str),
             state.bins_deg.get(bin).copied().unwrap_or(0.0)
         ));
-        let values = state.analysis.background(cut, bin);
+        let background = state.analysis.background_histogram(cut, bin);
         let stats = state.summary.get(cut, bin).clone();
         let observed = stats.observed as f64;
-        let (lo, hi) = values.iter().fold((observed, observed), |(lo, hi), &v| {
-            (lo.min(v as f64), hi.max(v as f64))
+        let (lo, hi) = background.range().map_or((observed, observed), |range| {
+            (
+                observed.min(*range.start() as f64),
+                observed.max(*range.end() as f64),
+            )
         });
         // Integer-aligned bins of at least one count, about 40 of them.
         let width = ((hi - lo + 1.0) / 40.0).ceil().max(1.0);
         let n_bins = ((hi - lo + 1.0) / width).ceil() as usize;
         let mut heights = vec![0.0; n_bins.max(1)];
-        for &v in &values {
+        for (v, multiplicity) in background.iter() {
             let i = (((v as f64 - lo) / width) as usize).min(heights.len() - 1);
-            heights[i] += 1.0;
+            heights[i] += multiplicity as f64;
         }
         let bars: Vec<Bar> = heights
             .iter()
             .enumerate()
             .map(|(i, &h)| Bar::new(lo + (i as f64 + 0.5) * width - 0.5, h).width(width))
             .collect();
-        let trials = values.len() as f64;
+        let trials = background.total() as f64;
         let fit_curve: Option<Vec<[f64; 2]>> = stats.fit.map(|fit| {
             (0..=200)
                 .map(|k| {

@@ -2,6 +2,7 @@
 
 use crate::data::events;
 use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
+use crate::twopoint::count_cuda::DEFAULT_TRIALS_PER_LAUNCH;
 use crate::twopoint::{
     Analysis, CountBackend, Prepared, Summary, TwoPointConfig, count_observed, prepare,
     run_trials_on,
@@ -11,6 +12,9 @@ use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Trials per batch on the CPU: small enough for a responsive progress bar and cancel.
+const CPU_BATCH: usize = 8;
 
 /// Which pair counter to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,9 +42,10 @@ pub struct TwopointArgs {
     /// Index of the first trial (to split a long run into reproducible pieces).
     #[arg(long, default_value_t = 0)]
     pub first_trial: u64,
-    /// Trials per batch.
-    #[arg(long, default_value_t = 8)]
-    pub batch: usize,
+    /// Trials per batch (progress and cancellation happen between batches); default 8 on the
+    /// CPU and one full launch (the GPU counter's trials per launch) on CUDA.
+    #[arg(long)]
+    pub batch: Option<usize>,
     /// Angle-bin step in degrees.
     #[arg(long, default_value_t = 0.25)]
     pub bin_step: f64,
@@ -95,7 +100,10 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
         &prepared,
         args.seed,
         trials,
-        args.batch,
+        args.batch.unwrap_or(match count_backend {
+            CountBackend::Cpu => CPU_BATCH,
+            CountBackend::Cuda(_) => DEFAULT_TRIALS_PER_LAUNCH,
+        }),
         &progress,
         |batch| {
             if let Err(e) = analysis.add_batch(batch) {

@@ -9,6 +9,7 @@
 //! fitted p. The post-trial p-value treats the observation as one more sample: each trial's
 //! best local p over all bins is compared with the observed best (same trials, no fit).
 
+use super::histogram::{CountHistogram, TrialRows};
 use super::{Counts, Prepared, TrialBatch, TwoPointError};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Gamma, Normal};
@@ -102,7 +103,9 @@ impl Summary {
 }
 
 /// Observed counts and the accumulating scrambled background. Cloning copies a few small
-/// vectors and shares the batches (`Arc`), so a GUI can snapshot it after every batch.
+/// vectors and shares the stored trials and histograms (`Arc`), so a GUI can snapshot it after
+/// every batch. Memory: about 4 bytes per trial and bin (u32 counts) plus one exact histogram
+/// per bin over the range of its trial counts.
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// Observed counts.
@@ -111,7 +114,8 @@ pub struct Analysis {
     pub seed: u64,
     /// The first trial index; batches must follow on without gaps.
     pub first_trial: u64,
-    batches: Vec<Arc<TrialBatch>>,
+    batches: Vec<Arc<TrialRows>>,
+    histograms: Arc<Vec<CountHistogram>>,
     trials: u64,
     at_least_observed: Vec<u64>,
     mean: Vec<f64>,
@@ -127,6 +131,7 @@ impl Analysis {
             seed,
             first_trial,
             batches: Vec::new(),
+            histograms: Arc::new(vec![CountHistogram::default(); n]),
             trials: 0,
             at_least_observed: vec![0; n],
             mean: vec![0.0; n],
@@ -175,6 +180,7 @@ impl Analysis {
                 "batch counts have another shape".into(),
             ));
         }
+        let histograms = Arc::make_mut(&mut self.histograms);
         for counts in &batch.counts {
             self.trials += 1;
             // Welford's running mean and sum of squared deviations (Knuth TAOCP 2, 4.2.2).
@@ -187,19 +193,35 @@ impl Analysis {
                 if c >= self.observed.values[i] {
                     self.at_least_observed[i] += 1;
                 }
+                histograms[i].add(c);
             }
         }
-        self.batches.push(Arc::new(batch));
+        let width = self.observed.values.len();
+        if !batch.counts.is_empty() {
+            let rows = batch.counts.iter().map(|c| c.values.as_slice());
+            self.batches.push(Arc::new(TrialRows::pack(rows, width)));
+        }
         Ok(())
     }
 
-    /// The background counts of one bin, in trial order (for histograms).
+    /// The background counts of one bin, in trial order.
     pub fn background(&self, cut: usize, bin: usize) -> Vec<u64> {
         let index = cut * self.observed.n_bins + bin;
+        let width = self.observed.values.len();
         self.batches
             .iter()
-            .flat_map(|b| b.counts.iter().map(move |c| c.values[index]))
+            .flat_map(|rows| rows.column(width, index))
             .collect()
+    }
+
+    /// The exact histogram of one bin's background counts (for plots and fits).
+    pub fn background_histogram(&self, cut: usize, bin: usize) -> &CountHistogram {
+        &self.histograms[cut * self.observed.n_bins + bin]
+    }
+
+    /// Bytes held by the stored trial counts.
+    pub fn stored_bytes(&self) -> usize {
+        self.batches.iter().map(|rows| rows.bytes()).sum()
     }
 
     /// Per-bin statistics now (fits included: O(trials·log trials) per bin).
@@ -246,8 +268,7 @@ impl Analysis {
             significance_sigma_fit: None,
         };
         if trials >= 2 && variance > 0.0 && mean > 0.0 {
-            let mut sorted = self.background(cut, bin);
-            sorted.sort_unstable();
+            let histogram = &self.histograms[i];
             let candidates = [
                 FitKind::Gamma {
                     shape: mean * mean / variance,
@@ -260,7 +281,7 @@ impl Analysis {
             ];
             let best = candidates
                 .iter()
-                .map(|fit| (*fit, ks_distance(&sorted, fit)))
+                .map(|fit| (*fit, ks_distance(histogram, fit)))
                 .filter(|(_, d)| d.is_finite())
                 .min_by(|a, b| a.1.total_cmp(&b.1));
             if let Some((fit, distance)) = best {
@@ -282,35 +303,34 @@ impl Analysis {
         if self.trials == 0 {
             return None;
         }
-        let n_values = self.observed.values.len();
+        let width = self.observed.values.len();
         let samples = (self.trials + 1) as f64;
-        let sorted: Vec<Vec<u64>> = (0..n_values)
+        // Each bin's samples: its trials plus the observation.
+        let at_least: Vec<_> = (0..width)
             .map(|i| {
-                let mut column =
-                    self.background(i / self.observed.n_bins, i % self.observed.n_bins);
-                column.push(self.observed.values[i]);
-                column.sort_unstable();
-                column
+                let mut histogram = self.histograms[i].clone();
+                histogram.add(self.observed.values[i]);
+                histogram.at_least_table()
             })
             .collect();
-        let local_p = |i: usize, count: u64| {
-            let column = &sorted[i];
-            (column.len() - column.partition_point(|&c| c < count)) as f64 / samples
-        };
         let best_of = |values: &[u64]| {
             values
                 .iter()
-                .enumerate()
-                .map(|(i, &c)| local_p(i, c))
-                .fold(f64::INFINITY, f64::min)
+                .zip(&at_least)
+                .map(|(&c, table)| table.count(c))
+                .min()
+                .unwrap_or(0)
         };
+        // Compared as counts of samples: p = count/samples for every bin alike.
         let observed_best = best_of(&self.observed.values);
-        let as_extreme = self
-            .batches
-            .iter()
-            .flat_map(|b| b.counts.iter())
-            .filter(|c| best_of(&c.values) <= observed_best)
-            .count();
+        let mut as_extreme = 0u64;
+        for rows in &self.batches {
+            rows.for_each_row(width, |row| {
+                if best_of(row) <= observed_best {
+                    as_extreme += 1;
+                }
+            });
+        }
         Some((as_extreme + 1) as f64 / samples)
     }
 }
@@ -323,19 +343,16 @@ pub fn sigma_of_p(p: f64) -> f64 {
     -Normal::standard().inverse_cdf(p)
 }
 
-/// Kolmogorov–Smirnov distance between sorted integer samples and a fit's CDF at the sample
-/// values (with continuity correction).
-fn ks_distance(sorted: &[u64], fit: &FitKind) -> f64 {
-    let n = sorted.len() as f64;
+/// Kolmogorov–Smirnov distance between integer samples (as a histogram) and a fit's CDF at the
+/// sample values (with continuity correction).
+fn ks_distance(histogram: &CountHistogram, fit: &FitKind) -> f64 {
+    let n = histogram.total() as f64;
     let mut distance: f64 = 0.0;
-    let mut i = 0;
-    while i < sorted.len() {
-        let value = sorted[i];
-        let below = i as f64 / n;
-        while i < sorted.len() && sorted[i] == value {
-            i += 1;
-        }
-        let at_or_below = i as f64 / n;
+    let mut seen = 0u64;
+    for (value, multiplicity) in histogram.iter() {
+        let below = seen as f64 / n;
+        seen += multiplicity;
+        let at_or_below = seen as f64 / n;
         let model_below = if value == 0 {
             0.0
         } else {
@@ -399,6 +416,90 @@ mod tests {
         // [2,4] → min(3/4, 3/4). So 2 trials as extreme: (2 + 1)/4.
         assert_eq!(analysis.post_trial_p(), Some(0.75));
         assert_eq!(analysis.background(0, 1), vec![10, 3, 4]);
+    }
+
+    /// The post-trial p-value from sorted columns and float local p (the definition, directly).
+    fn post_trial_reference(observed: &[u64], trials: &[Vec<u64>]) -> f64 {
+        let samples = (trials.len() + 1) as f64;
+        let column = |i: usize| {
+            let mut c: Vec<u64> = trials.iter().map(|t| t[i]).collect();
+            c.push(observed[i]);
+            c
+        };
+        let local_p =
+            |i: usize, v: u64| column(i).iter().filter(|&&c| c >= v).count() as f64 / samples;
+        let best = |row: &[u64]| {
+            (0..row.len())
+                .map(|i| local_p(i, row[i]))
+                .fold(f64::INFINITY, f64::min)
+        };
+        let observed_best = best(observed);
+        let extreme = trials.iter().filter(|t| best(t) <= observed_best).count();
+        (extreme + 1) as f64 / samples
+    }
+
+    #[test]
+    fn histogram_storage_matches_the_direct_definitions_with_ties() {
+        // A small LCG, so the test is deterministic without a dependency.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        };
+        for round in 0..20 {
+            let width = 1 + (round % 6) as usize;
+            let observed: Vec<u64> = (0..width).map(|_| 20 + next(15)).collect();
+            let trials: Vec<Vec<u64>> = (0..(5 + round * 7))
+                .map(|_| (0..width).map(|_| 18 + next(18)).collect())
+                .collect();
+            let mut analysis = Analysis::new(
+                Counts {
+                    n_bins: width,
+                    n_cuts: 1,
+                    values: observed.clone(),
+                },
+                0,
+                0,
+            );
+            let mut first = 0;
+            for chunk in trials.chunks(3) {
+                let counts = chunk
+                    .iter()
+                    .map(|t| Counts {
+                        n_bins: width,
+                        n_cuts: 1,
+                        values: t.clone(),
+                    })
+                    .collect();
+                analysis
+                    .add_batch(TrialBatch {
+                        first_trial: first,
+                        counts,
+                    })
+                    .expect("batch");
+                first += chunk.len() as u64;
+            }
+            assert_eq!(
+                analysis.post_trial_p(),
+                Some(post_trial_reference(&observed, &trials)),
+                "round {round}"
+            );
+            assert_eq!(analysis.stored_bytes(), trials.len() * width * 4);
+            for bin in 0..width {
+                let column: Vec<u64> = trials.iter().map(|t| t[bin]).collect();
+                assert_eq!(analysis.background(0, bin), column);
+                let mut sorted = column.clone();
+                sorted.sort_unstable();
+                let expanded: Vec<u64> = analysis
+                    .background_histogram(0, bin)
+                    .iter()
+                    .flat_map(|(v, m)| std::iter::repeat_n(v, m as usize))
+                    .collect();
+                assert_eq!(expanded, sorted);
+            }
+        }
     }
 
     #[test]
