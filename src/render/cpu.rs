@@ -273,7 +273,7 @@ pub fn validate_settings(
 }
 
 /// The view and the global brightness (1 under auto exposure) of a frame, checked.
-fn checked_frame(settings: &RenderSettings) -> Result<(ViewParams, f32), RenderError> {
+pub(crate) fn checked_frame(settings: &RenderSettings) -> Result<(ViewParams, f32), RenderError> {
     let view = ViewParams::new(
         &settings.camera,
         settings.width,

@@ -7,6 +7,7 @@ use super::{CudaRenderer, LargePath};
 use crate::data::Snapshot;
 use crate::gpu::GpuError;
 use crate::jobs::Progress;
+use crate::render::cpu::checked_frame;
 use crate::render::palette::Palette;
 use crate::render::project::{AMPLITUDE_FACTOR, Splat, StyleParams, ViewParams};
 use crate::render::{Brightness, ClassCounts, RenderError, RenderSettings, RenderStats, StageTime};
@@ -95,25 +96,7 @@ pub(super) fn render_frame(
     progress: &Progress,
 ) -> Result<RenderStats, RenderError> {
     let start = Instant::now();
-    let view = ViewParams::new(
-        &settings.camera,
-        settings.width,
-        settings.height,
-        settings.min_radius_px,
-        settings.border_px,
-    )?;
-    let global_brightness = match settings.brightness {
-        Brightness::Explicit(b) if !(b >= 0.0 && b.is_finite()) => {
-            return Err(RenderError::setting(format!(
-                "brightness {b} must be a finite number >= 0"
-            )));
-        }
-        Brightness::Explicit(b) => b,
-        Brightness::Auto { .. } => 1.0,
-    };
-    if settings.species.is_empty() {
-        return Err(RenderError::setting("no species to render"));
-    }
+    let (view, global_brightness) = checked_frame(settings)?;
     let tile_px = r.tuning.tile_px as usize;
     // Border w plus the CPU box's one-pixel widening plus one pixel against f32 rounding.
     let margin = settings.border_px.ceil() as usize + 2;
