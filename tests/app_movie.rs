@@ -229,6 +229,24 @@ fn two_views_make_two_keyframes_and_the_scrubber_shows_the_interpolated_camera()
     harness.get_by_label("Pause").click();
     harness.step();
     assert!(!app(&harness).movie.timeline.playing);
+
+    // Save the path as TOML (what Save path… does with the chosen file), clear, load it back.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("camera.toml");
+    app_mut(&mut harness).movie.save_to(&file);
+    let saved = haloscope::movie::load_path(&file).expect("the saved file loads");
+    assert_eq!(saved.keyframes(), keyframes.as_slice());
+    app_mut(&mut harness).movie.editor.clear();
+    app_mut(&mut harness).movie.load_from(&file);
+    harness.step();
+    assert_eq!(app(&harness).movie.editor.keyframes(), keyframes.as_slice());
+    harness.get_by_label_contains("loaded 2 keyframes from");
+    // A file that is no path file: the panel says where it went wrong.
+    std::fs::write(&file, "[[keyframe]]\ntime_s = \"soon\"\n").expect("write");
+    app_mut(&mut harness).movie.load_from(&file);
+    harness.step();
+    assert_eq!(app(&harness).movie.editor.keyframes(), keyframes.as_slice());
+    harness.get_by_label_contains("camera.toml");
 }
 
 #[test]
@@ -383,4 +401,76 @@ fn cancel_stops_the_render_and_the_next_run_resumes_from_the_frames_on_disk() {
     assert_eq!(outcome.summary.skipped, kept);
     assert_eq!(outcome.summary.rendered, 41 - kept);
     assert_eq!(frames_in(out.path()).len(), 41);
+}
+
+#[test]
+fn presets_orbit_the_look_at_point_zoom_into_the_selected_halo_and_fly_along_halos() {
+    let mut harness = harness(gradient_factory(Duration::ZERO));
+    harness.step();
+    {
+        let app = app_mut(&mut harness);
+        let document = app.documents.shown_snapshot().cloned().expect("shown");
+        app.halos.adopt_defaults(&document);
+        app.halos.start(&document);
+    }
+    step_until(&mut harness, "friends-of-friends", |app| {
+        app.halos.running.is_none() && app.halos.catalogue.is_some()
+    });
+    let camera = app(&harness).camera().expect("camera");
+    let aspect = app(&harness).movie.aspect();
+    let fov_x = fov_x_deg(f64::from(camera.fov_y_deg), aspect);
+    let eye = glam::DVec3::from(camera.eye_world.map(f64::from));
+    let look_at = camera.look_at_world.map(f64::from);
+    harness.get_by_label("Orbit").click();
+    harness.run_ok();
+    let keyframes = app(&harness).movie.editor.keyframes().to_vec();
+    // One turn in 16 steps of the preset, both ends included, over the preset's 10 s.
+    assert_eq!(keyframes.len(), 17);
+    assert_eq!(keyframes[16].time_s, 10.0);
+    let start = glam::DVec3::from(keyframes[0].position);
+    assert!(
+        start.distance(eye) < 1e-6 * eye.length().max(1.0),
+        "{start} vs {eye}"
+    );
+    assert!(keyframes.iter().all(|k| k.look_at == look_at));
+    assert!(keyframes.iter().all(|k| (k.fov_deg - fov_x).abs() < 1e-12));
+
+    let halos = {
+        let app = app(&harness);
+        let id = app.documents.shown_snapshot().expect("shown").id;
+        app.halos
+            .catalogue_of(id)
+            .expect("catalogue")
+            .result
+            .halos
+            .clone()
+    };
+    assert!(halos.len() >= 2, "{} halos in the demo", halos.len());
+    app_mut(&mut harness).halos.selected = Some(1);
+    app_mut(&mut harness).movie.fly_halos = 2;
+    harness.step();
+    // The orbit moved the camera to the path's start; the zoom starts from there.
+    let camera = app(&harness).camera().expect("camera");
+    let eye = glam::DVec3::from(camera.eye_world.map(f64::from));
+    harness.get_by_label("Zoom into halo").click();
+    harness.run_ok();
+    let keyframes = app(&harness).movie.editor.keyframes().to_vec();
+    let centre = glam::DVec3::from(halos[1].com);
+    let end = haloscope::movie::presets::framing_distance(halos[1].radius_max, fov_x);
+    let last = keyframes.last().expect("keyframes");
+    assert_eq!(last.look_at, halos[1].com);
+    assert!((glam::DVec3::from(last.position).distance(centre) - end).abs() < 1e-9 * end);
+    let first_distance = glam::DVec3::from(keyframes[0].position).distance(centre);
+    let expected = eye.distance(centre).max(4.0 * end);
+    assert!((first_distance - expected).abs() < 1e-9 * expected);
+
+    harness.get_by_label("Fly along halos").click();
+    harness.run_ok();
+    let keyframes = app(&harness).movie.editor.keyframes().to_vec();
+    assert_eq!(keyframes.len(), 2);
+    assert_eq!(keyframes[0].look_at, halos[0].com);
+    assert_eq!(keyframes[1].look_at, halos[1].com);
+    // The viewport shows the new path's start.
+    let shown = app(&harness).camera().expect("camera");
+    assert_eq!(shown.look_at_world, halos[0].com.map(|v| v as f32));
 }

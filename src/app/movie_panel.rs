@@ -16,6 +16,8 @@ use std::path::PathBuf;
 
 /// Smallest gap between neighbouring keyframe times the time fields allow, seconds.
 const MIN_KEYFRAME_GAP_S: f64 = 0.01;
+/// Height of the keyframe list before it scrolls, points.
+const KEYFRAME_LIST_HEIGHT: f32 = 220.0;
 
 /// What the session keeps of the Movie panel.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -355,75 +357,85 @@ impl HaloscopeApp {
         }
         let mut edit = None;
         let now_s = self.movie.timeline.time_s;
-        egui::Grid::new("movie keyframes")
-            .striped(true)
-            .num_columns(3)
+        // A long list (an orbit preset has 17) scrolls on its own, so the controls below stay.
+        egui::ScrollArea::vertical()
+            .id_salt("movie keyframes scroll")
+            .max_height(KEYFRAME_LIST_HEIGHT)
             .show(ui, |ui| {
-                for (index, key) in keyframes.iter().enumerate() {
-                    let current = (key.time_s - now_s).abs() < 1e-9;
-                    if ui
-                        .selectable_label(current, format!("{}", index + 1))
-                        .on_hover_text("Show this keyframe")
-                        .clicked()
-                    {
-                        edit = Some(Edit::GoTo(index));
-                    }
-                    // Between the neighbours, so retiming never reorders (Up/Down do that).
-                    let earliest = index
-                        .checked_sub(1)
-                        .map_or(0.0, |i| keyframes[i].time_s + MIN_KEYFRAME_GAP_S);
-                    let latest = keyframes
-                        .get(index + 1)
-                        .map_or(f64::INFINITY, |k| k.time_s - MIN_KEYFRAME_GAP_S);
-                    let mut time_s = key.time_s;
-                    let field = ui
-                        .add(
-                            egui::DragValue::new(&mut time_s)
-                                .range(earliest..=latest.max(earliest))
-                                .speed(0.05)
-                                .max_decimals(2)
-                                .suffix(" s"),
-                        )
-                        .on_hover_text("Time of this keyframe");
-                    if field.changed() {
-                        edit = Some(Edit::Retime(index, time_s));
-                    }
-                    ui.horizontal(|ui| {
-                        let last = keyframes.len() - 1;
-                        if ui
-                            .small_button("Go to")
-                            .on_hover_text("Show this keyframe")
-                            .clicked()
-                        {
-                            edit = Some(Edit::GoTo(index));
-                        }
-                        if ui
-                            .small_button("Set")
-                            .on_hover_text("Replace with the current view")
-                            .clicked()
-                        {
-                            edit = Some(Edit::Set(index));
-                        }
-                        if ui
-                            .add_enabled(index > 0, egui::Button::new("Up").small())
-                            .on_hover_text("Swap with the previous view (times stay)")
-                            .clicked()
-                        {
-                            edit = Some(Edit::Up(index));
-                        }
-                        if ui
-                            .add_enabled(index < last, egui::Button::new("Down").small())
-                            .on_hover_text("Swap with the next view (times stay)")
-                            .clicked()
-                        {
-                            edit = Some(Edit::Down(index));
-                        }
-                        if ui.small_button("Delete").clicked() {
-                            edit = Some(Edit::Delete(index));
+                egui::Grid::new("movie keyframes")
+                    .striped(true)
+                    .num_columns(3)
+                    .show(ui, |ui| {
+                        for (index, key) in keyframes.iter().enumerate() {
+                            let current = (key.time_s - now_s).abs() < 1e-9;
+                            if ui
+                                .selectable_label(current, format!("{}", index + 1))
+                                .on_hover_text("Show this keyframe")
+                                .clicked()
+                            {
+                                edit = Some(Edit::GoTo(index));
+                            }
+                            // Between the neighbours, so retiming never reorders (Up/Down do that).
+                            // The range always holds the time itself, so showing it never changes it
+                            // (a loaded file may have keyframes closer than the gap, or before 0).
+                            let earliest = index
+                                .checked_sub(1)
+                                .map_or(0.0, |i| keyframes[i].time_s + MIN_KEYFRAME_GAP_S)
+                                .min(key.time_s);
+                            let latest = keyframes
+                                .get(index + 1)
+                                .map_or(f64::INFINITY, |k| k.time_s - MIN_KEYFRAME_GAP_S)
+                                .max(key.time_s);
+                            let mut time_s = key.time_s;
+                            let field = ui
+                                .add(
+                                    egui::DragValue::new(&mut time_s)
+                                        .range(earliest..=latest)
+                                        .speed(0.05)
+                                        .max_decimals(2)
+                                        .suffix(" s"),
+                                )
+                                .on_hover_text("Time of this keyframe");
+                            if field.changed() {
+                                edit = Some(Edit::Retime(index, time_s));
+                            }
+                            ui.horizontal(|ui| {
+                                let last = keyframes.len() - 1;
+                                if ui
+                                    .small_button("Go to")
+                                    .on_hover_text("Show this keyframe")
+                                    .clicked()
+                                {
+                                    edit = Some(Edit::GoTo(index));
+                                }
+                                if ui
+                                    .small_button("Set")
+                                    .on_hover_text("Replace with the current view")
+                                    .clicked()
+                                {
+                                    edit = Some(Edit::Set(index));
+                                }
+                                if ui
+                                    .add_enabled(index > 0, egui::Button::new("Up").small())
+                                    .on_hover_text("Swap with the previous view (times stay)")
+                                    .clicked()
+                                {
+                                    edit = Some(Edit::Up(index));
+                                }
+                                if ui
+                                    .add_enabled(index < last, egui::Button::new("Down").small())
+                                    .on_hover_text("Swap with the next view (times stay)")
+                                    .clicked()
+                                {
+                                    edit = Some(Edit::Down(index));
+                                }
+                                if ui.small_button("Delete").clicked() {
+                                    edit = Some(Edit::Delete(index));
+                                }
+                            });
+                            ui.end_row();
                         }
                     });
-                    ui.end_row();
-                }
             });
         let editor = &mut self.movie.editor;
         match edit {

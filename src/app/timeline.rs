@@ -94,6 +94,9 @@ impl Timeline {
         });
         ui.horizontal(|ui| {
             let name = ui.label("Time");
+            // Kept in range here, so the slider's own clamping never reads as a user's move
+            // (after the last keyframe was deleted, say).
+            self.time_s = self.time_s.clamp(range.0, range.1.max(range.0));
             let mut time_s = self.time_s;
             let slider = ui
                 .add_enabled(
