@@ -151,19 +151,20 @@ pub fn render_movie(job: &MovieJob, progress: &Progress) -> anyhow::Result<Movie
         width_px,
         height_px,
     };
+    // The renderers report their own stages nowhere (the window shows frames), but stop inside
+    // a frame on cancel.
+    let cancel_only = Progress::with_cancel(progress.cancel_token().clone());
     progress.report("exposure", 0, 1);
     let first = job.path.sample(job.path.start_s());
     let base_exposure = if job.style.auto_exposure {
         Some(first_frame_exposure(
             &request_at(&first, job.style.clone()),
-            progress,
+            &cancel_only,
         )?)
     } else {
         None
     };
     progress.report("exposure", 1, 1);
-    // The renderer stops inside a frame on cancel, but reports its own stages nowhere.
-    let cancel_only = Progress::with_cancel(progress.cancel_token().clone());
     let mut backend = String::new();
     let mp4_settings = Mp4Settings::default();
     let summary = export_frames(
@@ -237,6 +238,8 @@ fn rgba_to_rgb(width_px: u32, height_px: u32, rgba: &[u8]) -> Result<image::RgbI
 pub struct RunningMovie {
     /// The worker.
     pub handle: JobHandle,
+    /// The folder of the frames.
+    pub out_dir: PathBuf,
     /// The latest progress report.
     pub progress: Option<ProgressUpdate>,
     /// When the first frame-rendering report came, and how many frames were done then (for
@@ -306,12 +309,14 @@ impl MovieRender {
         }
         self.last = None;
         let label = format!("movie into {}", job.out_dir.display());
+        let out_dir = job.out_dir.clone();
         let handle = self.jobs.spawn(label, 0, move |progress| {
             // The whole chain ("movie into DIR: DIR: File exists"), not only the outer context.
             render_movie(&job, progress).map_err(|err| format!("{err:#}"))
         });
         self.running = Some(RunningMovie {
             handle,
+            out_dir,
             progress: None,
             rendering_since: None,
         });
@@ -343,7 +348,10 @@ impl MovieRender {
                     let s = &result.summary;
                     ended = Some(Ok(format!(
                         "movie: {} frames in {} ({} rendered, {} already there)",
-                        s.n_frames, self.settings.out_dir, s.rendered, s.skipped
+                        s.n_frames,
+                        running.out_dir.display(),
+                        s.rendered,
+                        s.skipped
                     )));
                     self.last = Some(MovieEnd::Done(result));
                 }
@@ -401,6 +409,90 @@ mod tests {
         settings.fps = 2.0;
         assert_eq!(settings.plan(&path).n_frames, 10);
         assert_eq!(settings.aspect(), 64.0 / 48.0);
+    }
+
+    /// A 2-frame CPU-sized job on a small demo snapshot, from the home view sideways.
+    fn small_job(backend: MovieBackend, out_dir: &std::path::Path) -> MovieJob {
+        let mut snapshot = crate::data::demo::demo_snapshot(3_000, 5);
+        super::super::documents::fill_missing_smoothing(&mut snapshot, &Progress::none())
+            .expect("kNN");
+        let keyframes = vec![
+            Keyframe::new(0.0, [0.0, 0.0, 2.5], [0.0; 3]),
+            Keyframe::new(1.0, [0.3, 0.0, 2.5], [0.3, 0.0, 0.0]),
+        ];
+        let path = CameraPath::new(keyframes, Timing::default(), false).expect("path");
+        MovieJob {
+            snapshot: Arc::new(snapshot),
+            style: ViewStyle::default(),
+            plan: FramePlan {
+                n_frames: 2,
+                fps: 1.0,
+                width: 40,
+                height: 30,
+            },
+            path,
+            out_dir: out_dir.to_path_buf(),
+            mp4: None,
+            backend,
+            factory: super::super::default_renderer_factory(),
+        }
+    }
+
+    #[test]
+    fn the_first_frame_is_what_the_viewport_renderer_shows_at_that_camera() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let job = small_job(MovieBackend::Cpu, dir.path());
+        let outcome = render_movie(&job, &Progress::none()).expect("movie");
+        assert_eq!(outcome.backend, "cpu");
+        assert_eq!((outcome.summary.rendered, outcome.summary.skipped), (2, 0));
+        let frame = image::open(&outcome.summary.frame_paths[0])
+            .expect("frame 0")
+            .into_rgb8();
+        // The viewport's own render of the same camera and size, under automatic exposure:
+        // the movie fixes that exposure from this frame, so the two agree to 8-bit rounding.
+        let sample = job.path.sample(0.0);
+        let request = ViewRequest {
+            snapshot: job.snapshot.clone(),
+            camera: camera_from_pose(&sample.pose, 40.0 / 30.0),
+            style: job.style.clone(),
+            width_px: 40,
+            height_px: 30,
+        };
+        let viewport = SplotchRenderer::new()
+            .render(&request, &Progress::none())
+            .expect("render");
+        let expected = rgba_to_rgb(40, 30, &viewport.rgba).expect("rgb");
+        let largest = frame
+            .as_raw()
+            .iter()
+            .zip(expected.as_raw())
+            .map(|(a, b)| a.abs_diff(*b))
+            .max();
+        assert_eq!(
+            largest.map(|d| d <= 1),
+            Some(true),
+            "largest difference {largest:?}"
+        );
+        assert!(frame.as_raw().iter().any(|&v| v > 40), "a dark frame");
+    }
+
+    #[test]
+    fn the_cuda_choice_renders_on_cuda_or_says_why_not() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        match render_movie(
+            &small_job(MovieBackend::Cuda, dir.path()),
+            &Progress::none(),
+        ) {
+            Ok(outcome) => assert_eq!(outcome.backend, "cuda"),
+            Err(err) => {
+                let text = format!("{err:#}");
+                assert!(text.starts_with("CUDA back-end: "), "{text}");
+                assert!(
+                    std::fs::read_dir(dir.path()).is_ok_and(|mut d| d.next().is_none()),
+                    "no frames written"
+                );
+            }
+        }
     }
 
     #[test]
