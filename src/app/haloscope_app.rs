@@ -4,6 +4,7 @@ use super::camera::{Bookmark, OrbitCamera};
 use super::documents::{Documents, Notice};
 use super::glide::{Glide, looking_at};
 use super::halos::{HalosAction, HalosPanel, framing_distance};
+use super::movie_panel::MoviePanel;
 use super::overlay::OverlayOptions;
 use super::pick::{PickRequest, pick_point};
 use super::screenshot::ScreenshotSettings;
@@ -71,6 +72,8 @@ pub struct HaloscopeApp {
     pub halos: HalosPanel,
     /// The two-point analysis.
     pub twopoint: TwoPointPanel,
+    /// The Movie panel (keyframes, timeline, Render movie window).
+    pub movie: MoviePanel,
     /// The camera flight in progress.
     pub glide: Option<Glide>,
     /// The back-end chosen at start and why.
@@ -151,6 +154,7 @@ impl HaloscopeApp {
             last_frame_seconds: 0.0,
             halos: HalosPanel::new(waker.clone()),
             twopoint: TwoPointPanel::new(waker.clone()),
+            movie: MoviePanel::new(&session.movie, waker.clone()),
             glide: None,
             backend: super::splotch::best_backend(),
             pick_jobs: JobQueue::new(waker.clone()),
@@ -201,6 +205,7 @@ impl HaloscopeApp {
             panels: self.panels,
             central: self.central,
             sky_projection: Some(self.sky_projection),
+            movie: self.movie.saved(),
         }
     }
 
@@ -253,6 +258,7 @@ impl HaloscopeApp {
             self.notify(notice);
         }
         self.poll_pick();
+        self.poll_movie(ctx);
         for event in self.screenshot_jobs.drain() {
             match event {
                 JobEvent::Progress { .. } => {}
@@ -320,6 +326,7 @@ impl HaloscopeApp {
             || self.screenshot_job.is_some()
             || self.halos.running.is_some()
             || self.twopoint.is_running()
+            || self.movie.render.is_running()
         {
             // Keep the progress bars moving even between worker messages.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
@@ -388,6 +395,7 @@ impl HaloscopeApp {
         let output = self.viewport.ui(ui, target, &style, &input);
         if output.camera_moved {
             self.glide = None;
+            self.movie.timeline.pause();
         }
         if let Some(index) = output.clicked_halo {
             self.fly_to_halo(index);

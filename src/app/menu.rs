@@ -22,7 +22,7 @@ pub const SHORTCUTS: [(&str, &str); 11] = [
 ];
 
 impl HaloscopeApp {
-    /// File, View and Help menus.
+    /// File, View, Movie and Help menus.
     pub(super) fn menu_bar_ui(&mut self, ui: &mut egui::Ui) {
         egui::MenuBar::new().ui(ui, |ui| {
             ui.menu_button("File", |ui| {
@@ -76,6 +76,22 @@ impl HaloscopeApp {
                 }
                 ui.separator();
                 ui.checkbox(&mut self.panels.side_panel, "Side panel");
+            });
+            ui.menu_button("Movie", |ui| {
+                if ui.button("Keyframes and timeline").clicked() {
+                    self.panels.side_panel = true;
+                    self.panels.movie = true;
+                }
+                if ui.button("Render movie…").clicked() {
+                    self.movie.render.show_window = true;
+                }
+                ui.separator();
+                if ui.button("Load camera path…").clicked() {
+                    self.movie.load_dialog();
+                }
+                if ui.button("Save camera path…").clicked() {
+                    self.movie.save_dialog();
+                }
             });
             ui.menu_button("Help", |ui| {
                 if ui.button("Keyboard shortcuts").clicked() {
@@ -131,7 +147,7 @@ impl HaloscopeApp {
         });
     }
 
-    /// About, shortcuts and Screenshot windows.
+    /// About, shortcuts, Screenshot and Render movie windows.
     pub(super) fn windows_ui(&mut self, ctx: &egui::Context) {
         egui::Window::new("About Haloscope")
             .open(&mut self.show_about)
@@ -162,6 +178,7 @@ impl HaloscopeApp {
             .resizable(false)
             .show(ctx, |ui| self.screenshot_window_ui(ui));
         self.show_screenshot = open;
+        self.movie_window_ui(ctx);
     }
 
     fn screenshot_window_ui(&mut self, ui: &mut egui::Ui) {

@@ -2,6 +2,7 @@
 //! files, camera and panel state.
 
 use super::camera::{Bookmark, OrbitCamera};
+use super::movie_panel::SavedMovie;
 use super::sky_projection::SkyProjection;
 use super::viewport_renderer::ViewStyle;
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,9 @@ pub struct PanelState {
     pub halos: bool,
     /// Events section.
     pub events: bool,
+    /// Movie section.
+    #[serde(default)]
+    pub movie: bool,
 }
 
 impl Default for PanelState {
@@ -33,6 +37,7 @@ impl Default for PanelState {
             render: true,
             halos: false,
             events: false,
+            movie: false,
         }
     }
 }
@@ -69,6 +74,8 @@ pub struct Session {
     pub central: CentralView,
     /// Sky-map projection.
     pub sky_projection: Option<SkyProjection>,
+    /// Movie keyframes and render settings.
+    pub movie: SavedMovie,
 }
 
 #[cfg(test)]
@@ -87,6 +94,9 @@ mod tests {
         };
         session.style.min_radius_px = 2.5;
         session.panels.halos = true;
+        session.panels.movie = true;
+        session.movie.render.width_px = 640;
+        session.movie.path.ease_s = 0.5;
         session.bookmarks.push(Bookmark {
             name: "cluster".to_owned(),
             camera: OrbitCamera::default(),
@@ -98,5 +108,9 @@ mod tests {
         let old: Session = serde_json::from_str(r#"{"recent_files":["/a.tbin"]}"#).expect("parses");
         assert_eq!(old.recent_files, vec![PathBuf::from("/a.tbin")]);
         assert_eq!(old.style, ViewStyle::default());
+        // Panels saved before the Movie section existed still load.
+        let panels = r#"{"panels":{"side_panel":true,"file":false,"render":true,"halos":false,"events":true}}"#;
+        let old: Session = serde_json::from_str(panels).expect("parses");
+        assert!(!old.panels.file && old.panels.events && !old.panels.movie);
     }
 }

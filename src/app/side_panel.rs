@@ -1,4 +1,4 @@
-//! The left side panel: File, Render (with camera), Halos and Events sections.
+//! The left side panel: File, Render (with camera), Halos, Events and Movie sections.
 
 use super::camera::{Bookmark, Projection};
 use super::haloscope_app::HaloscopeApp;
@@ -71,6 +71,9 @@ impl HaloscopeApp {
         });
         section_ui(ui, "Events", &mut panels.events, |ui| {
             self.events_section_ui(ui)
+        });
+        section_ui(ui, "Movie", &mut panels.movie, |ui| {
+            self.movie_section_ui(ui)
         });
         self.panels = panels;
     }
