@@ -126,13 +126,43 @@ fn missing_file_directory_and_damaged_file_fail_with_one_line() {
 }
 
 #[test]
-#[ignore = "needs the event reader (data::events) from the two-point branch"]
 fn event_list_json_gives_counts_columns_and_ranges() {
     let file = path_str("events/IC40_exp.csv");
     let v = json_of(&info(&[&file, "--json"]));
     assert_eq!(v["format"], "events");
     assert_eq!(v["n_events"], 36_900);
-    let dec = v["dec_range_deg"].as_array().expect("dec range");
-    assert!(dec[0].as_f64().expect("min") >= -90.0);
-    assert!(dec[1].as_f64().expect("max") <= 90.0);
+    assert_eq!(v["columns"].as_array().expect("columns").len(), 7);
+    assert_eq!(v["columns"][3], "RA[deg]");
+    // Ranges against an independent parse of the whitespace-separated rows.
+    let text = std::fs::read_to_string(shared_data("events/IC40_exp.csv")).expect("read");
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            l.split_whitespace()
+                .map(|x| x.parse().expect("number"))
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 36_900);
+    for (key, column) in [
+        ("energy_range_log10_gev", 1),
+        ("ra_range_deg", 3),
+        ("dec_range_deg", 4),
+    ] {
+        let lo = rows.iter().map(|r| r[column]).fold(f64::INFINITY, f64::min);
+        let hi = rows
+            .iter()
+            .map(|r| r[column])
+            .fold(f64::NEG_INFINITY, f64::max);
+        let range = v[key].as_array().expect(key);
+        let got = (
+            range[0].as_f64().expect("lo"),
+            range[1].as_f64().expect("hi"),
+        );
+        assert!(
+            (got.0 - lo).abs() < 1e-9 && (got.1 - hi).abs() < 1e-9,
+            "{key}: {got:?} vs {lo}..{hi}"
+        );
+    }
 }
