@@ -273,3 +273,48 @@ fn opening_a_shared_snapshot_through_the_open_path_shows_it() {
     harness.run_ok();
     harness.get_by_label_contains("test4.tbin (67495 particles)");
 }
+
+/// The gradient, but slower than the rest time before a full render (150 ms).
+struct SlowGradientRenderer;
+
+impl ViewportRenderer for SlowGradientRenderer {
+    fn backend_name(&self) -> String {
+        "slow test".to_owned()
+    }
+
+    fn render(
+        &mut self,
+        request: &ViewRequest,
+        progress: &Progress,
+    ) -> Result<RenderedImage, String> {
+        std::thread::sleep(Duration::from_millis(400));
+        GradientRenderer.render(request, progress)
+    }
+}
+
+#[test]
+fn the_first_image_is_the_preview_even_when_it_takes_longer_than_the_rest_time() {
+    let factory: RendererFactory = Arc::new(|| Box::new(SlowGradientRenderer));
+    let mut harness = Harness::builder().with_size(WINDOW).wgpu().build_ui_state(
+        move |ui, state: &mut Option<HaloscopeApp>| {
+            let app = state.get_or_insert_with(|| {
+                HaloscopeApp::new(ui.ctx(), None, Vec::new(), factory.clone())
+            });
+            app.ui(ui);
+        },
+        None,
+    );
+    step_until(&mut harness, "a first image", |app| {
+        app.viewport.shown().is_some()
+    });
+    // The full render asked for 150 ms after the preview waits for it instead of cancelling it,
+    // so the quick preview is on screen first.
+    let first = app(&harness).viewport.shown().cloned().expect("shown");
+    assert_eq!(first.quality, haloscope::app::progressive::Quality::Preview);
+    step_until(&mut harness, "the full render", |app| {
+        app.viewport
+            .shown()
+            .is_some_and(|s| s.quality == haloscope::app::progressive::Quality::Full)
+    });
+    assert!(!app(&harness).viewport.is_rendering());
+}

@@ -99,6 +99,7 @@ impl HaloscopeApp {
         files: Vec<PathBuf>,
         factory: RendererFactory,
     ) -> Self {
+        super::startup_log::step("window open, application starting");
         let session = session.unwrap_or_default();
         let mut app = Self::empty(ctx, &session, factory);
         if !files.is_empty() {

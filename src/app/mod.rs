@@ -23,6 +23,7 @@ mod side_panel;
 pub mod sky_map;
 pub mod sky_projection;
 pub mod splotch;
+pub mod startup_log;
 pub mod twopoint_panel;
 mod twopoint_ui;
 pub mod viewport;
