@@ -7,6 +7,7 @@
 pub mod camera;
 mod dialogs;
 pub mod documents;
+pub mod file_browser;
 pub mod glide;
 pub mod halos;
 mod halos_ui;
