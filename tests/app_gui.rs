@@ -273,3 +273,96 @@ fn opening_a_shared_snapshot_through_the_open_path_shows_it() {
     harness.run_ok();
     harness.get_by_label_contains("test4.tbin (67495 particles)");
 }
+
+/// The gradient, but slower than the rest time before a full render (150 ms).
+struct SlowGradientRenderer;
+
+impl ViewportRenderer for SlowGradientRenderer {
+    fn backend_name(&self) -> String {
+        "slow test".to_owned()
+    }
+
+    fn render(
+        &mut self,
+        request: &ViewRequest,
+        progress: &Progress,
+    ) -> Result<RenderedImage, String> {
+        std::thread::sleep(Duration::from_millis(400));
+        GradientRenderer.render(request, progress)
+    }
+}
+
+#[test]
+fn the_first_image_is_the_preview_even_when_it_takes_longer_than_the_rest_time() {
+    let factory: RendererFactory = Arc::new(|| Box::new(SlowGradientRenderer));
+    let mut harness = Harness::builder().with_size(WINDOW).wgpu().build_ui_state(
+        move |ui, state: &mut Option<HaloscopeApp>| {
+            let app = state.get_or_insert_with(|| {
+                HaloscopeApp::new(ui.ctx(), None, Vec::new(), factory.clone())
+            });
+            app.ui(ui);
+        },
+        None,
+    );
+    step_until(&mut harness, "a first image", |app| {
+        app.viewport.shown().is_some()
+    });
+    // The full render asked for 150 ms after the preview waits for it instead of cancelling it,
+    // so the quick preview is on screen first.
+    let first = app(&harness).viewport.shown().cloned().expect("shown");
+    assert_eq!(first.quality, haloscope::app::progressive::Quality::Preview);
+    step_until(&mut harness, "the full render", |app| {
+        app.viewport
+            .shown()
+            .is_some_and(|s| s.quality == haloscope::app::progressive::Quality::Full)
+    });
+    assert!(!app(&harness).viewport.is_rendering());
+}
+
+#[test]
+fn the_built_in_file_chooser_opens_a_shared_snapshot() {
+    let mut harness = harness(Vec::new());
+    step_until(&mut harness, "the demo data", |app| {
+        app.documents.pending.is_empty()
+    });
+    // What File > Open does when no system dialog can be shown.
+    let folder = common::shared_data("snapshots/test4.tbin")
+        .parent()
+        .expect("folder")
+        .to_path_buf();
+    {
+        let app = harness.state_mut().as_mut().expect("app");
+        app.open_file_browser(haloscope::app::file_browser::BrowsePurpose::Open);
+        app.file_browser.as_mut().expect("chooser").navigate(folder);
+    }
+    step_until(&mut harness, "the folder listing", |app| {
+        app.file_browser
+            .as_ref()
+            .is_some_and(|b| b.dir.ends_with("snapshots"))
+    });
+    // Listing arrives on a worker; step until the entry is on screen, then pick it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while harness.query_by_label_contains("test4.tbin").is_none() {
+        assert!(Instant::now() < deadline, "test4.tbin never listed");
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    harness.get_by_label_contains("test4.tbin").click();
+    harness.run_ok();
+    assert_eq!(
+        app(&harness)
+            .file_browser
+            .as_ref()
+            .map(|b| b.file_name.clone()),
+        Some("test4.tbin".to_owned())
+    );
+    harness.get_by_label("Open").click();
+    harness.run_ok();
+    assert!(app(&harness).file_browser.is_none(), "the chooser closes");
+    step_until(&mut harness, "test4.tbin to load", |app| {
+        app.documents.pending.is_empty()
+    });
+    let shown = app(&harness).documents.shown_snapshot().expect("shown");
+    assert_eq!(shown.name, "test4.tbin");
+    assert_eq!(shown.snapshot.n_particles(), 67_495);
+}

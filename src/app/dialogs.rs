@@ -2,12 +2,33 @@
 //! the catalogue export dialog and the window capture for the README.
 
 use super::documents::Notice;
+use super::file_browser::{BrowseOutcome, BrowsePurpose, FileBrowser};
 use super::haloscope_app::{DialogAnswer, HaloscopeApp};
 use super::overlay::OverlayOptions;
 use super::screenshot::save_screenshot;
 use super::viewport::OverlayInput;
 use super::viewport_renderer::ViewRequest;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A system dialog that answers "nothing chosen" sooner than this was never shown (rfd on Linux
+/// without xdg-desktop-portal or zenity fails at once); nobody cancels a dialog this fast.
+const DIALOG_FAILED_WITHIN: Duration = Duration::from_millis(400);
+
+/// `answer` from a dialog that ran since `started`, or [`DialogAnswer::Unavailable`] when it
+/// came back empty too soon to have been shown.
+fn answer_or_unavailable(
+    started: Instant,
+    chosen: bool,
+    purpose: BrowsePurpose,
+    answer: DialogAnswer,
+) -> DialogAnswer {
+    if !chosen && started.elapsed() < DIALOG_FAILED_WITHIN {
+        DialogAnswer::Unavailable(purpose)
+    } else {
+        answer
+    }
+}
 
 impl HaloscopeApp {
     /// Shows the system file dialog on its own thread (the UI keeps running); the chosen files
@@ -16,15 +37,14 @@ impl HaloscopeApp {
         if self.dialog_open {
             return;
         }
+        if !self.native_dialogs {
+            self.open_file_browser(BrowsePurpose::Open);
+            return;
+        }
         self.dialog_open = true;
         let tx = self.dialog_tx.clone();
         let waker = self.waker.clone();
-        let start_dir = self
-            .documents
-            .recent
-            .first()
-            .and_then(|p| p.parent())
-            .map(Path::to_path_buf);
+        let start_dir = self.recent_dir();
         let spawned = std::thread::Builder::new()
             .name("open dialog".into())
             .spawn(move || {
@@ -38,8 +58,16 @@ impl HaloscopeApp {
                 if let Some(dir) = start_dir {
                     dialog = dialog.set_directory(dir);
                 }
+                let started = Instant::now();
                 let files = dialog.pick_files().unwrap_or_default();
-                let _ = tx.send(DialogAnswer::Open(files));
+                let chosen = !files.is_empty();
+                let answer = DialogAnswer::Open(files);
+                let _ = tx.send(answer_or_unavailable(
+                    started,
+                    chosen,
+                    BrowsePurpose::Open,
+                    answer,
+                ));
                 waker();
             });
         if let Err(err) = spawned {
@@ -55,18 +83,29 @@ impl HaloscopeApp {
         if self.dialog_open {
             return;
         }
+        if !self.native_dialogs {
+            self.open_file_browser(BrowsePurpose::SaveScreenshot);
+            return;
+        }
         self.dialog_open = true;
         let tx = self.dialog_tx.clone();
         let waker = self.waker.clone();
         let spawned = std::thread::Builder::new()
             .name("save dialog".into())
             .spawn(move || {
+                let started = Instant::now();
                 let path = rfd::FileDialog::new()
                     .set_title("Save screenshot")
                     .set_file_name("haloscope.png")
                     .add_filter("PNG image", &["png"])
                     .save_file();
-                let _ = tx.send(DialogAnswer::SaveScreenshot(path));
+                let chosen = path.is_some();
+                let _ = tx.send(answer_or_unavailable(
+                    started,
+                    chosen,
+                    BrowsePurpose::SaveScreenshot,
+                    DialogAnswer::SaveScreenshot(path),
+                ));
                 waker();
             });
         if let Err(err) = spawned {
@@ -159,19 +198,30 @@ impl HaloscopeApp {
         if self.dialog_open {
             return;
         }
+        if !self.native_dialogs {
+            self.open_file_browser(BrowsePurpose::ExportCatalogue);
+            return;
+        }
         self.dialog_open = true;
         let tx = self.dialog_tx.clone();
         let waker = self.waker.clone();
         let spawned = std::thread::Builder::new()
             .name("export dialog".into())
             .spawn(move || {
+                let started = Instant::now();
                 let path = rfd::FileDialog::new()
                     .set_title("Export halo catalogue")
                     .set_file_name("halos.csv")
                     .add_filter("CSV", &["csv"])
                     .add_filter("HDF5", &["hdf5", "h5"])
                     .save_file();
-                let _ = tx.send(DialogAnswer::ExportCatalogue(path));
+                let chosen = path.is_some();
+                let _ = tx.send(answer_or_unavailable(
+                    started,
+                    chosen,
+                    BrowsePurpose::ExportCatalogue,
+                    DialogAnswer::ExportCatalogue(path),
+                ));
                 waker();
             });
         if let Err(err) = spawned {
@@ -179,6 +229,69 @@ impl HaloscopeApp {
             self.notify(Notice::Error(format!(
                 "could not open the save dialog: {err}"
             )));
+        }
+    }
+
+    /// The folder of the newest recent file, if any.
+    fn recent_dir(&self) -> Option<PathBuf> {
+        self.documents
+            .recent
+            .first()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+    }
+
+    /// The system dialog for `purpose` could not be shown: say so once and use the built-in one
+    /// from now on.
+    pub(super) fn system_dialog_unavailable(&mut self, purpose: BrowsePurpose) {
+        self.native_dialogs = false;
+        self.notify(Notice::Info(
+            "no system file dialog could be shown (it needs xdg-desktop-portal or zenity): \
+             using Haloscope's own"
+                .to_owned(),
+        ));
+        self.open_file_browser(purpose);
+    }
+
+    /// Opens the built-in file chooser for `purpose` in the folder of the newest recent file
+    /// (else the working folder).
+    pub fn open_file_browser(&mut self, purpose: BrowsePurpose) {
+        let dir = self
+            .recent_dir()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        self.file_browser = Some(FileBrowser::new(purpose, dir, self.waker.clone()));
+    }
+
+    /// Draws the built-in file chooser, if open, and acts on the choice.
+    pub(super) fn file_browser_ui(&mut self, ctx: &egui::Context) {
+        let Some(browser) = &mut self.file_browser else {
+            return;
+        };
+        let purpose = browser.purpose;
+        let Some(outcome) = browser.window_ui(ctx) else {
+            return;
+        };
+        self.file_browser = None;
+        let BrowseOutcome::Chosen(paths) = outcome else {
+            return;
+        };
+        match purpose {
+            BrowsePurpose::Open => {
+                for path in paths {
+                    self.open_path(&path);
+                }
+            }
+            BrowsePurpose::SaveScreenshot => {
+                if let Some(path) = paths.into_iter().next() {
+                    self.save_screenshot_to(path);
+                }
+            }
+            BrowsePurpose::ExportCatalogue => {
+                if let Some(path) = paths.into_iter().next() {
+                    self.halos.export_to(path);
+                }
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 //! Every load runs as a job on a worker ([`crate::jobs::JobQueue`]); the UI polls it each frame.
 
 use super::camera::OrbitCamera;
+use super::startup_log;
 use crate::data::{self, EventList, LoadOptions, Loaded, Snapshot};
 use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, Progress, ProgressUpdate, Waker};
 use std::path::{Path, PathBuf};
@@ -175,11 +176,17 @@ impl Documents {
     pub fn open_demo(&mut self) -> JobId {
         let handle = self.queue.spawn("making demo data", 0, |progress| {
             progress.report("demo snapshot", 0, 2);
+            let started = std::time::Instant::now();
             let mut snapshot = data::demo::demo_snapshot(DEMO_PARTICLES, DEMO_SEED);
+            startup_log::duration("demo snapshot", started.elapsed().as_secs_f64());
             progress.check().map_err(|e| e.to_string())?;
+            let started = std::time::Instant::now();
             fill_missing_smoothing(&mut snapshot, progress).map_err(|e| e.to_string())?;
+            startup_log::duration("demo smoothing lengths", started.elapsed().as_secs_f64());
             progress.report("demo events", 1, 2);
+            let started = std::time::Instant::now();
             let events = data::demo::demo_events(DEMO_EVENTS, DEMO_SEED);
+            startup_log::duration("demo events", started.elapsed().as_secs_f64());
             progress.report("demo events", 2, 2);
             let bounds = bounds_of(&snapshot);
             Ok::<_, String>(LoadedDocument::Demo(snapshot, bounds, events))
@@ -296,6 +303,7 @@ impl Documents {
                 Notice::Info(format!("{name}: {n} events"))
             }
             LoadedDocument::Demo(snapshot, bounds, events) => {
+                startup_log::step("demo data open");
                 let (n, m) = (snapshot.n_particles(), events.len());
                 self.add_snapshot("demo snapshot".to_owned(), None, snapshot, bounds);
                 self.add_events("demo events".to_owned(), None, events);

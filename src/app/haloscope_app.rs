@@ -2,6 +2,7 @@
 
 use super::camera::{Bookmark, OrbitCamera};
 use super::documents::{Documents, Notice};
+use super::file_browser::{BrowsePurpose, FileBrowser};
 use super::glide::{Glide, looking_at};
 use super::halos::{HalosAction, HalosPanel, framing_distance};
 use super::movie_panel::MoviePanel;
@@ -32,6 +33,8 @@ pub(super) enum DialogAnswer {
     SaveScreenshot(Option<PathBuf>),
     /// Where to export the halo catalogue (`None` when the user cancelled).
     ExportCatalogue(Option<PathBuf>),
+    /// No system dialog could be shown: use the built-in one.
+    Unavailable(BrowsePurpose),
 }
 
 /// The whole application.
@@ -78,6 +81,10 @@ pub struct HaloscopeApp {
     pub glide: Option<Glide>,
     /// The back-end chosen at start and why.
     pub backend: BackendReport,
+    /// The built-in file chooser, when open.
+    pub file_browser: Option<FileBrowser>,
+    /// Whether the system file dialog works (false once it failed to appear).
+    pub native_dialogs: bool,
     pub(super) pick_jobs: JobQueue<Option<[f64; 3]>>,
     pub(super) pick_job: Option<(JobHandle, u64)>,
     pub(super) screenshot_jobs: JobQueue<PathBuf>,
@@ -102,6 +109,7 @@ impl HaloscopeApp {
         files: Vec<PathBuf>,
         factory: RendererFactory,
     ) -> Self {
+        super::startup_log::step("window open, application starting");
         let session = session.unwrap_or_default();
         let mut app = Self::empty(ctx, &session, factory);
         if !files.is_empty() {
@@ -157,6 +165,8 @@ impl HaloscopeApp {
             movie: MoviePanel::new(&session.movie, waker.clone()),
             glide: None,
             backend: super::splotch::best_backend(),
+            file_browser: None,
+            native_dialogs: true,
             pick_jobs: JobQueue::new(waker.clone()),
             pick_job: None,
             screenshot_jobs: JobQueue::new(waker.clone()),
@@ -287,6 +297,7 @@ impl HaloscopeApp {
                 DialogAnswer::SaveScreenshot(Some(path)) => self.save_screenshot_to(path),
                 DialogAnswer::ExportCatalogue(Some(path)) => self.halos.export_to(path),
                 DialogAnswer::SaveScreenshot(None) | DialogAnswer::ExportCatalogue(None) => {}
+                DialogAnswer::Unavailable(purpose) => self.system_dialog_unavailable(purpose),
             }
         }
     }
@@ -312,6 +323,7 @@ impl HaloscopeApp {
         }
         egui::CentralPanel::no_frame().show(ui, |ui| self.central_ui(ui));
         self.windows_ui(&ctx);
+        self.file_browser_ui(&ctx);
         self.capture_window_when_ready(&ctx);
         // Time the UI thread spent on this frame (not the idle time between frames), smoothed.
         let spent = started.elapsed().as_secs_f32();

@@ -7,6 +7,7 @@
 pub mod camera;
 mod dialogs;
 pub mod documents;
+pub mod file_browser;
 pub mod glide;
 pub mod halos;
 mod halos_ui;
@@ -28,6 +29,7 @@ mod side_panel;
 pub mod sky_map;
 pub mod sky_projection;
 pub mod splotch;
+pub mod startup_log;
 pub mod timeline;
 pub mod twopoint_panel;
 mod twopoint_ui;

@@ -84,6 +84,7 @@ pub struct Viewport {
     scheduler: ProgressiveScheduler<ViewKey>,
     submitted: VecDeque<(u64, Quality)>,
     latest_submitted: u64,
+    last_submitted_quality: Option<Quality>,
     texture: Option<egui::TextureHandle>,
     shown: Option<ShownRender>,
     error: Option<String>,
@@ -108,6 +109,7 @@ impl Viewport {
             scheduler: ProgressiveScheduler::default(),
             submitted: VecDeque::new(),
             latest_submitted: 0,
+            last_submitted_quality: None,
             texture: None,
             shown: None,
             error: None,
@@ -207,6 +209,10 @@ impl Viewport {
                     quality,
                 });
                 self.legend = image.legend;
+                super::startup_log::step("first image in the viewport");
+                if quality == Quality::Full {
+                    super::startup_log::step("first full-resolution image in the viewport");
+                }
                 // Moved, not copied: the texture took its own copy above.
                 self.pixels = Some(ShownPixels {
                     width_px: image.width_px,
@@ -286,13 +292,19 @@ impl Viewport {
                 width_px,
                 height_px,
             };
-            // A preview in flight finishes (the next one waits), so a long drag still shows
-            // images; a full render replaces whatever runs.
-            let submitted = match quality {
-                Quality::Preview => self.worker.submit_after_current(request),
-                Quality::Full => self.worker.submit(request),
+            // Only a full render is worth cancelling (seconds of work for a view that is gone).
+            // A preview in flight finishes and the next request waits for it: during a long
+            // drag the previews keep coming, and the full render of a view at rest never throws
+            // away the quick preview of the same view (on first start that preview is the first
+            // image, long before the full one).
+            let submitted = if self.last_submitted_quality == Some(Quality::Full) {
+                self.worker.submit(request)
+            } else {
+                self.worker.submit_after_current(request)
             };
+            self.last_submitted_quality = Some(quality);
             if let Some(version) = submitted {
+                super::startup_log::step("first render requested");
                 self.latest_submitted = version;
                 self.submitted.push_back((version, quality));
                 self.error = None;

@@ -105,3 +105,31 @@ fn events_are_seeded_in_range_and_sources_are_harder_and_clustered() {
     }
     assert!(close > 1_250, "{close} close pairs");
 }
+
+#[test]
+fn every_family_has_smoothing_lengths_close_to_its_knn_estimate() {
+    let s = demo_snapshot(40_000, 5);
+    for kind in [SpeciesKind::Dark, SpeciesKind::Star] {
+        let sp = s.species(kind).expect("family");
+        let h = sp.smoothing_lengths.as_ref().expect("smoothing lengths");
+        assert_eq!(h.len(), sp.len());
+        assert!(h.iter().all(|&x| x > 0.0 && x <= 0.1), "{kind}");
+        // The generator's radius is the kNN radius of the density it sampled from; the
+        // measured kNN distance scatters around it (Poisson noise of 32 neighbours, halos that
+        // overlap), so compare the median of the ratio, not each particle.
+        let knn = crate::render::smoothing::knn_smoothing_lengths(
+            &sp.positions,
+            crate::render::smoothing::DEFAULT_KNN,
+            Some(1.0),
+            &crate::jobs::Progress::none(),
+        )
+        .expect("kNN");
+        let mut ratio: Vec<f32> = h.iter().zip(&knn).map(|(a, b)| a / b).collect();
+        ratio.sort_by(f32::total_cmp);
+        let median = ratio[ratio.len() / 2];
+        assert!(
+            (0.7..1.4).contains(&median),
+            "{kind}: median h/kNN = {median}"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! `haloscope bench gui`: UI frame times of the real application (headless egui context) while a
-//! render, friends-of-friends or a trial batch runs on the workers, with a large snapshot loaded.
+//! render, friends-of-friends or a trial batch runs on the workers, with a large demo snapshot
+//! loaded (the generator of the first start, `data::demo`, at 10⁷ particles by default).
 //!
 //! Each frame is timed as the UI thread spends it: draining the workers, building every panel,
 //! the viewport texture update and tessellation (`Context::run_ui` + `Context::tessellate`). GPU
@@ -13,7 +14,8 @@ use std::time::{Duration, Instant};
 /// Arguments of `haloscope bench gui`.
 #[derive(Debug, Args)]
 pub struct BenchGuiArgs {
-    /// Particles in the synthetic clustered snapshot (render::synthetic, with smoothing lengths).
+    /// Particles in the demo snapshot (data::demo: gas, dark matter and stars, all with
+    /// smoothing lengths; halos for FoF to find).
     #[arg(long, default_value_t = 10_000_000)]
     pub particles: usize,
     /// Events in the demo event list for the trials phase.
@@ -22,6 +24,10 @@ pub struct BenchGuiArgs {
     /// Seconds per phase.
     #[arg(long, default_value_t = 10.0)]
     pub seconds: f64,
+    /// Longest friends-of-friends phase in seconds (it runs until the catalogue lands, so
+    /// that the next phase has halo circles to draw).
+    #[arg(long, default_value_t = 300.0)]
+    pub fof_seconds: f64,
     /// Window size in points.
     #[arg(long, num_args = 2, default_values_t = [1280.0, 800.0])]
     pub window: Vec<f32>,
@@ -46,7 +52,7 @@ struct Phase {
 /// Runs `haloscope bench gui`.
 pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
     let setup = Instant::now();
-    let snapshot = crate::render::synthetic::clustered_snapshot(args.particles, 1);
+    let snapshot = crate::data::demo::demo_snapshot(args.particles as u64, 1);
     let events = crate::data::demo::demo_events(args.events, 42);
     let setup_seconds = setup.elapsed().as_secs_f64();
     let ctx = egui::Context::default();
@@ -68,7 +74,7 @@ pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
                 HaloscopeApp::empty(ui.ctx(), &Default::default(), default_renderer_factory())
             });
             if let Some(snapshot) = snapshot.take() {
-                app.documents.insert_snapshot("synthetic", snapshot);
+                app.documents.insert_snapshot("demo snapshot", snapshot);
             }
             app.ui(ui);
         });
@@ -84,12 +90,13 @@ pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
     let mut phases = Vec::new();
     let pace = Duration::from_micros(16_667);
     let run_phase = |app: &mut Option<HaloscopeApp>,
+                     max_seconds: f64,
                      each: &mut dyn FnMut(&mut HaloscopeApp, usize),
                      until: &dyn Fn(&HaloscopeApp) -> bool| {
         let mut times = Vec::new();
         let phase_start = Instant::now();
         let mut i = 0;
-        while phase_start.elapsed().as_secs_f64() < args.seconds {
+        while phase_start.elapsed().as_secs_f64() < max_seconds {
             if let Some(app) = app.as_mut() {
                 each(app, i);
                 if i > 0 && until(app) {
@@ -106,6 +113,7 @@ pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
     // 1. Camera turning every frame: a preview render is always in flight.
     let times = run_phase(
         &mut app,
+        args.seconds,
         &mut |app, _| {
             if let Some(document) = app.documents.shown_snapshot_mut() {
                 document.camera.rotate([2.0, 0.5]);
@@ -115,7 +123,7 @@ pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
     );
     phases.push(stats("render (camera moving)", &times, String::new()));
     // 2. Camera at rest: the full-resolution render runs.
-    let times = run_phase(&mut app, &mut |_, _| {}, &|app| {
+    let times = run_phase(&mut app, args.seconds, &mut |_, _| {}, &|app| {
         app.viewport
             .shown()
             .is_some_and(|s| s.quality == crate::app::progressive::Quality::Full)
@@ -126,15 +134,16 @@ pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
         .and_then(|a| a.viewport.shown())
         .map_or(String::new(), |s| format!("last render {:.2} s", s.seconds));
     phases.push(stats("render (full, camera resting)", &times, note));
-    // 3. Friends-of-friends on every particle.
+    // 3. Friends-of-friends on the dark matter, as the Halos panel starts it.
     let times = run_phase(
         &mut app,
+        args.fof_seconds,
         &mut |app, i| {
             if i == 0
                 && let Some(document) = app.documents.shown_snapshot().cloned()
             {
-                app.halos.periodic = false;
-                app.halos.species = [false, true, false, false];
+                // The Halos panel's defaults: dark matter, periodic in the file's box.
+                app.halos.adopt_defaults(&document);
                 app.halos.start(&document);
             }
         },
@@ -154,9 +163,25 @@ pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
         None => String::new(),
     };
     phases.push(stats("friends-of-friends", &times, note));
-    // 4. Two-point trials in batches, plots shown.
+    // 4. The camera turning with every halo circled (overlay of the whole catalogue).
     let times = run_phase(
         &mut app,
+        args.seconds,
+        &mut |app, _| {
+            if let Some(document) = app.documents.shown_snapshot_mut() {
+                document.camera.rotate([2.0, 0.5]);
+            }
+        },
+        &|_| false,
+    );
+    let note = app.as_ref().map_or(String::new(), |a| {
+        format!("{} circles drawn", a.viewport.overlay().placed.len())
+    });
+    phases.push(stats("halo circles (camera moving)", &times, note));
+    // 5. Two-point trials in batches, plots shown.
+    let times = run_phase(
+        &mut app,
+        args.seconds,
         &mut |app, i| {
             if i == 0
                 && let Some(document) = app.documents.shown_events().cloned()
