@@ -10,16 +10,14 @@ use haloscope::data::SpeciesKind;
 use haloscope::data::demo::demo_snapshot;
 use haloscope::gpu::{BackendChoice, GpuDevice};
 use haloscope::jobs::Progress;
-use haloscope::movie::{FramePlan, FrameRenderer, export_frames, load_path};
+use haloscope::movie::{FramePlan, FrameRenderer, export_frames, parse_path};
 use haloscope::render::{RenderBackend, RenderSettings, SpeciesStyle};
 use image::RgbImage;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const DEMO_PATH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/assets/paths/demo-flythrough.toml"
-);
+/// The demo fly-through, embedded: the test binary runs on the GPU machine without the sources.
+const DEMO_PATH_TOML: &str = include_str!("../assets/paths/demo-flythrough.toml");
 const WIDTH: u32 = 320;
 const HEIGHT: u32 = 240;
 const FRAMES: usize = 5;
@@ -63,7 +61,7 @@ fn assert_frames_match(index: usize, cuda: &RgbImage, cpu: &RgbImage) {
 /// Renders the demo flythrough's `FRAMES` frames into `dir` on `choice` through the library.
 fn library_movie(choice: BackendChoice, dir: &Path) -> (Vec<RgbImage>, FrameRenderer) {
     let snapshot = demo_snapshot(PARTICLES, 1);
-    let path = load_path(Path::new(DEMO_PATH)).expect("demo path");
+    let path = parse_path(DEMO_PATH_TOML, Path::new("demo-flythrough.toml")).expect("demo path");
     let plan = FramePlan {
         n_frames: FRAMES,
         fps: 30.0,
@@ -135,14 +133,11 @@ fn haloscope() -> PathBuf {
 /// Runs `haloscope movie` on the demo and returns its JSON report and frames.
 fn cli_movie(backend: &str, dir: &Path) -> (serde_json::Value, Vec<RgbImage>) {
     let frames_dir = dir.join(backend);
+    let path_file = dir.join("demo-flythrough.toml");
+    std::fs::write(&path_file, DEMO_PATH_TOML).expect("write the path file");
     let output = Command::new(haloscope())
-        .args([
-            "movie",
-            "--demo",
-            &PARTICLES.to_string(),
-            "--path",
-            DEMO_PATH,
-        ])
+        .args(["movie", "--demo", &PARTICLES.to_string(), "--path"])
+        .arg(&path_file)
         .args(["--frames", &FRAMES.to_string()])
         .args([
             "--width",

@@ -199,3 +199,9 @@ fn missing_smoothing_lengths_are_filled_once_for_drawn_species_only() {
     let star = snapshot.species(SpeciesKind::Star).expect("star");
     assert!(star.smoothing_lengths.is_none(), "stars are not drawn");
 }
+
+#[test]
+fn the_renderer_can_move_to_a_worker_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<FrameRenderer>();
+}

@@ -293,7 +293,8 @@ where
         })();
         drop(png_sender);
         drop(encode_sender);
-        // Every writer is joined; the first failed one (in worker order) is reported.
+        // Every writer is joined (a scope must not end with a panicked thread unjoined); the
+        // first failed one, in worker order, is reported.
         let png_result = png_workers
             .into_iter()
             .map(|worker| {
@@ -304,6 +305,8 @@ where
                     })
                 })
             })
+            .collect::<Vec<_>>()
+            .into_iter()
             .collect::<Result<Vec<()>, ExportError>>();
         let encode_result = encode_worker.map(|worker| {
             worker.join().unwrap_or_else(|_| {
