@@ -6,6 +6,7 @@ pub mod info;
 pub mod movie;
 pub mod progress_bar;
 pub mod render;
+pub mod style_args;
 pub mod twopoint;
 
 use clap::{Parser, Subcommand};

@@ -1,22 +1,27 @@
 //! `haloscope movie`: render a camera path to numbered PNG frames and, optionally, an MP4.
 
 use crate::cli::progress_bar::terminal_progress;
-use crate::data::{LoadOptions, Snapshot, SpeciesKind, demo::demo_snapshot, load_snapshot};
-use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
+use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
+use crate::data::{LoadOptions, demo::demo_snapshot, load_snapshot};
+use crate::gpu::{BackendChoice, cuda_available};
 use crate::jobs::Progress;
-use crate::movie::{FramePlan, Mp4Settings, PathSample, export_frames, load_path};
-use crate::render::smoothing::{DEFAULT_KNN, knn_smoothing_lengths};
-use crate::render::{Brightness, CpuRenderer, RenderSettings, SpeciesStyle, TauBuffer, tone_map};
-use anyhow::{Context, bail};
+use crate::movie::{
+    FramePlan, FrameRenderer, Mp4Settings, export_frames, fill_missing_smoothing_lengths, load_path,
+};
+use crate::render::{RenderError, output};
+use anyhow::Context;
 use clap::Args;
-use image::RgbImage;
 use std::path::PathBuf;
 
 /// Seed of the demo snapshot (`--demo N`), the same as the GUI's first start.
-const DEMO_SEED: u64 = 1;
+pub(crate) const DEMO_SEED: u64 = 1;
 
 /// Arguments of `haloscope movie`.
 #[derive(Debug, Args)]
+#[command(after_help = format!(
+    "{STYLE_DEFAULTS_HELP} The camera follows --path; the exposure is fixed from its first frame \
+     (or by --brightness), times each keyframe's brightness."
+))]
 pub struct MovieArgs {
     /// Snapshot to render (tipsy or Gadget HDF5); leave out with `--demo`.
     #[arg(required_unless_present = "demo", conflicts_with = "demo")]
@@ -48,9 +53,13 @@ pub struct MovieArgs {
     /// Also encode the frames into this H.264 MP4.
     #[arg(long, value_name = "FILE.mp4")]
     pub mp4: Option<PathBuf>,
-    /// Rendering back-end.
+    /// Rendering back-end: CUDA keeps the particles on the GPU from frame to frame; `auto`
+    /// falls back to the CPU (one warning) where no device opens.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
+    /// Style options (the same as `haloscope render`'s).
+    #[command(flatten)]
+    pub style: Box<StyleArgs>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -71,31 +80,46 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         }
         (None, None) => FramePlan::real_time(&path, args.fps, args.width, args.height),
     };
-    let backend = resolve_backend(args.backend)?;
-    if let ResolvedBackend::Cpu {
-        fallback_reason: Some(reason),
-    } = &backend
-    {
-        log::warn!("CUDA not used, rendering on the CPU: {reason}");
+    if let Some(mp4) = &args.mp4 {
+        output::check_writable(mp4)?;
     }
-    let mut snapshot = match (&args.file, args.demo) {
-        (Some(file), _) => load_snapshot(file, &LoadOptions::default(), &terminal_progress())
-            .with_context(|| format!("reading {}", file.display()))?,
-        (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
-        (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
+    let source = match &args.file {
+        Some(file) => file.display().to_string(),
+        None => "demo snapshot".to_owned(),
     };
-    if matches!(backend, ResolvedBackend::Cuda(_)) {
-        // One log line, as for the other CPU fallbacks: frames need the CUDA splatter.
-        log::warn!("the CUDA renderer is not available yet: rendering frames on the CPU");
+    // `--backend cuda` without a driver fails before a long load, with the message the
+    // renderer would give.
+    if args.backend == BackendChoice::Cuda {
+        cuda_available()
+            .map_err(RenderError::Gpu)
+            .with_context(|| source.clone())?;
     }
     let progress = if args.json {
         Progress::none()
     } else {
         terminal_progress()
     };
+    let mut snapshot = match (&args.file, args.demo) {
+        (Some(file), _) => load_snapshot(file, &LoadOptions::default(), &progress)
+            .with_context(|| format!("reading {}", file.display()))?,
+        (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
+        (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
+    };
+    args.style.apply_box(&mut snapshot);
     let first = path.sample(path.start_s());
-    let mut renderer = MovieRenderer::new(&mut snapshot, &first, &plan, &progress)
-        .with_context(|| format!("preparing the frames of {}", args.path.display()))?;
+    let settings = args
+        .style
+        .render_settings(
+            &snapshot,
+            plan.width,
+            plan.height,
+            Some(first.pose.to_render_camera()),
+        )
+        .with_context(|| source.clone())?;
+    fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
+        .with_context(|| source.clone())?;
+    let mut renderer = FrameRenderer::new(&snapshot, settings, &first, args.backend, &progress)
+        .with_context(|| format!("{source}: preparing the frames of {}", args.path.display()))?;
     let mp4_settings = Mp4Settings::default();
     let summary = export_frames(
         &path,
@@ -105,6 +129,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         |sample, _index| renderer.frame(&snapshot, sample),
         &progress,
     )?;
+    let backend = renderer.backend().name();
     if args.json {
         let report = serde_json::json!({
             "path": args.path,
@@ -117,14 +142,18 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             "fps": plan.fps,
             "mp4": summary.mp4.as_ref().map(|m| &m.path),
             "mp4_bytes": summary.mp4.as_ref().map(|m| m.bytes),
-            "backend": "cpu",
+            "backend": backend,
+            "fallback_reason": renderer.fallback_reason(),
+            "resident": renderer.is_resident(),
+            "species": renderer.settings().species.iter().map(|s| s.kind.name()).collect::<Vec<_>>(),
+            "brightness": renderer.base_brightness(),
             "seconds": summary.seconds,
             "render_seconds": summary.render_seconds,
         });
         println!("{report}");
     } else {
         eprintln!(
-            "{} frames in {} ({} rendered, {} already there) in {:.1} s",
+            "{} frames in {} ({} rendered on the {backend}, {} already there) in {:.1} s",
             summary.n_frames,
             args.out.display(),
             summary.rendered,
@@ -143,98 +172,4 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The species drawn by default, as `haloscope render` chooses it: gas when it has smoothing
-/// lengths, else dark matter, else the first non-empty family.
-fn default_species(snapshot: &Snapshot) -> Option<SpeciesKind> {
-    let non_empty = |kind| snapshot.species(kind).is_some_and(|s| !s.is_empty());
-    if snapshot
-        .species(SpeciesKind::Gas)
-        .is_some_and(|s| !s.is_empty() && s.smoothing_lengths.is_some())
-    {
-        return Some(SpeciesKind::Gas);
-    }
-    if non_empty(SpeciesKind::Dark) {
-        return Some(SpeciesKind::Dark);
-    }
-    snapshot
-        .species
-        .iter()
-        .find(|s| !s.is_empty())
-        .map(|s| s.kind)
-}
-
-/// Renders the frames of one movie on the CPU, reusing its buffers from frame to frame.
-pub(crate) struct MovieRenderer {
-    renderer: CpuRenderer,
-    tau: TauBuffer,
-    settings: RenderSettings,
-    /// Brightness of the auto exposure of the first frame: every frame uses it (times the
-    /// path's `brightness`), so the exposure does not flicker from frame to frame.
-    base_brightness: f32,
-}
-
-impl MovieRenderer {
-    /// Chooses the species, computes missing smoothing lengths once (not per frame), and fixes
-    /// the exposure from the path's first frame.
-    pub(crate) fn new(
-        snapshot: &mut Snapshot,
-        first: &PathSample,
-        plan: &FramePlan,
-        progress: &Progress,
-    ) -> anyhow::Result<Self> {
-        let Some(kind) = default_species(snapshot) else {
-            bail!("the snapshot has no particles");
-        };
-        let box_size = snapshot
-            .header
-            .box_size
-            .filter(|_| snapshot.header.periodic);
-        if let Some(species) = snapshot.species_mut(kind)
-            && species.smoothing_lengths.is_none()
-        {
-            let h = knn_smoothing_lengths(&species.positions, DEFAULT_KNN, box_size, progress)?;
-            species.smoothing_lengths = Some(h);
-        }
-        let settings = RenderSettings::new(
-            plan.width,
-            plan.height,
-            first.pose.to_render_camera(),
-            vec![SpeciesStyle::new(kind)],
-        );
-        let mut renderer = Self {
-            renderer: CpuRenderer::new(),
-            tau: TauBuffer::default(),
-            settings,
-            base_brightness: 1.0,
-        };
-        renderer.settings.brightness = Brightness::default();
-        let stats = renderer.renderer.render_into(
-            snapshot,
-            &renderer.settings,
-            &Progress::none(),
-            &mut renderer.tau,
-        )?;
-        renderer.base_brightness = stats.brightness;
-        Ok(renderer)
-    }
-
-    /// One frame as 8-bit RGB.
-    pub(crate) fn frame(
-        &mut self,
-        snapshot: &Snapshot,
-        sample: &PathSample,
-    ) -> anyhow::Result<RgbImage> {
-        self.settings.camera = sample.pose.to_render_camera();
-        let scale = sample.settings.brightness.unwrap_or(1.0) as f32;
-        self.settings.brightness = Brightness::Explicit(self.base_brightness * scale);
-        let stats = self.renderer.render_into(
-            snapshot,
-            &self.settings,
-            &Progress::none(),
-            &mut self.tau,
-        )?;
-        Ok(tone_map(&self.tau, stats.tau_scale, &self.settings.tone).into_rgb8())
-    }
 }

@@ -2,8 +2,9 @@
 //!
 //! Each PNG is written to a hidden temporary file in the output folder and renamed into place,
 //! so a frame under its final name is always complete; a later run skips those frames (resume).
-//! The caller renders; PNG writing and H.264 encoding run on two worker threads, so the renderer
-//! is not kept waiting by either.
+//! The caller renders; PNGs are written by several worker threads (in any order) and H.264 is
+//! encoded on one more (in frame order), so the renderer works on the next frame while earlier
+//! ones are written and encoded, and PNG deflate is not a one-thread bottleneck.
 
 use super::encode::{EncodeError, Mp4Encoder, Mp4Settings, Mp4Summary};
 use super::interpolate::PathSample;
@@ -16,11 +17,22 @@ use std::error::Error as StdError;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Frames queued between the renderer and each worker: enough to absorb jitter, few enough
 /// that memory stays bounded (a 1920×1080 RGB frame is 6 MB).
 const QUEUE_FRAMES: usize = 3;
+/// Most PNG writer threads: one fast-deflate writer does ~35–60 1080p frames/s on this
+/// project's CPU box (BENCHMARKS.md, movie), so four keep up with any renderer we have.
+const MAX_PNG_WORKERS: usize = 4;
+
+/// PNG writer threads for this machine: one per core, at most [`MAX_PNG_WORKERS`].
+pub fn png_workers() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_PNG_WORKERS)
+}
 
 /// Which frames to make: how many, at what rate and size.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -202,16 +214,31 @@ where
     let mut render_time = Duration::ZERO;
     progress.report("rendering", 0, to_render as u64);
 
-    let (png_sender, png_receiver) = bounded::<(PathBuf, Arc<RgbImage>)>(QUEUE_FRAMES);
+    let n_png_workers = png_workers();
+    let (png_sender, png_receiver) =
+        bounded::<(PathBuf, Arc<RgbImage>)>(QUEUE_FRAMES * n_png_workers);
     let (encode_sender, encode_receiver) = bounded::<Arc<RgbImage>>(QUEUE_FRAMES);
+    // Set by a PNG writer that failed, so the renderer stops although other writers still
+    // take frames.
+    let png_failed = AtomicBool::new(false);
     let (main_result, png_result, encode_result) = std::thread::scope(|scope| {
-        let png_worker = scope.spawn(move || write_pngs(png_receiver));
+        let png_workers: Vec<_> = (0..n_png_workers)
+            .map(|_| {
+                let receiver = png_receiver.clone();
+                let failed = &png_failed;
+                scope.spawn(move || write_pngs(receiver, failed))
+            })
+            .collect();
+        drop(png_receiver);
         let encode_worker = encoder
             .take()
             .map(|encoder| scope.spawn(move || encode_frames(encoder, encode_receiver)));
         let main_result = (|| -> Result<(), ExportError> {
             for (index, frame_path) in frame_paths.iter().enumerate() {
                 progress.check()?;
+                if png_failed.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
                 let mut frame = None;
                 if on_disk[index] {
                     if encode_worker.is_none() {
@@ -266,12 +293,21 @@ where
         })();
         drop(png_sender);
         drop(encode_sender);
-        let png_result = png_worker.join().unwrap_or_else(|_| {
-            Err(ExportError::WritePng {
-                path: out_dir.to_path_buf(),
-                message: "PNG writer thread panicked".into(),
+        // Every writer is joined (a scope must not end with a panicked thread unjoined); the
+        // first failed one, in worker order, is reported.
+        let png_result = png_workers
+            .into_iter()
+            .map(|worker| {
+                worker.join().unwrap_or_else(|_| {
+                    Err(ExportError::WritePng {
+                        path: out_dir.to_path_buf(),
+                        message: "PNG writer thread panicked".into(),
+                    })
+                })
             })
-        });
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect::<Result<Vec<()>, ExportError>>();
         let encode_result = encode_worker.map(|worker| {
             worker.join().unwrap_or_else(|_| {
                 Err(EncodeError::Mp4 {
@@ -322,10 +358,16 @@ fn read_frame(path: &Path, width: u32, height: u32) -> Option<RgbImage> {
     (image.dimensions() == (width, height)).then_some(image)
 }
 
-/// Writes each received frame as a PNG, atomically.
-fn write_pngs(frames: Receiver<(PathBuf, Arc<RgbImage>)>) -> Result<(), ExportError> {
+/// Writes each received frame as a PNG, atomically; on failure raises `failed` and stops.
+fn write_pngs(
+    frames: Receiver<(PathBuf, Arc<RgbImage>)>,
+    failed: &AtomicBool,
+) -> Result<(), ExportError> {
     for (path, image) in frames {
-        write_png_atomic(&path, &image)?;
+        if let Err(err) = write_png_atomic(&path, &image) {
+            failed.store(true, Ordering::Relaxed);
+            return Err(err);
+        }
     }
     Ok(())
 }

@@ -6,10 +6,12 @@
 //! renders numbered PNG frames through a caller-supplied renderer (resumable, cancellable) and
 //! can stream them into an H.264 MP4 ([`encode::Mp4Encoder`]).
 //!
-//! Nothing here knows about particles or the renderer: the caller turns a [`CameraPose`] into
-//! an image.
+//! Paths, frames and encoding know nothing about particles: the caller turns a [`CameraPose`]
+//! into an image, usually through [`FrameRenderer`] (the render back-end chosen once, CUDA data
+//! resident across frames, exposure fixed from the first frame).
 
 pub mod encode;
+pub mod frame_renderer;
 pub mod frames;
 pub mod interpolate;
 pub mod keyframe;
@@ -17,6 +19,7 @@ pub mod path_file;
 pub mod presets;
 
 pub use encode::{EncodeError, Mp4Encoder, Mp4Settings};
+pub use frame_renderer::{FrameRenderer, fill_missing_smoothing_lengths};
 pub use frames::{ExportError, ExportSummary, FramePlan, export_frames, frame_file_name};
 pub use interpolate::PathSample;
 pub use keyframe::{CameraPath, CameraPose, Keyframe, PathError, RenderSettings, Timing};

@@ -1,19 +1,23 @@
 //! `haloscope bench movie`: frames per second of the movie pipeline.
 //!
 //! With `--particles N` (default 10⁷): the demo snapshot, an orbit around the box centre, every
-//! frame rendered by the CPU Splotch renderer, written as PNG and encoded to H.264/MP4 by
-//! `export_frames` (PNG and MP4 on their worker threads): the frames per second a user gets.
+//! frame rendered by the movie [`FrameRenderer`] on `--backend` (CUDA: data resident on the
+//! device), written as PNG and encoded to H.264/MP4 by `export_frames` (PNG writers and the
+//! encoder on their worker threads): the frames per second a user gets, and the render alone.
 //! The PNG writer and the H.264 encoder are then timed alone on the same frames. With
 //! `--particles 0` the frames are synthetic (smooth moving Gaussian blobs, close to a splat render
 //! for the PNG and H.264 coders) and only the export pipeline is measured.
 
-use crate::cli::movie::MovieRenderer;
+use crate::cli::movie::DEMO_SEED;
+use crate::cli::style_args::default_species;
 use crate::data::demo::demo_snapshot;
+use crate::gpu::BackendChoice;
 use crate::jobs::Progress;
 use crate::movie::encode::Mp4Encoder;
 use crate::movie::frames::write_png_atomic;
 use crate::movie::presets::{Orbit, orbit};
-use crate::movie::{FramePlan, Mp4Settings, export_frames};
+use crate::movie::{FramePlan, FrameRenderer, Mp4Settings, export_frames};
+use crate::render::{RenderSettings, SpeciesStyle};
 use anyhow::Context;
 use clap::Args;
 use image::RgbImage;
@@ -36,6 +40,9 @@ pub struct BenchMovieArgs {
     /// Particles in the demo snapshot; 0 = no rendering (synthetic frames).
     #[arg(long, default_value_t = 10_000_000)]
     pub particles: u64,
+    /// Rendering back-end (as `haloscope movie --backend`).
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -118,12 +125,23 @@ pub fn run(args: BenchMovieArgs) -> anyhow::Result<()> {
 
     let frames: Vec<RgbImage> = if args.particles > 0 {
         let start = Instant::now();
-        let mut snapshot = demo_snapshot(args.particles, 1);
+        let snapshot = demo_snapshot(args.particles, DEMO_SEED);
         report.insert("demo_seconds".into(), start.elapsed().as_secs_f64().into());
         let start = Instant::now();
         let first = path.sample(path.start_s());
-        let mut renderer = MovieRenderer::new(&mut snapshot, &first, &plan, &Progress::none())?;
+        // `haloscope movie`'s default style: the default species (the demo's gas, which has
+        // smoothing lengths), white, auto exposure fixed from the first frame.
+        let kind = default_species(&snapshot).context("the demo snapshot is empty")?;
+        let settings = RenderSettings::new(
+            width,
+            height,
+            first.pose.to_render_camera(),
+            vec![SpeciesStyle::new(kind)],
+        );
+        let mut renderer =
+            FrameRenderer::new(&snapshot, settings, &first, args.backend, &Progress::none())?;
         report.insert("setup_seconds".into(), start.elapsed().as_secs_f64().into());
+        report.insert("backend".into(), renderer.backend().name().into());
         let kept = Mutex::new(Vec::with_capacity(n));
         let start = Instant::now();
         let summary = export_frames(
@@ -146,6 +164,10 @@ pub fn run(args: BenchMovieArgs) -> anyhow::Result<()> {
             "render_fps".into(),
             (n as f64 / summary.render_seconds).into(),
         );
+        // After the frames: a CUDA failure may have switched to the CPU part-way.
+        report.insert("backend_at_end".into(), renderer.backend().name().into());
+        report.insert("resident".into(), renderer.is_resident().into());
+        report.insert("fallback_reason".into(), renderer.fallback_reason().into());
         kept.into_inner().unwrap_or_default()
     } else {
         (0..n).map(|i| synthetic_frame(width, height, i)).collect()
@@ -198,8 +220,12 @@ pub fn run(args: BenchMovieArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::Value::Object(report));
     } else {
         let get = |key: &str| report.get(key).and_then(|v| v.as_f64());
+        let backend = report
+            .get("backend")
+            .and_then(|v| v.as_str())
+            .unwrap_or("none");
         eprintln!(
-            "movie pipeline, {width}×{height}, {n} frames, {} particles",
+            "movie pipeline, {width}×{height}, {n} frames, {} particles, back-end {backend}",
             args.particles
         );
         if let (Some(movie), Some(render)) = (get("movie_fps"), get("render_fps")) {
