@@ -7,7 +7,9 @@ mod common;
 use common::shared_data;
 use haloscope::data::gadget_hdf5::{self, GadgetWriteOptions};
 use haloscope::data::tipsy::{self, ByteOrder, TipsyWriteOptions};
-use haloscope::data::{LoadOptions, ReadError, Snapshot, SpeciesKind, demo, load_snapshot};
+use haloscope::data::{
+    EventList, LoadOptions, ReadError, Snapshot, SpeciesKind, demo, events, load_snapshot,
+};
 use haloscope::jobs::Progress;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -224,6 +226,109 @@ fn non_finite_positions_name_the_particle_and_family() {
         );
         snap = original;
     }
+}
+
+// Fuzzing (fuzz/README.md): the seeds the fuzzers start from, and the inputs they found.
+
+/// A fuzz seed file (fuzz/seeds/, cut down from the shared files by fuzz/seeds/make_seeds.py).
+fn fuzz_seed(relative: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/seeds")
+        .join(relative);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn family(snapshot: &Snapshot, kind: SpeciesKind) -> &haloscope::data::Species {
+    snapshot.species(kind).expect("family present")
+}
+
+/// The seeds must stay valid files of every encoding, or the fuzzers would start from junk.
+#[test]
+fn tipsy_fuzz_seeds_are_valid_cut_downs_of_the_shared_files() {
+    let run581 = read_path(&shared_data("snapshots/run581.20000")).expect("run581");
+    for (name, order, header_bytes) in [
+        ("tipsy/run581_be32.tbin", "big", 32),
+        ("tipsy/run581_le28.tbin", "little", 28),
+    ] {
+        let seed = read_bytes(&fuzz_seed(name)).expect(name);
+        assert_eq!(seed.source.byte_order.as_deref(), Some(order), "{name}");
+        assert_eq!(seed.source.header_bytes, Some(header_bytes), "{name}");
+        assert_eq!(seed.header.time, run581.header.time, "{name}");
+        for (kind, n) in [(SpeciesKind::Dark, 4), (SpeciesKind::Star, 3)] {
+            let (cut, full) = (family(&seed, kind), family(&run581, kind));
+            assert_eq!(cut.positions, full.positions[..n], "{name} {kind}");
+            assert_eq!(
+                cut.velocities.as_deref(),
+                full.velocities.as_ref().map(|v| &v[..n])
+            );
+        }
+    }
+    let lambs = read_path(&shared_data("snapshots/lambs.00200_subsamp_30K")).expect("lambs");
+    let lambs_dark = family(&lambs, SpeciesKind::Dark);
+    let bytes = fuzz_seed("tipsy/lambs_be32_f64pos.tbin");
+    let layout = tipsy::detect_layout(&bytes[..32], bytes.len() as u64).expect("layout");
+    assert!(layout.double_positions && layout.byte_order == ByteOrder::Big);
+    let seed = read_bytes(&bytes).expect("f64 seed");
+    // f32 → f64 on disk → f32 in memory is exact.
+    assert_eq!(
+        family(&seed, SpeciesKind::Dark).positions,
+        lambs_dark.positions[..5]
+    );
+    let seed = read_bytes(&fuzz_seed("tipsy/gas_dark_le32.tbin")).expect("gas seed");
+    assert_eq!(seed.source.byte_order.as_deref(), Some("little"));
+    let gas = family(&seed, SpeciesKind::Gas);
+    assert_eq!(gas.smoothing_lengths.as_deref(), Some(&[0.003f32; 3][..]));
+    assert_eq!(
+        family(&seed, SpeciesKind::Dark).positions,
+        lambs_dark.positions[..2]
+    );
+}
+
+fn read_event_bytes(bytes: &[u8]) -> Result<EventList, ReadError> {
+    events::read_from_bytes(bytes, Path::new("mem.txt"), &Progress::none())
+}
+
+/// Each event seed reads through `read_from_bytes` exactly as its rows read from the shared file.
+#[test]
+fn event_fuzz_seeds_read_as_the_first_rows_of_the_shared_files() {
+    let ic40 =
+        events::read(&[&shared_data("events/IC40_exp.csv")], &Progress::none()).expect("IC40");
+    for name in ["events/ic40_10yr.txt", "events/ic40_comma.csv"] {
+        let seed = read_event_bytes(&fuzz_seed(name)).expect(name);
+        assert_eq!(seed.len(), 20, "{name}");
+        assert_eq!(seed.ra, ic40.ra[..20], "{name}");
+        assert_eq!(seed.dec, ic40.dec[..20], "{name}");
+        assert_eq!(seed.energy, ic40.energy[..20], "{name}");
+        let first_20 = |c: &Option<Vec<f64>>| c.as_ref().map(|v| v[..20].to_vec());
+        assert_eq!(seed.ang_err, first_20(&ic40.ang_err), "{name}");
+        assert_eq!(seed.mjd, first_20(&ic40.mjd), "{name}");
+        assert_eq!(seed.sources, [Path::new("mem.txt")]);
+    }
+    let bytes = fuzz_seed("events/ic86_2011_crlf.txt");
+    assert!(events::looks_like_events_bytes(&bytes));
+    let seed = read_event_bytes(&bytes).expect("IC86-2011 seed");
+    let up = events::read(
+        &[&shared_data("events/IC86-2011/upgoing_events.txt")],
+        &Progress::none(),
+    )
+    .expect("upgoing");
+    assert_eq!(seed.len(), 22);
+    assert_eq!(seed.columns, up.columns);
+    assert_eq!(seed.ra[..20], up.ra[..20]);
+    // The two downgoing rows: `55699 3.8 0.2 360.0 -24.8` (RA wraps to 0) and
+    // `55821 3.7 0.6 331.8 -90.0` (the pole is kept).
+    assert_eq!(seed.ra[20..], [0.0, 331.8f64.to_radians()]);
+    assert_eq!(
+        seed.dec[20..],
+        [(-24.8f64).to_radians(), (-90.0f64).to_radians()]
+    );
+    // The same bytes through a file give the same list.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("seed.txt");
+    std::fs::write(&path, &bytes).expect("write");
+    let mut from_file = events::read(&[&path], &Progress::none()).expect("from file");
+    from_file.sources = seed.sources.clone();
+    assert_eq!(from_file, seed);
 }
 
 #[path = "readers_damaged/hdf5_cases.rs"]

@@ -175,22 +175,27 @@ pub fn looks_like_events(path: &Path) -> Result<bool, ReadError> {
     file.take(PEEK_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| ReadError::io(path, e))?;
+    Ok(looks_like_events_bytes(&head))
+}
+
+/// Whether the first bytes of a file (the first 8 KiB or fewer) look like an event list; see
+/// [`looks_like_events`].
+pub fn looks_like_events_bytes(head: &[u8]) -> bool {
     if head.contains(&0) {
-        return Ok(false);
+        return false;
     }
-    let text = match std::str::from_utf8(&head) {
+    let text = match std::str::from_utf8(head) {
         Ok(text) => text,
         // A multi-byte character cut by the peek window is still text.
         Err(e) if e.error_len().is_none() => {
             std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
         }
-        Err(_) => return Ok(false),
+        Err(_) => return false,
     };
-    Ok(text
-        .lines()
+    text.lines()
         .filter(|line| !line.trim().is_empty())
         .take(16)
-        .any(|line| names_ra_and_dec(&header_names(line).1)))
+        .any(|line| names_ra_and_dec(&header_names(line).1))
 }
 
 /// Reads and concatenates event files in the order given.
@@ -222,6 +227,21 @@ pub fn read(paths: &[&Path], progress: &Progress) -> Result<EventList, ReadError
         events.sources.push(path.to_path_buf());
         bytes_before += file_bytes;
     }
+    progress.report("reading", total_bytes, total_bytes);
+    Ok(events)
+}
+
+/// Reads an event list held in memory (for fuzzing and tests); `name` labels errors.
+pub fn read_from_bytes(
+    bytes: &[u8],
+    name: &Path,
+    progress: &Progress,
+) -> Result<EventList, ReadError> {
+    let mut events = EventList::default();
+    let total_bytes = bytes.len() as u64;
+    let mut reader = bytes;
+    events.columns = read_one(&mut reader, name, &mut events, progress, 0, total_bytes)?;
+    events.sources.push(name.to_path_buf());
     progress.report("reading", total_bytes, total_bytes);
     Ok(events)
 }
