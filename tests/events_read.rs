@@ -146,7 +146,7 @@ fn optional_column_missing_from_a_later_file_is_dropped() {
 
 #[test]
 fn bad_input_gives_errors_naming_line_and_column() {
-    let cases: [(&str, &str); 11] = [
+    let cases: [(&str, &str); 12] = [
         ("", "empty file"),
         ("# only a comment\n", "empty file"),
         ("RA Dec logE\n", "no events"),
@@ -169,6 +169,10 @@ fn bad_input_gives_errors_naming_line_and_column() {
         (
             "RA Dec logE\n-0.5 2 3\n",
             "line 2: column RA: RA -0.5 outside [0, 360]",
+        ),
+        (
+            "RA Dec logE AngErr\n1 2 3 0.4\n1 2 3 -0.1\n",
+            "line 3: column AngErr: angular error -0.1 is negative",
         ),
     ];
     for (content, expected) in cases {

@@ -352,11 +352,17 @@ fn read_one(
         events.ra.push(ra_deg.to_radians());
         events.dec.push(dec_deg.to_radians());
         events.energy.push(energy);
-        push_optional(
-            &mut events.ang_err,
-            index,
-            columns.ang_err.map(value).transpose()?.map(f64::to_radians),
-        );
+        let ang_err_deg = columns.ang_err.map(value).transpose()?;
+        if let (Some(err), Some(column)) = (ang_err_deg, columns.ang_err)
+            && err < 0.0
+        {
+            let name = &columns.names[column];
+            return Err(invalid(
+                line_no,
+                format!("column {name}: angular error {err} is negative"),
+            ));
+        }
+        push_optional(&mut events.ang_err, index, ang_err_deg.map(f64::to_radians));
         push_optional(&mut events.mjd, index, columns.mjd.map(value).transpose()?);
     }
     let Some(columns) = header else {
