@@ -1,41 +1,93 @@
 //! Tiled CPU splatter: τ += exp(−d²/σ²)·e over the disc d ≤ R of every splat (issue 3; notes §9).
 //!
 //! Screen tiles of [`TILE_PX`]² pixels are each owned by one rayon task, so there are no atomics.
-//! Splats are binned (counting sort) to every tile their footprint box overlaps; the binning runs
-//! in parallel over fixed-size chunks of the input, and each tile then walks the chunks in order,
-//! so every pixel sums its particles in input order whatever the number of threads: the result is
+//! The input is cut into chunks of a fixed length ([`chunk_len`], a function of the image size
+//! only). Each chunk is produced (projected) and binned by tile in one pass on one thread
+//! ([`Splatter::bin`]): a splat whose footprint is a single pixel becomes a 16-byte
+//! [`PixelAdd`] (its pixel and the τ it adds), every other splat is copied to each tile its
+//! footprint box overlaps. Each tile then walks the chunks in input order, adding a chunk's
+//! single-pixel records first and its other splats after them ([`Splatter::draw_into`]), so every
+//! pixel sums its contributions in one fixed order whatever the number of threads: the result is
 //! bit-for-bit deterministic. All scratch lives in a [`Splatter`] and is reused across frames; no
 //! allocation happens per particle.
 //!
 //! The weight is evaluated as the separable product exp(−dx²/σ²)·exp(−dy²/σ²) (equal to
-//! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per particle and tile.
+//! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per splat and tile.
 //! A pixel (i, j) is inside when dx² + dy² ≤ R² in f32, with dx = (i + 0.5) − x, dy = (j + 0.5) − y.
+//! Tile buffers are channel-planar (R, G and B planes) so the per-row loops vectorise over pixels.
 
 use super::project::{Splat, ceil_i32, floor_i32};
 use super::tau::TauBuffer;
 use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 /// Tile side in pixels.
 pub const TILE_PX: usize = 64;
-/// Splats per binning chunk (fixed, so that results do not depend on the thread count).
-const BIN_CHUNK: usize = 1 << 15;
+/// Pixels per tile.
+const TILE_AREA: usize = TILE_PX * TILE_PX;
+/// Shortest chunk of input splats.
+const MIN_CHUNK: usize = 1 << 15;
+
+/// Input splats per chunk for a `width`×`height` image: fixed by the image alone (never by the
+/// thread count, which would change the summation order), and long enough that the per-chunk tile
+/// offsets stay small next to the chunk's records.
+pub fn chunk_len(width: u32, height: u32) -> usize {
+    MIN_CHUNK.max(Grid::new(width, height).n_tiles() * 16)
+}
+
+/// How [`Splatter::draw_into`] writes the tiles into τ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// τ += tiles (τ keeps what it held).
+    Add,
+    /// τ = tiles (τ is resized, and every pixel written; nothing needs zeroing first).
+    Overwrite,
+}
+
+/// A splat whose footprint is one pixel, reduced to the pixel and the τ it adds there.
+#[derive(Debug, Clone, Copy, Default)]
+struct PixelAdd {
+    /// Pixel index inside its tile (row·TILE_PX + column).
+    pixel: u32,
+    /// τ added (RGB).
+    tau: [f32; 3],
+}
 
 /// Reusable scratch of the tiled splatter.
 #[derive(Debug, Default)]
 pub struct Splatter {
     chunks: Vec<ChunkBins>,
     tiles: Vec<TileBuf>,
+    /// Per-thread staging of the chunk being binned (indexed by rayon thread).
+    staging: Vec<Mutex<Staging>>,
+    /// Layout and chunk count of the last [`Splatter::bin`].
+    binned: Option<(Grid, usize)>,
 }
 
-/// One input chunk's splats sorted by tile: tile t owns `splats[offsets[t]..offsets[t + 1]]`.
+/// One chunk's output in input order, before the sort by tile.
+#[derive(Debug, Default)]
+struct Staging {
+    small: Vec<(u32, PixelAdd)>,
+    large: Vec<Splat>,
+}
+
+/// Receives one chunk's splats in input order (see [`Splatter::bin`]).
+pub struct ChunkSink<'a> {
+    grid: Grid,
+    staging: &'a mut Staging,
+}
+
+/// One chunk's records sorted by tile: tile t owns `small[offsets[t][0]..offsets[t + 1][0]]`
+/// and `large[offsets[t][1]..offsets[t + 1][1]]`.
 #[derive(Debug, Default)]
 struct ChunkBins {
-    offsets: Vec<u32>,
-    cursor: Vec<u32>,
-    splats: Vec<Splat>,
+    offsets: Vec<[u32; 2]>,
+    cursor: Vec<[u32; 2]>,
+    small: Vec<PixelAdd>,
+    large: Vec<Splat>,
 }
 
-/// A tile's private τ (TILE_PX² RGB values, row stride TILE_PX).
+/// A tile's private τ: three planes (R, G, B) of TILE_PX² values, row stride TILE_PX.
 #[derive(Debug, Default)]
 struct TileBuf {
     data: Vec<f32>,
@@ -69,9 +121,6 @@ impl Grid {
     /// wider than the exact one each side (cheap; a tile it misses costs an empty test).
     #[inline]
     fn tile_range(&self, s: &Splat) -> Option<[usize; 4]> {
-        if !splat_is_finite(s) {
-            return None;
-        }
         let i0 = floor_i32(s.x_px - s.cut_px - 1.5).max(0);
         let i1 = floor_i32(s.x_px + s.cut_px + 0.5).min(self.width - 1);
         let j0 = floor_i32(s.y_px - s.cut_px - 1.5).max(0);
@@ -137,35 +186,93 @@ fn sample_range(centre: f32, cut: f32, cut2: f32) -> (i32, i32) {
     (lo, hi)
 }
 
+impl ChunkSink<'_> {
+    /// Takes the next splat of the chunk (input order is kept).
+    #[inline]
+    pub fn push(&mut self, s: &Splat) {
+        if !splat_is_finite(s) {
+            return;
+        }
+        let cut2 = s.cut_px * s.cut_px;
+        let (i0, i1) = sample_range(s.x_px, s.cut_px, cut2);
+        let (j0, j1) = sample_range(s.y_px, s.cut_px, cut2);
+        if i0 > i1 || j0 > j1 {
+            return;
+        }
+        if i0 != i1 || j0 != j1 {
+            self.staging.large.push(*s);
+            return;
+        }
+        // One pixel: the same f32 operations as `splat_one`, done now.
+        let grid = &self.grid;
+        if i0 < 0 || j0 < 0 || i0 >= grid.width || j0 >= grid.height {
+            return;
+        }
+        let dx = (i0 as f32 + 0.5) - s.x_px;
+        let dy = (j0 as f32 + 0.5) - s.y_px;
+        let (dx2, dy2) = (dx * dx, dy * dy);
+        if dx2 + dy2 > cut2 {
+            return;
+        }
+        let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
+        let wx = (-dx2 * inv_sigma2).exp();
+        let wy = (-dy2 * inv_sigma2).exp();
+        let e = [s.rgb[0] * wy, s.rgb[1] * wy, s.rgb[2] * wy];
+        let (i, j) = (i0 as usize, j0 as usize);
+        let tile = (j / TILE_PX) * grid.tiles_x + i / TILE_PX;
+        let pixel = (j % TILE_PX) * TILE_PX + i % TILE_PX;
+        self.staging.small.push((
+            tile as u32,
+            PixelAdd {
+                pixel: pixel as u32,
+                tau: [wx * e[0], wx * e[1], wx * e[2]],
+            },
+        ));
+    }
+}
+
 impl ChunkBins {
-    /// Counting sort of `src` by tile.
-    fn fill(&mut self, src: &[Splat], grid: &Grid) {
+    /// Counting sort of one chunk's staged records by tile.
+    fn fill(&mut self, staging: &Staging, grid: &Grid) {
         let n_tiles = grid.n_tiles();
         self.offsets.clear();
-        self.offsets.resize(n_tiles + 1, 0);
-        for s in src {
+        self.offsets.resize(n_tiles + 1, [0, 0]);
+        for (tile, _) in &staging.small {
+            self.offsets[*tile as usize + 1][0] += 1;
+        }
+        for s in &staging.large {
             if let Some([tx0, tx1, ty0, ty1]) = grid.tile_range(s) {
                 for ty in ty0..=ty1 {
                     for tx in tx0..=tx1 {
-                        self.offsets[ty * grid.tiles_x + tx + 1] += 1;
+                        self.offsets[ty * grid.tiles_x + tx + 1][1] += 1;
                     }
                 }
             }
         }
         for t in 0..n_tiles {
-            self.offsets[t + 1] += self.offsets[t];
+            let before = self.offsets[t];
+            let at = &mut self.offsets[t + 1];
+            at[0] += before[0];
+            at[1] += before[1];
         }
         self.cursor.clear();
         self.cursor.extend_from_slice(&self.offsets[..n_tiles]);
-        self.splats.clear();
-        self.splats
-            .resize(self.offsets[n_tiles] as usize, Splat::default());
-        for s in src {
+        let [n_small, n_large] = self.offsets[n_tiles];
+        self.small.clear();
+        self.small.resize(n_small as usize, PixelAdd::default());
+        self.large.clear();
+        self.large.resize(n_large as usize, Splat::default());
+        for (tile, add) in &staging.small {
+            let slot = &mut self.cursor[*tile as usize][0];
+            self.small[*slot as usize] = *add;
+            *slot += 1;
+        }
+        for s in &staging.large {
             if let Some([tx0, tx1, ty0, ty1]) = grid.tile_range(s) {
                 for ty in ty0..=ty1 {
                     for tx in tx0..=tx1 {
-                        let slot = &mut self.cursor[ty * grid.tiles_x + tx];
-                        self.splats[*slot as usize] = *s;
+                        let slot = &mut self.cursor[ty * grid.tiles_x + tx][1];
+                        self.large[*slot as usize] = *s;
                         *slot += 1;
                     }
                 }
@@ -173,8 +280,14 @@ impl ChunkBins {
         }
     }
 
-    fn tile(&self, t: usize) -> &[Splat] {
-        &self.splats[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    /// Tile `t`'s single-pixel records and other splats.
+    fn tile(&self, t: usize) -> (&[PixelAdd], &[Splat]) {
+        let [s0, l0] = self.offsets[t];
+        let [s1, l1] = self.offsets[t + 1];
+        (
+            &self.small[s0 as usize..s1 as usize],
+            &self.large[l0 as usize..l1 as usize],
+        )
     }
 }
 
@@ -189,17 +302,71 @@ impl Splatter {
         if splats.is_empty() || tau.width == 0 || tau.height == 0 {
             return;
         }
-        let grid = Grid::new(tau.width, tau.height);
-        let n_chunks = splats.len().div_ceil(BIN_CHUNK);
+        let chunk = chunk_len(tau.width, tau.height);
+        self.bin(
+            tau.width,
+            tau.height,
+            splats.len().div_ceil(chunk),
+            |c, sink| {
+                let first = c * chunk;
+                let last = (first + chunk).min(splats.len());
+                for s in &splats[first..last] {
+                    sink.push(s);
+                }
+            },
+        );
+        self.draw_into(tau, Merge::Add);
+    }
+
+    /// Produces and bins `n_chunks` chunks for a `width`×`height` image, in parallel:
+    /// `produce(c, sink)` pushes chunk `c`'s splats in input order. Chunk boundaries must not
+    /// depend on the thread count (use [`chunk_len`]) for the result to be deterministic.
+    pub fn bin<F>(&mut self, width: u32, height: u32, n_chunks: usize, produce: F)
+    where
+        F: Fn(usize, &mut ChunkSink<'_>) + Sync,
+    {
+        let grid = Grid::new(width, height);
         if self.chunks.len() < n_chunks {
             self.chunks.resize_with(n_chunks, ChunkBins::default);
         }
-        let chunks = &mut self.chunks[..n_chunks];
-        splats
-            .par_chunks(BIN_CHUNK)
-            .zip(chunks.par_iter_mut())
-            .for_each(|(src, bins)| bins.fill(src, &grid));
+        let threads = rayon::current_num_threads().max(1);
+        if self.staging.len() < threads {
+            self.staging.resize_with(threads, Mutex::default);
+        }
+        let staging = &self.staging;
+        self.chunks[..n_chunks]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, bins)| {
+                // The staging slot only holds this chunk's records until they are sorted, so
+                // which thread's slot is used never changes the result.
+                let slot = rayon::current_thread_index().unwrap_or(0) % staging.len();
+                let mut stage = staging[slot].lock().unwrap_or_else(PoisonError::into_inner);
+                stage.small.clear();
+                stage.large.clear();
+                let mut sink = ChunkSink {
+                    grid,
+                    staging: &mut stage,
+                };
+                produce(c, &mut sink);
+                bins.fill(&stage, &grid);
+            });
+        self.binned = Some((grid, n_chunks));
+    }
 
+    /// Draws what the last [`Splatter::bin`] binned into `tau` (resized to that image under
+    /// [`Merge::Overwrite`]; under [`Merge::Add`] it must already have that size, or nothing is
+    /// drawn).
+    pub fn draw_into(&mut self, tau: &mut TauBuffer, merge: Merge) {
+        let Some((grid, n_chunks)) = self.binned.take() else {
+            return;
+        };
+        let (width, height) = (grid.width as u32, grid.height as u32);
+        match merge {
+            Merge::Overwrite => tau.resize_for_overwrite(width, height),
+            Merge::Add if (tau.width, tau.height) != (width, height) => return,
+            Merge::Add => {}
+        }
         let chunks = &self.chunks[..n_chunks];
         self.tiles.resize_with(grid.n_tiles(), TileBuf::default);
         self.tiles
@@ -215,17 +382,34 @@ impl Splatter {
             .for_each(|(row, dst)| {
                 let (ty, ry) = (row / TILE_PX, row % TILE_PX);
                 for tx in 0..grid.tiles_x {
-                    let tile = &tiles[ty * grid.tiles_x + tx];
-                    if !tile.used {
-                        continue;
-                    }
                     let x0 = tx * TILE_PX;
                     let x1 = (x0 + TILE_PX).min(grid.width as usize);
-                    let src = &tile.data[ry * TILE_PX * 3..][..(x1 - x0) * 3];
-                    dst[x0 * 3..x1 * 3]
-                        .iter_mut()
-                        .zip(src)
-                        .for_each(|(d, s)| *d += s);
+                    let dst = &mut dst[x0 * 3..x1 * 3];
+                    let tile = &tiles[ty * grid.tiles_x + tx];
+                    if !tile.used {
+                        if merge == Merge::Overwrite {
+                            dst.fill(0.0);
+                        }
+                        continue;
+                    }
+                    let at = ry * TILE_PX;
+                    let n = x1 - x0;
+                    let r = &tile.data[at..at + n];
+                    let g = &tile.data[TILE_AREA + at..TILE_AREA + at + n];
+                    let b = &tile.data[2 * TILE_AREA + at..2 * TILE_AREA + at + n];
+                    let px = dst.chunks_exact_mut(3).zip(r).zip(g).zip(b);
+                    match merge {
+                        Merge::Add => px.for_each(|(((d, r), g), b)| {
+                            d[0] += r;
+                            d[1] += g;
+                            d[2] += b;
+                        }),
+                        Merge::Overwrite => px.for_each(|(((d, r), g), b)| {
+                            d[0] = *r;
+                            d[1] = *g;
+                            d[2] = *b;
+                        }),
+                    }
                 }
             });
     }
@@ -236,7 +420,7 @@ pub fn splat_into(splats: &[Splat], tau: &mut TauBuffer) {
     Splatter::new().splat_into(splats, tau);
 }
 
-/// Renders tile `t`'s splats, chunk by chunk in input order, into its private buffer.
+/// Renders tile `t`'s records, chunk by chunk in input order, into its private buffer.
 fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
     tile.used = false;
     let tx = t % grid.tiles_x;
@@ -247,17 +431,30 @@ fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) 
     let y1 = (y0 + TILE_PX as i32).min(grid.height) - 1;
     let mut scratch = ColumnScratch::default();
     for chunk in chunks {
-        let splats = chunk.tile(t);
-        if splats.is_empty() {
+        let (small, large) = chunk.tile(t);
+        if small.is_empty() && large.is_empty() {
             continue;
         }
         if !tile.used {
             tile.data.clear();
-            tile.data.resize(TILE_PX * TILE_PX * 3, 0.0);
+            tile.data.resize(3 * TILE_AREA, 0.0);
             tile.used = true;
         }
-        for s in splats {
-            splat_one(s, [x0, x1, y0, y1], &mut tile.data, &mut scratch);
+        let (r, gb) = tile.data.split_at_mut(TILE_AREA);
+        let (g, b) = gb.split_at_mut(TILE_AREA);
+        for p in small {
+            let k = p.pixel as usize;
+            r[k] += p.tau[0];
+            g[k] += p.tau[1];
+            b[k] += p.tau[2];
+        }
+        for s in large {
+            splat_one(
+                s,
+                [x0, x1, y0, y1],
+                [&mut *r, &mut *g, &mut *b],
+                &mut scratch,
+            );
         }
     }
 }
@@ -277,9 +474,52 @@ impl Default for ColumnScratch {
     }
 }
 
-/// Adds one splat to the tile covering pixel columns x0..=x1 and rows y0..=y1.
+/// The run [a, b) of columns k with dx2[k] + dy2 ≤ cut2, or `None` when empty. dx² is convex in
+/// the column, so the inside columns form one run; its ends are first estimated from
+/// √(cut² − dy²) and then settled by the exact f32 test, so the run is exactly the one a scan
+/// of every column would find.
 #[inline]
-fn splat_one(s: &Splat, [x0, x1, y0, y1]: [i32; 4], buf: &mut [f32], scratch: &mut ColumnScratch) {
+fn inside_run(
+    dx2: &[f32],
+    dy2: f32,
+    cut2: f32,
+    x_px: f32,
+    first_col: i32,
+) -> Option<(usize, usize)> {
+    let n = dx2.len() as i32;
+    let inside = |k: usize| dx2[k] + dy2 <= cut2;
+    let half = (cut2 - dy2).max(0.0).sqrt();
+    let mut a = (ceil_i32(x_px - half - 0.5).saturating_sub(first_col)).clamp(0, n) as usize;
+    let mut b = (floor_i32(x_px + half - 0.5).saturating_sub(first_col))
+        .saturating_add(1)
+        .clamp(0, n) as usize;
+    while a > 0 && inside(a - 1) {
+        a -= 1;
+    }
+    while a < dx2.len() && !inside(a) {
+        a += 1;
+    }
+    if a == dx2.len() {
+        return None;
+    }
+    b = b.max(a + 1);
+    while b < dx2.len() && inside(b) {
+        b += 1;
+    }
+    while b > a + 1 && !inside(b - 1) {
+        b -= 1;
+    }
+    Some((a, b))
+}
+
+/// Adds one splat to the tile covering pixel columns x0..=x1 and rows y0..=y1 (planes R, G, B).
+#[inline]
+fn splat_one(
+    s: &Splat,
+    [x0, x1, y0, y1]: [i32; 4],
+    [plane_r, plane_g, plane_b]: [&mut [f32]; 3],
+    scratch: &mut ColumnScratch,
+) {
     let Some([c0, c1, r0, r1]) = pixel_box(s, x0, x1, y0, y1) else {
         return;
     };
@@ -300,21 +540,25 @@ fn splat_one(s: &Splat, [x0, x1, y0, y1]: [i32; 4], buf: &mut [f32], scratch: &m
         if dy2 > cut2 {
             continue;
         }
-        // dx² is convex in the column, so the inside columns form one run [a, b) (the box's end
-        // columns are inside for dy = 0, so the scans below stop early).
-        let Some(a) = dx2.iter().position(|&d| d + dy2 <= cut2) else {
+        let Some((a, b)) = inside_run(dx2, dy2, cut2, s.x_px, c0) else {
             continue;
         };
-        let b = n_cols - dx2.iter().rev().position(|&d| d + dy2 <= cut2).unwrap_or(0);
         let wy = (-dy2 * inv_sigma2).exp();
         let e = [s.rgb[0] * wy, s.rgb[1] * wy, s.rgb[2] * wy];
-        let row_start = ((j - y0) as usize * TILE_PX + (c0 - x0) as usize + a) * 3;
-        let row = &mut buf[row_start..row_start + (b - a) * 3];
-        for (px, &w) in row.chunks_exact_mut(3).zip(&wx[a..b]) {
-            px[0] += w * e[0];
-            px[1] += w * e[1];
-            px[2] += w * e[2];
-        }
+        let start = (j - y0) as usize * TILE_PX + (c0 - x0) as usize;
+        let w = &wx[a..b];
+        let run = start + a..start + b;
+        add_row(&mut plane_r[run.clone()], w, e[0]);
+        add_row(&mut plane_g[run.clone()], w, e[1]);
+        add_row(&mut plane_b[run], w, e[2]);
+    }
+}
+
+/// row[k] += w[k]·e: one plane of one row (a loop the compiler vectorises).
+#[inline]
+fn add_row(row: &mut [f32], w: &[f32], e: f32) {
+    for (t, w) in row.iter_mut().zip(w) {
+        *t += w * e;
     }
 }
 
