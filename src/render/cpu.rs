@@ -2,9 +2,9 @@
 
 use super::normalise::Normaliser;
 use super::palette::Palette;
-use super::project::{ParticleClass, Splat, StyleParams, ViewParams, project_particle};
+use super::project::{ParticleClass, StyleParams, ViewParams, project_particle};
 use super::smoothing::knn_smoothing_lengths;
-use super::splat_cpu::Splatter;
+use super::splat_cpu::{self, Merge, Splatter};
 use super::tau::TauBuffer;
 use super::{
     Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, SpeciesStyle,
@@ -12,12 +12,9 @@ use super::{
 };
 use crate::data::{Masses, Snapshot, Species};
 use crate::jobs::Progress;
-use rayon::prelude::*;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-
-/// Particles per projection task.
-const PROJECT_CHUNK: usize = 1 << 14;
 
 /// Renders one frame on the CPU (fresh buffers; see [`CpuRenderer`] to reuse them).
 pub fn render_cpu(
@@ -34,8 +31,18 @@ pub fn render_cpu(
 #[derive(Debug, Default)]
 pub struct CpuRenderer {
     splatter: Splatter,
-    splats: Vec<Splat>,
+    /// Chunks of the frame: (species, first particle, end), in input order.
+    chunk_plan: Vec<(usize, usize, usize)>,
     exposure_scratch: Vec<f32>,
+}
+
+/// What the projection of one species reads.
+struct SpeciesSource<'a> {
+    style: StyleParams<'a>,
+    intensity: Option<Values<'a>>,
+    colour: Option<Values<'a>>,
+    positions: &'a [[f32; 3]],
+    smoothing: &'a [f32],
 }
 
 /// A per-particle value source without copying: a slice, or one value for all.
@@ -166,69 +173,76 @@ impl CpuRenderer {
         }
         lap("smoothing", &mut timings);
 
-        // Project and classify into one compacted splat list.
+        // Project, classify and bin by tile in one pass per chunk (no full splat list).
         progress.check().map_err(cancelled)?;
         let total: usize = resolved.iter().map(|r| r.species.len()).sum();
-        self.splats.clear();
-        self.splats.resize(total, Splat::default());
-        let mut filled = Vec::new();
-        let mut counts = ClassCounts::default();
-        let mut offset = 0;
-        for r in &resolved {
+        let chunk = splat_cpu::chunk_len(settings.width, settings.height);
+        self.chunk_plan.clear();
+        for (species, r) in resolved.iter().enumerate() {
             let n = r.species.len();
-            let style = StyleParams {
-                intensity: r.intensity.as_ref().map(|(norm, _)| *norm),
-                colour: r.colour.as_ref().map(|(norm, _, palette)| (*norm, palette)),
-                brightness: r.style.brightness * global_brightness,
-                size_factor: r.style.size_factor,
-            };
-            let intensity = r.intensity.as_ref().map(|(_, v)| *v);
-            let colour = r.colour.as_ref().map(|(_, v, _)| *v);
-            let positions = &r.species.positions;
-            let smoothing = &r.smoothing;
-            let results: Vec<(usize, ClassCounts)> = self.splats[offset..offset + n]
-                .par_chunks_mut(PROJECT_CHUNK)
-                .enumerate()
-                .map(|(chunk, out)| {
-                    let first = chunk * PROJECT_CHUNK;
-                    let mut kept = 0;
-                    let mut chunk_counts = ClassCounts::default();
-                    for i in first..first + out.len() {
-                        let p = project_particle(
-                            &view,
-                            &style,
-                            positions[i],
-                            smoothing[i],
-                            intensity.map_or(0.0, |v| v.get(i)),
-                            colour.map_or(0.0, |v| v.get(i)),
-                        );
-                        chunk_counts.add(p.class);
-                        if p.class != ParticleClass::Inactive {
-                            out[kept] = p.splat;
-                            kept += 1;
-                        }
-                    }
-                    (kept, chunk_counts)
-                })
-                .collect();
-            for (chunk, (kept, chunk_counts)) in results.into_iter().enumerate() {
-                filled.push((offset + chunk * PROJECT_CHUNK, kept));
-                counts = counts.merged(chunk_counts);
+            for first in (0..n).step_by(chunk) {
+                self.chunk_plan
+                    .push((species, first, (first + chunk).min(n)));
             }
-            offset += n;
         }
-        let mut write = 0;
-        for (from, kept) in filled {
-            self.splats.copy_within(from..from + kept, write);
-            write += kept;
-        }
-        self.splats.truncate(write);
+        let sources: Vec<SpeciesSource<'_>> = resolved
+            .iter()
+            .map(|r| SpeciesSource {
+                style: StyleParams {
+                    intensity: r.intensity.as_ref().map(|(norm, _)| *norm),
+                    colour: r.colour.as_ref().map(|(norm, _, palette)| (*norm, palette)),
+                    brightness: r.style.brightness * global_brightness,
+                    size_factor: r.style.size_factor,
+                },
+                intensity: r.intensity.as_ref().map(|(_, v)| *v),
+                colour: r.colour.as_ref().map(|(_, v, _)| *v),
+                positions: &r.species.positions,
+                smoothing: &r.smoothing,
+            })
+            .collect();
+        let class_totals = [const { AtomicU64::new(0) }; 4];
+        let plan = &self.chunk_plan;
+        self.splatter
+            .bin(settings.width, settings.height, plan.len(), |c, sink| {
+                let (species, first, last) = plan[c];
+                let src = &sources[species];
+                let mut chunk_counts = ClassCounts::default();
+                for i in first..last {
+                    let p = project_particle(
+                        &view,
+                        &src.style,
+                        src.positions[i],
+                        src.smoothing[i],
+                        src.intensity.map_or(0.0, |v| v.get(i)),
+                        src.colour.map_or(0.0, |v| v.get(i)),
+                    );
+                    chunk_counts.add(p.class);
+                    if p.class != ParticleClass::Inactive {
+                        sink.push(&p.splat);
+                    }
+                }
+                let ClassCounts {
+                    inactive,
+                    small,
+                    medium,
+                    large,
+                } = chunk_counts;
+                for (total, n) in class_totals.iter().zip([inactive, small, medium, large]) {
+                    total.fetch_add(n, Ordering::Relaxed);
+                }
+            });
+        let [inactive, small, medium, large] = class_totals.map(AtomicU64::into_inner);
+        let counts = ClassCounts {
+            inactive,
+            small,
+            medium,
+            large,
+        };
         lap("project", &mut timings);
 
         progress.check().map_err(cancelled)?;
         progress.report("splat", 0, 1);
-        tau.reset(settings.width, settings.height);
-        self.splatter.splat_into(&self.splats, tau);
+        self.splatter.draw_into(tau, Merge::Overwrite);
         lap("splat", &mut timings);
 
         let tau_scale = match settings.brightness {

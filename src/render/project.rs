@@ -206,7 +206,7 @@ pub fn ceil_i32(x: f32) -> i32 {
 
 /// Projects one particle: world position, smoothing length h (world units) and the raw
 /// intensity and colour values (ignored when the style has none).
-#[inline]
+#[inline(always)]
 pub fn project_particle(
     view: &ViewParams,
     style: &StyleParams<'_>,

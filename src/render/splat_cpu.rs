@@ -1,38 +1,103 @@
 //! Tiled CPU splatter: τ += exp(−d²/σ²)·e over the disc d ≤ R of every splat (issue 3; notes §9).
 //!
 //! Screen tiles of [`TILE_PX`]² pixels are each owned by one rayon task, so there are no atomics.
-//! Splats are binned (counting sort) to every tile their footprint box overlaps; the binning runs
-//! in parallel over fixed-size chunks of the input, and each tile then walks the chunks in order,
-//! so every pixel sums its particles in input order whatever the number of threads: the result is
+//! The input is cut into chunks of a fixed length ([`chunk_len`], a function of the image size
+//! only). Each chunk is produced (projected) and binned by tile in one pass on one thread
+//! ([`Splatter::bin`]): a splat whose footprint box is at most [`SMALL_SIDE`]² pixels inside one
+//! tile (most particles when R0 ≤ 1 px) becomes a 40-byte [`SmallSplat`] (its pixels and their
+//! separable weights, computed once), every other splat is copied to each tile its footprint
+//! box overlaps. Each tile then walks the chunks in input order, adding a chunk's small records
+//! first and its other splats after them ([`Splatter::draw_into`]), so every
+//! pixel sums its contributions in one fixed order whatever the number of threads: the result is
 //! bit-for-bit deterministic. All scratch lives in a [`Splatter`] and is reused across frames; no
 //! allocation happens per particle.
 //!
 //! The weight is evaluated as the separable product exp(−dx²/σ²)·exp(−dy²/σ²) (equal to
-//! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per particle and tile.
+//! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per splat and tile.
 //! A pixel (i, j) is inside when dx² + dy² ≤ R² in f32, with dx = (i + 0.5) − x, dy = (j + 0.5) − y.
+//! The row loop runs over interleaved RGB values with per-column weights and colours laid out the
+//! same way, so it vectorises without shuffles and the tile rows merge into τ as plain copies.
 
 use super::project::{Splat, ceil_i32, floor_i32};
 use super::tau::TauBuffer;
 use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 /// Tile side in pixels.
 pub const TILE_PX: usize = 64;
-/// Splats per binning chunk (fixed, so that results do not depend on the thread count).
-const BIN_CHUNK: usize = 1 << 15;
+/// Pixels per tile.
+const TILE_AREA: usize = TILE_PX * TILE_PX;
+/// Shortest chunk of input splats.
+const MIN_CHUNK: usize = 1 << 15;
+
+/// Input splats per chunk for a `width`×`height` image: fixed by the image alone (never by the
+/// thread count, which would change the summation order), and long enough that the per-chunk tile
+/// offsets stay small next to the chunk's records.
+pub fn chunk_len(width: u32, height: u32) -> usize {
+    MIN_CHUNK.max(Grid::new(width, height).n_tiles() * 16)
+}
+
+/// How [`Splatter::draw_into`] writes the tiles into τ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// τ += tiles (τ keeps what it held).
+    Add,
+    /// τ = tiles (τ is resized, and every pixel written; nothing needs zeroing first).
+    Overwrite,
+}
+
+/// Largest footprint side (pixels) of a [`SmallSplat`].
+pub const SMALL_SIDE: usize = 3;
+
+/// A splat whose footprint box is at most SMALL_SIDE² pixels inside one tile, with its weights
+/// already evaluated: pixel (c, r) of the box gets τ += wx[c]·(rgb·wy[r]) when bit 3r + c of
+/// `mask` is set (the pixel is on the image and inside the disc).
+#[derive(Debug, Clone, Copy, Default)]
+struct SmallSplat {
+    /// Index inside its tile (row·TILE_PX + column) of the box's top-left pixel.
+    pixel: u16,
+    /// Which of the box's pixels are drawn.
+    mask: u16,
+    /// Column weights exp(−dx²/σ²).
+    wx: [f32; SMALL_SIDE],
+    /// Row weights exp(−dy²/σ²).
+    wy: [f32; SMALL_SIDE],
+    /// Emission e (RGB).
+    rgb: [f32; 3],
+}
 
 /// Reusable scratch of the tiled splatter.
 #[derive(Debug, Default)]
 pub struct Splatter {
     chunks: Vec<ChunkBins>,
     tiles: Vec<TileBuf>,
+    /// Per-thread staging of the chunk being binned (indexed by rayon thread).
+    staging: Vec<Mutex<Staging>>,
+    /// Layout and chunk count of the last [`Splatter::bin`].
+    binned: Option<(Grid, usize)>,
 }
 
-/// One input chunk's splats sorted by tile: tile t owns `splats[offsets[t]..offsets[t + 1]]`.
+/// One chunk's output in input order, before the sort by tile.
+#[derive(Debug, Default)]
+struct Staging {
+    small: Vec<(u32, SmallSplat)>,
+    large: Vec<Splat>,
+}
+
+/// Receives one chunk's splats in input order (see [`Splatter::bin`]).
+pub struct ChunkSink<'a> {
+    grid: Grid,
+    staging: &'a mut Staging,
+}
+
+/// One chunk's records sorted by tile: tile t owns `small[offsets[t][0]..offsets[t + 1][0]]`
+/// and `large[offsets[t][1]..offsets[t + 1][1]]`.
 #[derive(Debug, Default)]
 struct ChunkBins {
-    offsets: Vec<u32>,
-    cursor: Vec<u32>,
-    splats: Vec<Splat>,
+    offsets: Vec<[u32; 2]>,
+    cursor: Vec<[u32; 2]>,
+    small: Vec<SmallSplat>,
+    large: Vec<Splat>,
 }
 
 /// A tile's private τ (TILE_PX² RGB values, row stride TILE_PX).
@@ -69,9 +134,6 @@ impl Grid {
     /// wider than the exact one each side (cheap; a tile it misses costs an empty test).
     #[inline]
     fn tile_range(&self, s: &Splat) -> Option<[usize; 4]> {
-        if !splat_is_finite(s) {
-            return None;
-        }
         let i0 = floor_i32(s.x_px - s.cut_px - 1.5).max(0);
         let i1 = floor_i32(s.x_px + s.cut_px + 0.5).min(self.width - 1);
         let j0 = floor_i32(s.y_px - s.cut_px - 1.5).max(0);
@@ -137,35 +199,117 @@ fn sample_range(centre: f32, cut: f32, cut2: f32) -> (i32, i32) {
     (lo, hi)
 }
 
+impl ChunkSink<'_> {
+    /// Takes the next splat of the chunk (input order is kept).
+    #[inline(always)]
+    pub fn push(&mut self, s: &Splat) {
+        if !splat_is_finite(s) {
+            return;
+        }
+        let cut2 = s.cut_px * s.cut_px;
+        let (i0, i1) = sample_range(s.x_px, s.cut_px, cut2);
+        let (j0, j1) = sample_range(s.y_px, s.cut_px, cut2);
+        if i0 > i1 || j0 > j1 {
+            return;
+        }
+        let side = SMALL_SIDE as i32 - 1;
+        if i1 - i0 > side || j1 - j0 > side {
+            self.staging.large.push(*s);
+            return;
+        }
+        let grid = &self.grid;
+        let [c0, c1, r0, r1] = [
+            i0.max(0),
+            i1.min(grid.width - 1),
+            j0.max(0),
+            j1.min(grid.height - 1),
+        ];
+        if c0 > c1 || r0 > r1 {
+            return;
+        }
+        let t = TILE_PX as i32;
+        if c0 / t != c1 / t || r0 / t != r1 / t {
+            self.staging.large.push(*s);
+            return;
+        }
+        // The same f32 operations as `splat_one`, done once here.
+        let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
+        let mut small = SmallSplat {
+            rgb: s.rgb,
+            ..SmallSplat::default()
+        };
+        let mut dx2 = [0.0f32; SMALL_SIDE];
+        for (k, i) in (c0..=c1).enumerate() {
+            let dx = (i as f32 + 0.5) - s.x_px;
+            dx2[k] = dx * dx;
+            small.wx[k] = (-dx2[k] * inv_sigma2).exp();
+        }
+        for (r, j) in (r0..=r1).enumerate() {
+            let dy = (j as f32 + 0.5) - s.y_px;
+            let dy2 = dy * dy;
+            let mut any = false;
+            for (k, d) in dx2[..(c1 - c0 + 1) as usize].iter().enumerate() {
+                if d + dy2 <= cut2 {
+                    small.mask |= 1 << (SMALL_SIDE * r + k);
+                    any = true;
+                }
+            }
+            if any {
+                small.wy[r] = (-dy2 * inv_sigma2).exp();
+            }
+        }
+        if small.mask == 0 {
+            return;
+        }
+        let (i, j) = (c0 as usize, r0 as usize);
+        let tile = (j / TILE_PX) * grid.tiles_x + i / TILE_PX;
+        small.pixel = ((j % TILE_PX) * TILE_PX + i % TILE_PX) as u16;
+        self.staging.small.push((tile as u32, small));
+    }
+}
+
 impl ChunkBins {
-    /// Counting sort of `src` by tile.
-    fn fill(&mut self, src: &[Splat], grid: &Grid) {
+    /// Counting sort of one chunk's staged records by tile.
+    fn fill(&mut self, staging: &Staging, grid: &Grid) {
         let n_tiles = grid.n_tiles();
         self.offsets.clear();
-        self.offsets.resize(n_tiles + 1, 0);
-        for s in src {
+        self.offsets.resize(n_tiles + 1, [0, 0]);
+        for (tile, _) in &staging.small {
+            self.offsets[*tile as usize + 1][0] += 1;
+        }
+        for s in &staging.large {
             if let Some([tx0, tx1, ty0, ty1]) = grid.tile_range(s) {
                 for ty in ty0..=ty1 {
                     for tx in tx0..=tx1 {
-                        self.offsets[ty * grid.tiles_x + tx + 1] += 1;
+                        self.offsets[ty * grid.tiles_x + tx + 1][1] += 1;
                     }
                 }
             }
         }
         for t in 0..n_tiles {
-            self.offsets[t + 1] += self.offsets[t];
+            let before = self.offsets[t];
+            let at = &mut self.offsets[t + 1];
+            at[0] += before[0];
+            at[1] += before[1];
         }
         self.cursor.clear();
         self.cursor.extend_from_slice(&self.offsets[..n_tiles]);
-        self.splats.clear();
-        self.splats
-            .resize(self.offsets[n_tiles] as usize, Splat::default());
-        for s in src {
+        let [n_small, n_large] = self.offsets[n_tiles];
+        self.small.clear();
+        self.small.resize(n_small as usize, SmallSplat::default());
+        self.large.clear();
+        self.large.resize(n_large as usize, Splat::default());
+        for (tile, add) in &staging.small {
+            let slot = &mut self.cursor[*tile as usize][0];
+            self.small[*slot as usize] = *add;
+            *slot += 1;
+        }
+        for s in &staging.large {
             if let Some([tx0, tx1, ty0, ty1]) = grid.tile_range(s) {
                 for ty in ty0..=ty1 {
                     for tx in tx0..=tx1 {
-                        let slot = &mut self.cursor[ty * grid.tiles_x + tx];
-                        self.splats[*slot as usize] = *s;
+                        let slot = &mut self.cursor[ty * grid.tiles_x + tx][1];
+                        self.large[*slot as usize] = *s;
                         *slot += 1;
                     }
                 }
@@ -173,8 +317,14 @@ impl ChunkBins {
         }
     }
 
-    fn tile(&self, t: usize) -> &[Splat] {
-        &self.splats[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    /// Tile `t`'s single-pixel records and other splats.
+    fn tile(&self, t: usize) -> (&[SmallSplat], &[Splat]) {
+        let [s0, l0] = self.offsets[t];
+        let [s1, l1] = self.offsets[t + 1];
+        (
+            &self.small[s0 as usize..s1 as usize],
+            &self.large[l0 as usize..l1 as usize],
+        )
     }
 }
 
@@ -189,43 +339,104 @@ impl Splatter {
         if splats.is_empty() || tau.width == 0 || tau.height == 0 {
             return;
         }
-        let grid = Grid::new(tau.width, tau.height);
-        let n_chunks = splats.len().div_ceil(BIN_CHUNK);
+        let chunk = chunk_len(tau.width, tau.height);
+        self.bin(
+            tau.width,
+            tau.height,
+            splats.len().div_ceil(chunk),
+            |c, sink| {
+                let first = c * chunk;
+                let last = (first + chunk).min(splats.len());
+                for s in &splats[first..last] {
+                    sink.push(s);
+                }
+            },
+        );
+        self.draw_into(tau, Merge::Add);
+    }
+
+    /// Produces and bins `n_chunks` chunks for a `width`×`height` image, in parallel:
+    /// `produce(c, sink)` pushes chunk `c`'s splats in input order. Chunk boundaries must not
+    /// depend on the thread count (use [`chunk_len`]) for the result to be deterministic.
+    pub fn bin<F>(&mut self, width: u32, height: u32, n_chunks: usize, produce: F)
+    where
+        F: Fn(usize, &mut ChunkSink<'_>) + Sync,
+    {
+        let grid = Grid::new(width, height);
         if self.chunks.len() < n_chunks {
             self.chunks.resize_with(n_chunks, ChunkBins::default);
         }
-        let chunks = &mut self.chunks[..n_chunks];
-        splats
-            .par_chunks(BIN_CHUNK)
-            .zip(chunks.par_iter_mut())
-            .for_each(|(src, bins)| bins.fill(src, &grid));
-
-        let chunks = &self.chunks[..n_chunks];
-        self.tiles.resize_with(grid.n_tiles(), TileBuf::default);
-        self.tiles
+        let threads = rayon::current_num_threads().max(1);
+        if self.staging.len() < threads {
+            self.staging.resize_with(threads, Mutex::default);
+        }
+        let staging = &self.staging;
+        self.chunks[..n_chunks]
             .par_iter_mut()
             .enumerate()
-            .for_each(|(t, tile)| render_tile(t, &grid, chunks, tile));
+            .for_each(|(c, bins)| {
+                // The staging slot only holds this chunk's records until they are sorted, so
+                // which thread's slot is used never changes the result.
+                let slot = rayon::current_thread_index().unwrap_or(0) % staging.len();
+                let mut stage = staging[slot].lock().unwrap_or_else(PoisonError::into_inner);
+                stage.small.clear();
+                stage.large.clear();
+                let mut sink = ChunkSink {
+                    grid,
+                    staging: &mut stage,
+                };
+                produce(c, &mut sink);
+                bins.fill(&stage, &grid);
+            });
+        self.binned = Some((grid, n_chunks));
+    }
 
-        let tiles = &self.tiles;
+    /// Draws what the last [`Splatter::bin`] binned into `tau` (resized to that image under
+    /// [`Merge::Overwrite`]; under [`Merge::Add`] it must already have that size, or nothing is
+    /// drawn).
+    pub fn draw_into(&mut self, tau: &mut TauBuffer, merge: Merge) {
+        let Some((grid, n_chunks)) = self.binned.take() else {
+            return;
+        };
+        let (width, height) = (grid.width as u32, grid.height as u32);
+        match merge {
+            Merge::Overwrite => tau.resize_for_overwrite(width, height),
+            Merge::Add if (tau.width, tau.height) != (width, height) => return,
+            Merge::Add => {}
+        }
+        if grid.n_tiles() == 0 {
+            return;
+        }
+        let chunks = &self.chunks[..n_chunks];
+        self.tiles.resize_with(grid.n_tiles(), TileBuf::default);
         let row_len = grid.width as usize * 3;
+        // One task per strip of tiles, its tiles in parallel inside it; the strip is merged as
+        // soon as its tiles are drawn, while they are still in cache.
         tau.data
-            .par_chunks_mut(row_len)
+            .par_chunks_mut(TILE_PX * row_len)
+            .zip(self.tiles.par_chunks_mut(grid.tiles_x))
             .enumerate()
-            .for_each(|(row, dst)| {
-                let (ty, ry) = (row / TILE_PX, row % TILE_PX);
-                for tx in 0..grid.tiles_x {
-                    let tile = &tiles[ty * grid.tiles_x + tx];
-                    if !tile.used {
-                        continue;
+            .for_each(|(ty, (strip, tiles))| {
+                tiles.par_iter_mut().enumerate().for_each(|(tx, tile)| {
+                    render_tile(ty * grid.tiles_x + tx, &grid, chunks, tile);
+                });
+                for (ry, dst) in strip.chunks_mut(row_len).enumerate() {
+                    for (tx, tile) in tiles.iter().enumerate() {
+                        let x0 = tx * TILE_PX;
+                        let x1 = (x0 + TILE_PX).min(grid.width as usize);
+                        let dst = &mut dst[x0 * 3..x1 * 3];
+                        if !tile.used {
+                            if merge == Merge::Overwrite {
+                                dst.fill(0.0);
+                            }
+                            continue;
+                        }
+                        let src = &tile.data[ry * TILE_PX * 3..][..dst.len()];
+                        match merge {
+                            Merge::Add => dst.iter_mut().zip(src).for_each(|(d, s)| *d += s),
+                            Merge::Overwrite => dst.copy_from_slice(src),
+                        }
                     }
-                    let x0 = tx * TILE_PX;
-                    let x1 = (x0 + TILE_PX).min(grid.width as usize);
-                    let src = &tile.data[ry * TILE_PX * 3..][..(x1 - x0) * 3];
-                    dst[x0 * 3..x1 * 3]
-                        .iter_mut()
-                        .zip(src)
-                        .for_each(|(d, s)| *d += s);
                 }
             });
     }
@@ -236,7 +447,7 @@ pub fn splat_into(splats: &[Splat], tau: &mut TauBuffer) {
     Splatter::new().splat_into(splats, tau);
 }
 
-/// Renders tile `t`'s splats, chunk by chunk in input order, into its private buffer.
+/// Renders tile `t`'s records, chunk by chunk in input order, into its private buffer.
 fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
     tile.used = false;
     let tx = t % grid.tiles_x;
@@ -247,37 +458,100 @@ fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) 
     let y1 = (y0 + TILE_PX as i32).min(grid.height) - 1;
     let mut scratch = ColumnScratch::default();
     for chunk in chunks {
-        let splats = chunk.tile(t);
-        if splats.is_empty() {
+        let (small, large) = chunk.tile(t);
+        if small.is_empty() && large.is_empty() {
             continue;
         }
         if !tile.used {
             tile.data.clear();
-            tile.data.resize(TILE_PX * TILE_PX * 3, 0.0);
+            tile.data.resize(3 * TILE_AREA, 0.0);
             tile.used = true;
         }
-        for s in splats {
+        for p in small {
+            add_small(p, &mut tile.data);
+        }
+        for s in large {
             splat_one(s, [x0, x1, y0, y1], &mut tile.data, &mut scratch);
         }
     }
 }
 
-/// Per-column factors of one splat inside one tile.
+/// Per-column factors of one splat inside one tile, three entries per column (R, G, B) so that
+/// the row loop runs over interleaved values with no shuffles.
 struct ColumnScratch {
     dx2: [f32; TILE_PX],
-    wx: [f32; TILE_PX],
+    wx3: [f32; 3 * TILE_PX],
+    rgb3: [f32; 3 * TILE_PX],
 }
 
 impl Default for ColumnScratch {
     fn default() -> Self {
         Self {
             dx2: [0.0; TILE_PX],
-            wx: [0.0; TILE_PX],
+            wx3: [0.0; 3 * TILE_PX],
+            rgb3: [0.0; 3 * TILE_PX],
         }
     }
 }
 
-/// Adds one splat to the tile covering pixel columns x0..=x1 and rows y0..=y1.
+/// Adds a small record to a tile (interleaved RGB, row stride TILE_PX pixels).
+#[inline]
+fn add_small(p: &SmallSplat, buf: &mut [f32]) {
+    for r in 0..SMALL_SIDE {
+        let row_mask = (p.mask >> (SMALL_SIDE * r)) & ((1 << SMALL_SIDE) - 1);
+        if row_mask == 0 {
+            continue;
+        }
+        let wy = p.wy[r];
+        let e = [p.rgb[0] * wy, p.rgb[1] * wy, p.rgb[2] * wy];
+        for c in 0..SMALL_SIDE {
+            if row_mask & (1 << c) != 0 {
+                let k = (p.pixel as usize + r * TILE_PX + c) * 3;
+                let px = &mut buf[k..k + 3];
+                let w = p.wx[c];
+                px[0] += w * e[0];
+                px[1] += w * e[1];
+                px[2] += w * e[2];
+            }
+        }
+    }
+}
+
+/// Moves the run [a, b) of columns k with dx2[k] + dy2 ≤ cut2 from a guess to the exact run,
+/// or returns `None` when it is empty. dx² is convex in the column, so the inside columns form
+/// one run; the guess (the previous row's run, or the column nearest the centre) must start at
+/// or before the new run's end + 1, which holds because every non-empty run holds the column
+/// nearest the centre. The walk is short: runs of neighbouring rows differ by a few columns.
+#[inline]
+fn settle_run(
+    dx2: &[f32],
+    dy2: f32,
+    cut2: f32,
+    (mut a, mut b): (usize, usize),
+) -> Option<(usize, usize)> {
+    let n = dx2.len();
+    let inside = |k: usize| dx2[k] + dy2 <= cut2;
+    while a > 0 && inside(a - 1) {
+        a -= 1;
+    }
+    while a < n && !inside(a) {
+        a += 1;
+    }
+    if a == n {
+        return None;
+    }
+    b = b.clamp(a + 1, n);
+    while b < n && inside(b) {
+        b += 1;
+    }
+    while b > a + 1 && !inside(b - 1) {
+        b -= 1;
+    }
+    Some((a, b))
+}
+
+/// Adds one splat to the tile covering pixel columns x0..=x1 and rows y0..=y1 (interleaved
+/// RGB, row stride TILE_PX pixels).
 #[inline]
 fn splat_one(s: &Splat, [x0, x1, y0, y1]: [i32; 4], buf: &mut [f32], scratch: &mut ColumnScratch) {
     let Some([c0, c1, r0, r1]) = pixel_box(s, x0, x1, y0, y1) else {
@@ -290,132 +564,39 @@ fn splat_one(s: &Splat, [x0, x1, y0, y1]: [i32; 4], buf: &mut [f32], scratch: &m
         let dx = ((c0 + k as i32) as f32 + 0.5) - s.x_px;
         let dx2 = dx * dx;
         scratch.dx2[k] = dx2;
-        scratch.wx[k] = (-dx2 * inv_sigma2).exp();
+        let w = (-dx2 * inv_sigma2).exp();
+        scratch.wx3[3 * k..3 * k + 3].fill(w);
+        scratch.rgb3[3 * k..3 * k + 3].copy_from_slice(&s.rgb);
     }
     let dx2 = &scratch.dx2[..n_cols];
-    let wx = &scratch.wx[..n_cols];
+    // Start from the column nearest the centre (clamped to the box); then each row from the
+    // last non-empty run.
+    let nearest = (floor_i32(s.x_px).saturating_sub(c0)).clamp(0, n_cols as i32 - 1) as usize;
+    let mut guess = (nearest, nearest + 1);
     for j in r0..=r1 {
         let dy = (j as f32 + 0.5) - s.y_px;
         let dy2 = dy * dy;
         if dy2 > cut2 {
             continue;
         }
-        // dx² is convex in the column, so the inside columns form one run [a, b) (the box's end
-        // columns are inside for dy = 0, so the scans below stop early).
-        let Some(a) = dx2.iter().position(|&d| d + dy2 <= cut2) else {
+        let Some((a, b)) = settle_run(dx2, dy2, cut2, guess) else {
             continue;
         };
-        let b = n_cols - dx2.iter().rev().position(|&d| d + dy2 <= cut2).unwrap_or(0);
+        guess = (a, b);
         let wy = (-dy2 * inv_sigma2).exp();
-        let e = [s.rgb[0] * wy, s.rgb[1] * wy, s.rgb[2] * wy];
-        let row_start = ((j - y0) as usize * TILE_PX + (c0 - x0) as usize + a) * 3;
-        let row = &mut buf[row_start..row_start + (b - a) * 3];
-        for (px, &w) in row.chunks_exact_mut(3).zip(&wx[a..b]) {
-            px[0] += w * e[0];
-            px[1] += w * e[1];
-            px[2] += w * e[2];
+        let start = ((j - y0) as usize * TILE_PX + (c0 - x0) as usize + a) * 3;
+        let row = &mut buf[start..start + (b - a) * 3];
+        // τ += wx·(rgb·wy), the same operations in the same order for every value.
+        for ((t, w), c) in row
+            .iter_mut()
+            .zip(&scratch.wx3[3 * a..3 * b])
+            .zip(&scratch.rgb3[3 * a..3 * b])
+        {
+            *t += w * (c * wy);
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Direct per-pixel reference: exp(−d²/σ²) for d² ≤ R², in f64.
-    fn reference(splats: &[Splat], width: u32, height: u32) -> Vec<f64> {
-        let mut out = vec![0.0; (width * height * 3) as usize];
-        for s in splats {
-            for j in 0..height {
-                for i in 0..width {
-                    let dx = f64::from(i) + 0.5 - f64::from(s.x_px);
-                    let dy = f64::from(j) + 0.5 - f64::from(s.y_px);
-                    let d2 = dx * dx + dy * dy;
-                    let cut = f64::from(s.cut_px);
-                    if d2 <= cut * cut {
-                        let sigma = f64::from(s.sigma_px);
-                        let w = (-d2 / (sigma * sigma)).exp();
-                        for c in 0..3 {
-                            out[((j * width + i) * 3) as usize + c] += w * f64::from(s.rgb[c]);
-                        }
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    fn pseudo_random_splats(n: usize, width: f32, height: f32) -> Vec<Splat> {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
-        (0..n)
-            .map(|_| {
-                let r = 0.8 + 30.0 * next() * next() * next();
-                Splat {
-                    x_px: -20.0 + (width + 40.0) * next(),
-                    y_px: -20.0 + (height + 40.0) * next(),
-                    sigma_px: 0.413 * r,
-                    cut_px: 0.75 * r,
-                    rgb: [next(), next(), next()],
-                }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn tiled_result_matches_the_direct_sum() {
-        // 150×97 crosses tile edges and leaves partial tiles on both axes.
-        let (width, height) = (150, 97);
-        let splats = pseudo_random_splats(400, width as f32, height as f32);
-        let mut tau = TauBuffer::new(width, height);
-        splat_into(&splats, &mut tau);
-        let want = reference(&splats, width, height);
-        let mut max_rel = 0.0f64;
-        for (got, want) in tau.data.iter().zip(&want) {
-            let err = (f64::from(*got) - want).abs() / want.abs().max(1e-3);
-            max_rel = max_rel.max(err);
-        }
-        assert!(max_rel < 1e-5, "max relative error {max_rel}");
-        assert!(want.iter().filter(|v| **v > 0.0).count() > 5000);
-    }
-
-    #[test]
-    fn reused_scratch_gives_identical_bits_and_adds() {
-        let splats = pseudo_random_splats(200, 130.0, 70.0);
-        let mut splatter = Splatter::new();
-        let mut a = TauBuffer::new(130, 70);
-        splatter.splat_into(&splats, &mut a);
-        let mut b = TauBuffer::new(130, 70);
-        splatter.splat_into(&splats, &mut b);
-        assert_eq!(a, b);
-        splatter.splat_into(&splats, &mut b);
-        for (once, twice) in a.data.iter().zip(&b.data) {
-            assert_eq!(*twice, once + once);
-        }
-    }
-
-    #[test]
-    fn disc_edge_is_inclusive_and_sharp() {
-        // Centre on a sample point; R = 2 exactly reaches the 4 axis neighbours at distance 2.
-        let s = Splat {
-            x_px: 5.5,
-            y_px: 5.5,
-            sigma_px: 1.0,
-            cut_px: 2.0,
-            rgb: [1.0, 2.0, 3.0],
-        };
-        let mut tau = TauBuffer::new(11, 11);
-        splat_into(&[s], &mut tau);
-        assert_eq!(tau.get(5, 5), [1.0, 2.0, 3.0]);
-        assert_eq!(tau.get(7, 5)[0], (-4.0f32).exp());
-        assert_eq!(tau.get(5, 3)[0], (-4.0f32).exp());
-        assert_eq!(tau.get(7, 6), [0.0; 3]);
-        let lit = tau.data.chunks(3).filter(|p| p[0] > 0.0).count();
-        assert_eq!(lit, 13); // lattice points with i² + j² ≤ 4
-    }
-}
+#[path = "splat_cpu_tests.rs"]
+mod tests;

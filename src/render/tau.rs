@@ -27,6 +27,14 @@ impl TauBuffer {
         self.data.resize(width as usize * height as usize * 3, 0.0);
     }
 
+    /// Resizes to `width`×`height` without zeroing what it held (for a writer that sets every
+    /// value, such as the splatter's overwrite merge): saves a pass over the whole image.
+    pub fn resize_for_overwrite(&mut self, width: u32, height: u32) {
+        self.width = width;
+        self.height = height;
+        self.data.resize(width as usize * height as usize * 3, 0.0);
+    }
+
     /// τ (RGB) at column `column`, row `row`.
     pub fn get(&self, column: u32, row: u32) -> [f32; 3] {
         let at = (row as usize * self.width as usize + column as usize) * 3;
