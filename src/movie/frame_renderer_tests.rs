@@ -184,10 +184,13 @@ fn missing_smoothing_lengths_are_filled_once_for_drawn_species_only() {
     let mut settings = gas_settings();
     settings.species.push(SpeciesStyle::new(SpeciesKind::Dark));
     settings.knn = 8;
-    let dark_had = snapshot
-        .species(SpeciesKind::Dark)
-        .is_some_and(|s| s.smoothing_lengths.is_some());
-    assert!(!dark_had, "the demo's dark matter has no smoothing lengths");
+    // The demo gives every family smoothing lengths; drop those of dark matter and stars so
+    // that they are missing, as in a dark-matter-only simulation file.
+    for kind in [SpeciesKind::Dark, SpeciesKind::Star] {
+        if let Some(species) = snapshot.species_mut(kind) {
+            species.smoothing_lengths = None;
+        }
+    }
     fill_missing_smoothing_lengths(&mut snapshot, &settings, &Progress::none()).expect("knn");
     let dark = snapshot.species(SpeciesKind::Dark).expect("dark");
     // The demo box is periodic with side 1.
