@@ -87,6 +87,11 @@ fn mask_changing_text(harness: &mut Harness<'_, Option<HaloscopeApp>>) {
     ));
 }
 
+/// Left edge of the viewport (points): where the side panel ends.
+fn viewport_left(harness: &Harness<'_, Option<HaloscopeApp>>) -> f32 {
+    app(harness).viewport.rect().left()
+}
+
 #[test]
 fn first_frame_renders_the_demo_and_render_controls_reach_the_renderer() {
     let mut harness = harness(Vec::new());
@@ -144,11 +149,31 @@ fn fof_from_the_halos_panel_circles_every_halo_in_view_and_a_click_flies_there()
         app.panels.halos = true;
     }
     harness.run_ok();
+    let panel_right = viewport_left(&harness);
+    // The long file name ("lambs.00200_subsamp_30K (30000 particles)") is cut to the panel's
+    // width: opening the File section does not widen the panel.
+    app_mut(&mut harness).panels.file = true;
+    harness.run_ok();
+    assert_eq!(viewport_left(&harness), panel_right);
+    // Nor does closing every section narrow it.
+    {
+        let panels = &mut app_mut(&mut harness).panels;
+        (panels.file, panels.halos, panels.events, panels.movie) = (false, false, false, false);
+    }
+    harness.run_ok();
+    assert_eq!(viewport_left(&harness), panel_right);
+    {
+        let panels = &mut app_mut(&mut harness).panels;
+        (panels.file, panels.halos) = (true, true);
+    }
+    harness.run_ok();
     harness.get_by_label("Find halos").click();
     step_until(&mut harness, "friends-of-friends", |app| {
         app.halos.running.is_none() && app.halos.catalogue.is_some()
     });
     harness.run_ok();
+    // The table (wider than the panel) scrolls inside it: the viewport does not move.
+    assert_eq!(viewport_left(&harness), panel_right);
     let app_state = app(&harness);
     let document = app_state.documents.shown_snapshot().expect("shown");
     let catalogue = app_state

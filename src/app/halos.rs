@@ -151,11 +151,7 @@ impl HalosPanel {
             }
             None => {
                 self.periodic = false;
-                self.box_size = document
-                    .bounds
-                    .map(|(lo, hi)| (0..3).map(|a| f64::from(hi[a] - lo[a])).fold(0.0, f64::max))
-                    .filter(|s| *s > 0.0)
-                    .unwrap_or(1.0);
+                self.box_size = suggested_box_side(document.bounds);
             }
         }
     }
@@ -344,6 +340,26 @@ pub fn framing_distance(radius_world: f64, fov_y_deg: f32) -> f32 {
     (3.0 * radius_world as f32 / half.sin()).max(1e-6)
 }
 
+/// Coordinates within this of ±0.5 count as tipsy's unit box (cube300.tbin's initial
+/// conditions stray up to ~1e-3 outside it before wrapping).
+const UNIT_BOX_SLACK: f32 = 0.01;
+
+/// The box side offered for a file that records none: 1 when every coordinate lies in tipsy's
+/// convention of a unit box centred on 0 ([-0.5, 0.5), data/README.md), else the largest
+/// extent of the particles (1 without any).
+pub fn suggested_box_side(bounds: Option<([f32; 3], [f32; 3])>) -> f64 {
+    let Some((lo, hi)) = bounds else {
+        return 1.0;
+    };
+    let limit = 0.5 + UNIT_BOX_SLACK;
+    if lo.iter().chain(&hi).all(|v| v.abs() <= limit) {
+        return 1.0;
+    }
+    Some((0..3).map(|a| f64::from(hi[a] - lo[a])).fold(0.0, f64::max))
+        .filter(|s| *s > 0.0 && s.is_finite())
+        .unwrap_or(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,5 +461,29 @@ mod run_tests {
         .expect("fof");
         assert_eq!(found.result.halos, direct.halos);
         assert!(!direct.halos.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod box_side_tests {
+    use super::suggested_box_side;
+
+    #[test]
+    fn tipsy_unit_boxes_are_offered_side_one_and_other_files_their_extent() {
+        // test4.tbin-like: inside [-0.5, 0.5); cube300-like: a little outside.
+        assert_eq!(
+            suggested_box_side(Some(([-0.49, -0.3, -0.5], [0.2, 0.499, 0.1]))),
+            1.0
+        );
+        assert_eq!(
+            suggested_box_side(Some(([-0.5008, -0.5, -0.5], [0.5003, 0.5, 0.5]))),
+            1.0
+        );
+        // Gadget-like coordinates in [0, 50000): the largest extent.
+        assert_eq!(
+            suggested_box_side(Some(([0.0, 10.0, 0.0], [40000.0, 49990.0, 100.0]))),
+            49980.0
+        );
+        assert_eq!(suggested_box_side(None), 1.0);
     }
 }

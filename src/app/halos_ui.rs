@@ -65,7 +65,8 @@ impl HalosPanel {
                 }
             }
         });
-        ui.horizontal(|ui| {
+        // Wrapped: on one line these four widened the panel past its default width.
+        ui.horizontal_wrapped(|ui| {
             ui.checkbox(&mut self.show_circles, "circles");
             ui.checkbox(&mut self.show_labels, "labels");
             ui.radio_value(&mut self.radius, HaloRadius::Rms, "rms radius");
@@ -134,7 +135,8 @@ impl HalosPanel {
                 }
             });
             ui.end_row();
-            ui.checkbox(&mut self.periodic, "periodic box");
+            ui.checkbox(&mut self.periodic, "periodic box")
+                .on_hover_text("Link across the faces of a periodic box of this side");
             let speed = 0.01 * self.box_size.max(1e-9);
             ui.add_enabled(
                 self.periodic,
@@ -145,10 +147,36 @@ impl HalosPanel {
             );
             ui.end_row();
         });
+        // Tipsy files record no box: without this a new user could not tell that a periodic
+        // volume (test4.tbin, lambs, cube300) is linked as an isolated one.
+        if crate::halo::snapshot_box_size(&document.snapshot).is_none() {
+            ui.label(
+                egui::RichText::new(
+                    "This file records no periodic box. For a cosmological volume tick \
+                     \"periodic box\" (tipsy boxes are usually side 1, centred on 0).",
+                )
+                .small()
+                .weak(),
+            );
+        }
     }
 
-    /// The table; returns the catalogue index of a clicked row.
+    /// The table in a horizontal scroll area: its columns are wider than the side panel's
+    /// default width, and laid out directly they widened the panel (and shifted the viewport)
+    /// the moment a catalogue arrived. Returns the catalogue index of a clicked row.
     fn table_ui(&mut self, ui: &mut egui::Ui, result: &crate::halo::FofResult) -> Option<usize> {
+        egui::ScrollArea::horizontal()
+            .id_salt("halo table columns")
+            .show(ui, |ui| self.table_columns_ui(ui, result))
+            .inner
+    }
+
+    /// Header and rows of the table.
+    fn table_columns_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        result: &crate::halo::FofResult,
+    ) -> Option<usize> {
         let mut clicked = None;
         let mut sort = None;
         ui.horizontal(|ui| {

@@ -318,7 +318,12 @@ impl HaloscopeApp {
                 .resizable(true)
                 .default_size(300.0)
                 .show(ui, |ui| {
-                    egui::ScrollArea::vertical().show(ui, |ui| self.side_panel_ui(ui));
+                    // Fill the panel's width: a shrinking scroll area made the panel follow
+                    // its content (narrow with every section closed, wide with the halo
+                    // table), and the viewport jumped each time.
+                    egui::ScrollArea::vertical()
+                        .auto_shrink([false, true])
+                        .show(ui, |ui| self.side_panel_ui(ui));
                 });
         }
         egui::CentralPanel::no_frame().show(ui, |ui| self.central_ui(ui));

@@ -19,6 +19,7 @@ mod movie_presets;
 pub mod movie_render;
 mod movie_window;
 pub mod overlay;
+pub mod overlay_labels;
 pub mod overlay_raster;
 pub mod pick;
 pub mod preview;

@@ -5,11 +5,13 @@
 //! [`super::overlay_raster`] rasterises it into a screenshot at any resolution.
 
 use super::camera::OrbitCamera;
+use super::overlay_labels::{LabelPlacer, label_extent};
 use super::splotch::render_camera;
 use super::viewport_renderer::Legend;
 use egui::{Align2, Color32, Pos2, Rect, Stroke, pos2, vec2};
 
-/// At most this many halo labels, largest halos first (circles are not limited).
+/// At most this many halo labels, largest halos first, none overlapping another (circles are
+/// not limited).
 pub const MAX_LABELS: usize = 40;
 /// Colour of halo circles.
 pub const HALO_COLOUR: Color32 = Color32::from_rgb(80, 220, 255);
@@ -203,7 +205,9 @@ pub fn build_overlay(
     if options.halos
         && let Some(projector) = ScreenProjector::new(camera, rect)
     {
-        let mut labelled = 0;
+        // Labels after every circle (drawn on top), the selected halo's first so that it
+        // always gets one; placed without overlaps by overlay_labels.
+        let mut labels = Vec::new();
         for halo in halos {
             let Some((centre, _depth, s)) = projector.project(halo.centre_world) else {
                 continue;
@@ -229,16 +233,18 @@ pub fn build_overlay(
                 centre,
                 radius,
             });
-            if options.labels && (labelled < MAX_LABELS || is_selected) {
-                labelled += 1;
-                push_text(
-                    &mut overlay.items,
-                    centre + vec2(radius * 0.71, -radius * 0.71),
-                    Align2::LEFT_BOTTOM,
-                    format!("#{}", halo.index + 1),
-                    11.0 * ui_scale,
-                    colour,
-                );
+            if options.labels {
+                labels.push((is_selected, halo.index, centre, radius, colour));
+            }
+        }
+        labels.sort_by_key(|&(is_selected, ..)| !is_selected);
+        let size = 11.0 * ui_scale;
+        let mut placer = LabelPlacer::new(MAX_LABELS);
+        for (is_selected, index, centre, radius, colour) in labels {
+            let text = format!("#{}", index + 1);
+            let extent = label_extent(&text, size);
+            if let Some((pos, anchor)) = placer.place(centre, radius, extent, is_selected) {
+                push_text(&mut overlay.items, pos, anchor, text, size, colour);
             }
         }
     }

@@ -58,6 +58,30 @@ fn section_ui(ui: &mut egui::Ui, title: &str, open: &mut bool, body: impl FnOnce
     }
 }
 
+/// What a click on an open file's row asks for.
+enum RowClick {
+    None,
+    Show,
+    Close,
+}
+
+/// One open file: its close button, then its name, cut with "…" to the panel's width (long
+/// names such as `lambs.00200_subsamp_30K (30000 particles)` widened the side panel and moved
+/// the viewport); the whole name shows on hover.
+fn document_row_ui(ui: &mut egui::Ui, shown: bool, text: String) -> RowClick {
+    let mut click = RowClick::None;
+    ui.horizontal(|ui| {
+        if ui.small_button("x").on_hover_text("Close").clicked() {
+            click = RowClick::Close;
+        }
+        let name = egui::Button::selectable(shown, text.as_str()).truncate();
+        if ui.add(name).on_hover_text(text.as_str()).clicked() {
+            click = RowClick::Show;
+        }
+    });
+    click
+}
+
 impl HaloscopeApp {
     /// Every section of the side panel.
     pub(super) fn side_panel_ui(&mut self, ui: &mut egui::Ui) {
@@ -112,21 +136,20 @@ impl HaloscopeApp {
         ui.label("Snapshots");
         let mut close = None;
         for (index, document) in self.documents.snapshots.iter().enumerate() {
-            ui.horizontal(|ui| {
-                let shown = self.documents.shown_snapshot == Some(index);
-                let text = format!(
-                    "{} ({} particles)",
-                    document.name,
-                    document.snapshot.n_particles()
-                );
-                if ui.selectable_label(shown, text).clicked() {
+            let shown = self.documents.shown_snapshot == Some(index);
+            let text = format!(
+                "{} ({} particles)",
+                document.name,
+                document.snapshot.n_particles()
+            );
+            match document_row_ui(ui, shown, text) {
+                RowClick::Show => {
                     self.documents.shown_snapshot = Some(index);
                     self.central = CentralView::Viewport;
                 }
-                if ui.small_button("x").on_hover_text("Close").clicked() {
-                    close = Some(index);
-                }
-            });
+                RowClick::Close => close = Some(index),
+                RowClick::None => {}
+            }
         }
         if let Some(index) = close {
             self.documents.close_snapshot(index);
@@ -151,17 +174,16 @@ impl HaloscopeApp {
         ui.label("Event lists");
         let mut close = None;
         for (index, document) in self.documents.events.iter().enumerate() {
-            ui.horizontal(|ui| {
-                let shown = self.documents.shown_events == Some(index);
-                let text = format!("{} ({} events)", document.name, document.events.len());
-                if ui.selectable_label(shown, text).clicked() {
+            let shown = self.documents.shown_events == Some(index);
+            let text = format!("{} ({} events)", document.name, document.events.len());
+            match document_row_ui(ui, shown, text) {
+                RowClick::Show => {
                     self.documents.shown_events = Some(index);
                     self.central = CentralView::SkyMap;
                 }
-                if ui.small_button("x").on_hover_text("Close").clicked() {
-                    close = Some(index);
-                }
-            });
+                RowClick::Close => close = Some(index),
+                RowClick::None => {}
+            }
         }
         if let Some(index) = close {
             self.documents.close_events(index);

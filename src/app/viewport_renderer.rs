@@ -33,6 +33,19 @@ pub struct SpeciesStyle {
     pub size_factor: f32,
 }
 
+/// Default brightness of `kind`. Dark matter and stars have no colour field by default and are
+/// drawn white; at 0.3 and 1 they washed the demo's and the Gadget boxes' gas (coloured by
+/// density, the colour bar's palette) to pink and white. At 0.1 and 0.25 the palette shows
+/// while the dark web and the stars stay visible (checked on the demo, run581.20000 and
+/// g2_lcdm_gas_snapshot_003.hdf5 under Xvfb).
+pub fn default_brightness(kind: SpeciesKind) -> f32 {
+    match kind {
+        SpeciesKind::Gas | SpeciesKind::Other => 1.0,
+        SpeciesKind::Dark => 0.1,
+        SpeciesKind::Star => 0.25,
+    }
+}
+
 impl SpeciesStyle {
     /// The default style of `kind`: gas coloured by log density where present.
     pub fn default_for(kind: SpeciesKind) -> Self {
@@ -53,8 +66,7 @@ impl SpeciesStyle {
             }
             .to_owned(),
             color_range: None,
-            // Uniform white dark matter would wash out the coloured gas: dimmed by default.
-            brightness: if kind == SpeciesKind::Dark { 0.3 } else { 1.0 },
+            brightness: default_brightness(kind),
             size_factor: 1.0,
         }
     }
