@@ -3,7 +3,10 @@
 //! Needs a Vulkan software driver (Debian: mesa-vulkan-drivers, libvulkan1). Snapshot images live
 //! in tests/snapshots; refresh with UPDATE_SNAPSHOTS=1.
 
+#[path = "common/app_harness.rs"]
+mod app_harness;
 mod common;
+use app_harness::*;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
@@ -59,30 +62,6 @@ fn harness(files: Vec<std::path::PathBuf>) -> Harness<'static, Option<HaloscopeA
         },
         None,
     )
-}
-
-fn app<'h>(harness: &'h Harness<'_, Option<HaloscopeApp>>) -> &'h HaloscopeApp {
-    harness
-        .state()
-        .as_ref()
-        .expect("app created on the first frame")
-}
-
-/// Steps frames until `done` holds (workers run on their own threads), failing after 120 s.
-fn step_until(
-    harness: &mut Harness<'_, Option<HaloscopeApp>>,
-    what: &str,
-    done: impl Fn(&HaloscopeApp) -> bool,
-) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        harness.step();
-        if done(app(harness)) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 fn mask_changing_text(harness: &mut Harness<'_, Option<HaloscopeApp>>) {

@@ -5,6 +5,9 @@
 //!
 //! Snapshot images live in tests/snapshots; refresh with UPDATE_SNAPSHOTS=1.
 
+#[path = "common/app_harness.rs"]
+mod app_harness;
+use app_harness::*;
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
@@ -19,7 +22,7 @@ use haloscope::jobs::Progress;
 use haloscope::movie::{CameraPath, Timing, frame_file_name};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Window size of every test.
 const WINDOW: egui::Vec2 = egui::vec2(1000.0, 640.0);
@@ -80,37 +83,6 @@ fn harness(factory: RendererFactory) -> Harness<'static, Option<HaloscopeApp>> {
         },
         None,
     )
-}
-
-fn app<'h>(harness: &'h Harness<'_, Option<HaloscopeApp>>) -> &'h HaloscopeApp {
-    harness
-        .state()
-        .as_ref()
-        .expect("app created on the first frame")
-}
-
-fn app_mut<'h>(harness: &'h mut Harness<'_, Option<HaloscopeApp>>) -> &'h mut HaloscopeApp {
-    harness
-        .state_mut()
-        .as_mut()
-        .expect("app created on the first frame")
-}
-
-/// Steps frames until `done` holds (workers run on their own threads), failing after 60 s.
-fn step_until(
-    harness: &mut Harness<'_, Option<HaloscopeApp>>,
-    what: &str,
-    done: impl Fn(&HaloscopeApp) -> bool,
-) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        harness.step();
-        if done(app(harness)) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// Two keyframes 2 s apart: the home view, then the view turned and zoomed in.
