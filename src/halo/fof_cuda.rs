@@ -14,6 +14,7 @@
 
 use super::FofError;
 use super::catalogue::{GroupKey, Partition};
+pub use super::fof_cuda_support::half_stencil_offsets;
 use super::fof_cuda_support::{
     Kernels, StageTimer, alloc, download_pinned, exclusive_scan, fill_bytes, gpu, per_element,
     radix_sort, upload_pinned,
@@ -578,64 +579,6 @@ fn cells_per_axis(cells: f64) -> Result<u64, FofError> {
     Ok(n as u64)
 }
 
-/// Cell offsets (dx, dy, dz), flattened, with (dz, dy, dx) lexicographically positive, whose
-/// cells can hold two points within ll: the gap between cells `d` apart on one axis is
-/// `(|d| − 1)·side`; kept when the squared gaps sum to ≤ ll² (with the same slack as `grid.rs`).
-pub fn half_stencil_offsets(linking_length: f64, side: f64) -> Vec<i32> {
-    let reach = (linking_length / side * (1.0 + 1e-9)).floor() as i32 + 1;
-    let limit = linking_length * linking_length * (1.0 + 1e-9);
-    let gap = |d: i32| f64::from((d.abs() - 1).max(0)) * side;
-    let mut offsets = Vec::new();
-    for dz in 0..=reach {
-        for dy in -reach..=reach {
-            for dx in -reach..=reach {
-                if (dz, dy, dx) <= (0, 0, 0) {
-                    continue;
-                }
-                if gap(dx).powi(2) + gap(dy).powi(2) + gap(dz).powi(2) <= limit {
-                    offsets.extend([dx, dy, dz]);
-                }
-            }
-        }
-    }
-    offsets
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_stencil_covers_each_neighbour_pair_once() {
-        let ll = 1.0;
-        let offsets = half_stencil_offsets(ll, ll / 3f64.sqrt() * SIDE_SHRINK);
-        // Reach 2: all 5³ − 1 offsets qualify, half of them in the stencil.
-        assert_eq!(offsets.len() / 3, 62);
-        let set: std::collections::HashSet<[i32; 3]> = offsets
-            .chunks_exact(3)
-            .map(|c| [c[0], c[1], c[2]])
-            .collect();
-        assert_eq!(set.len(), 62);
-        for d in &set {
-            assert!(
-                !set.contains(&[-d[0], -d[1], -d[2]]),
-                "{d:?} and its negation"
-            );
-        }
-    }
-
-    #[test]
-    fn grid_matches_the_cpu_rule() {
-        let frame = BoxFrame {
-            lower: 0.0,
-            size: 1.0,
-        };
-        let spec = grid_spec(&[[0.5, 0.5, 0.5]], 0.2, Some(frame)).expect("grid");
-        // As grid.rs: side target 0.2/√3 → 9 cells of side 1/9.
-        assert_eq!(spec.dims, [9, 9, 9]);
-        assert_eq!(spec.side, 1.0 / 9.0);
-        let open = grid_spec(&[[0.0, 0.0, 0.0], [1.0, 0.5, 0.0]], 0.2, None).expect("grid");
-        assert_eq!(open.lower, [0.0; 3]);
-        assert_eq!(open.dims, [10, 6, 1]);
-    }
-}
+#[path = "fof_cuda_tests.rs"]
+mod tests;

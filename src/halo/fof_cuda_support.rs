@@ -353,3 +353,26 @@ fn pinned<T: DeviceRepr + ValidAsZeroBits>(
     // `as_mut_slice`/`as_slice`, which wait for the buffer's pending copies.
     gpu(unsafe { context.alloc_pinned_with_flags::<T>(STAGING_LEN, 0) })
 }
+
+/// Cell offsets (dx, dy, dz), flattened, with (dz, dy, dx) lexicographically positive, whose
+/// cells can hold two points within ll: the gap between cells `d` apart on one axis is
+/// `(|d| − 1)·side`; kept when the squared gaps sum to ≤ ll² (with the same slack as `grid.rs`).
+pub fn half_stencil_offsets(linking_length: f64, side: f64) -> Vec<i32> {
+    let reach = (linking_length / side * (1.0 + 1e-9)).floor() as i32 + 1;
+    let limit = linking_length * linking_length * (1.0 + 1e-9);
+    let gap = |d: i32| f64::from((d.abs() - 1).max(0)) * side;
+    let mut offsets = Vec::new();
+    for dz in 0..=reach {
+        for dy in -reach..=reach {
+            for dx in -reach..=reach {
+                if (dz, dy, dx) <= (0, 0, 0) {
+                    continue;
+                }
+                if gap(dx).powi(2) + gap(dy).powi(2) + gap(dz).powi(2) <= limit {
+                    offsets.extend([dx, dy, dz]);
+                }
+            }
+        }
+    }
+    offsets
+}
