@@ -197,3 +197,15 @@ fn cancelled_read_reports_cancelled() {
     let err = events::read(&[&path], &Progress::with_cancel(token)).expect_err("cancelled");
     assert!(matches!(err, ReadError::Cancelled { .. }));
 }
+
+#[test]
+fn concatenating_lists_equals_reading_the_files_together() {
+    let up = shared_data("events/IC86-2011/upgoing_events.txt");
+    let down = shared_data("events/IC86-2011/downgoing_events.txt");
+    let together = read_paths(&[up.clone(), down.clone()]).expect("both");
+    let up = read_paths(&[up]).expect("up");
+    let down = read_paths(&[down]).expect("down");
+    let combined = EventList::concatenated(&[&up, &down]);
+    assert_eq!(combined, together);
+    assert_eq!(combined.len(), 138_322);
+}

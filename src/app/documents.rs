@@ -351,6 +351,29 @@ impl Documents {
         self.shown_snapshot = Some(self.snapshots.len() - 1);
     }
 
+    /// How many open event lists were read from files (what [`Self::combine_event_lists`]
+    /// combines).
+    pub fn event_files_open(&self) -> usize {
+        self.events.iter().filter(|d| d.path.is_some()).count()
+    }
+
+    /// Opens one more event list holding every list read from a file, in the order shown (as
+    /// the CLI concatenates several files), and shows it; nothing when fewer than two are open.
+    pub fn combine_event_lists(&mut self) {
+        let files: Vec<&EventsDocument> = self.events.iter().filter(|d| d.path.is_some()).collect();
+        if files.len() < 2 {
+            return;
+        }
+        let lists: Vec<&EventList> = files.iter().map(|d| d.events.as_ref()).collect();
+        let combined = EventList::concatenated(&lists);
+        let name = files
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        self.add_events(name, None, combined);
+    }
+
     fn add_events(&mut self, name: String, path: Option<PathBuf>, events: EventList) {
         self.next_id += 1;
         self.events.push(EventsDocument {
@@ -451,6 +474,37 @@ mod tests {
         // Showing 0 of 2, close 1 → still 0.
         assert_eq!(fix_shown(Some(0), 1, 1), Some(0));
         assert_eq!(fix_shown(Some(0), 0, 0), None);
+    }
+
+    #[test]
+    fn combining_event_lists_concatenates_them_in_order_and_shows_the_result() {
+        let mut documents = Documents::new(Arc::new(|| {}), Vec::new());
+        documents.combine_event_lists();
+        assert!(documents.events.is_empty(), "nothing to combine");
+        let a = crate::data::demo::demo_events(30, 1);
+        let b = crate::data::demo::demo_events(20, 2);
+        documents.add_events("a.txt".into(), Some("a.txt".into()), a.clone());
+        documents.combine_event_lists();
+        assert_eq!(documents.events.len(), 1, "one list is not combined");
+        documents.add_events("b.txt".into(), Some("b.txt".into()), b.clone());
+        documents.combine_event_lists();
+        assert_eq!(documents.events.len(), 3);
+        assert_eq!(
+            documents.event_files_open(),
+            2,
+            "the combined list is not a file"
+        );
+        let shown = documents
+            .shown_events()
+            .expect("the combined list is shown");
+        assert_eq!(shown.name, "a.txt + b.txt");
+        assert_eq!(*shown.events, EventList::concatenated(&[&a, &b]));
+        assert_eq!(shown.events.len(), 50);
+        assert_eq!(shown.events.ra[30..], b.ra[..]);
+        // Combining again gives the same two files, not the combination twice.
+        documents.combine_event_lists();
+        assert_eq!(documents.events.len(), 4);
+        assert_eq!(documents.events[3].events.len(), 50);
     }
 
     #[test]

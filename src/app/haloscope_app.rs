@@ -370,8 +370,30 @@ impl HaloscopeApp {
                 }
             },
             CentralView::TwoPoint => {
-                let id = self.documents.shown_events().map(|d| d.id);
-                self.twopoint.plots_ui(ui, id);
+                let document = self.documents.shown_events().cloned();
+                let id = document.as_ref().map(|d| d.id);
+                if id.and_then(|id| self.twopoint.state_of(id)).is_none() {
+                    // Nothing to plot yet: offer the controls here, not only in the side panel.
+                    ui.vertical_centered(|ui| {
+                        ui.add_space(ui.available_height() / 3.0);
+                        ui.set_max_width(320.0);
+                        if let Some(document) = &document {
+                            ui.label(format!(
+                                "Event list: {} ({} events)",
+                                document.name,
+                                document.events.len()
+                            ));
+                        }
+                        if self.documents.event_files_open() >= 2
+                            && ui.button("Combine the open event lists first").clicked()
+                        {
+                            self.documents.combine_event_lists();
+                        }
+                        self.twopoint.controls_ui(ui, document.as_ref());
+                    });
+                } else {
+                    self.twopoint.plots_ui(ui, id);
+                }
             }
         }
     }

@@ -417,6 +417,17 @@ impl HaloscopeApp {
         } else {
             ui.label("No event list open.");
         }
+        if self.documents.event_files_open() >= 2
+            && ui
+                .button("Combine open lists")
+                .on_hover_text(
+                    "One list with every open event list in order, e.g. the IC86-2011 \
+                     upgoing and downgoing files, for the sky map and the two-point analysis",
+                )
+                .clicked()
+        {
+            self.documents.combine_event_lists();
+        }
         ui.separator();
         let document = self.documents.shown_events().cloned();
         if self.twopoint.controls_ui(ui, document.as_ref()) {

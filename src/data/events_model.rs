@@ -29,4 +29,32 @@ impl EventList {
     pub fn is_empty(&self) -> bool {
         self.ra.is_empty()
     }
+
+    /// The lists one after another, in the order given (as `events::read` does with several
+    /// files): an optional column is kept only when every list has it; the column names are the
+    /// first list's.
+    pub fn concatenated(lists: &[&EventList]) -> EventList {
+        let optional = |get: fn(&EventList) -> &Option<Vec<f64>>| {
+            lists
+                .iter()
+                .map(|list| get(list).as_deref())
+                .collect::<Option<Vec<&[f64]>>>()
+                .map(|parts| parts.concat())
+        };
+        EventList {
+            ra: lists.iter().flat_map(|l| l.ra.iter().copied()).collect(),
+            dec: lists.iter().flat_map(|l| l.dec.iter().copied()).collect(),
+            energy: lists
+                .iter()
+                .flat_map(|l| l.energy.iter().copied())
+                .collect(),
+            ang_err: optional(|l| &l.ang_err),
+            mjd: optional(|l| &l.mjd),
+            sources: lists
+                .iter()
+                .flat_map(|l| l.sources.iter().cloned())
+                .collect(),
+            columns: lists.first().map(|l| l.columns.clone()).unwrap_or_default(),
+        }
+    }
 }
