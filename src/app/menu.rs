@@ -81,6 +81,7 @@ impl HaloscopeApp {
                 if ui.button("Keyframes and timeline").clicked() {
                     self.panels.side_panel = true;
                     self.panels.movie = true;
+                    self.panels.scroll_to_movie = true;
                 }
                 if ui.button("Render movie…").clicked() {
                     self.movie.render.show_window = true;

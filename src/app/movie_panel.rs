@@ -292,7 +292,7 @@ impl HaloscopeApp {
     /// The Movie section of the side panel.
     pub(super) fn movie_section_ui(&mut self, ui: &mut egui::Ui) {
         let camera = self.camera();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let add = ui
                 .add_enabled(camera.is_some(), egui::Button::new("Add current view"))
                 .on_hover_text("A keyframe at the scrubber time (after the last one if taken)");
@@ -319,7 +319,7 @@ impl HaloscopeApp {
         ui.separator();
         self.presets_ui(ui, camera);
         ui.separator();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if ui.button("Render movie…").clicked() {
                 self.movie.render.show_window = true;
             }
@@ -399,7 +399,7 @@ impl HaloscopeApp {
                             if field.changed() {
                                 edit = Some(Edit::Retime(index, time_s));
                             }
-                            ui.horizontal(|ui| {
+                            ui.horizontal_wrapped(|ui| {
                                 let last = keyframes.len() - 1;
                                 if ui
                                     .small_button("Go to")
@@ -469,7 +469,7 @@ impl HaloscopeApp {
     fn timing_ui(&mut self, ui: &mut egui::Ui) {
         let mut timing: Timing = self.movie.editor.timing();
         let mut orthographic = self.movie.editor.orthographic();
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.checkbox(&mut timing.constant_speed, "Constant speed")
                 .on_hover_text("Move at constant speed along the track");
             let name = ui.label("ease");

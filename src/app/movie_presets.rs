@@ -30,7 +30,7 @@ impl PresetView {
 impl HaloscopeApp {
     /// Preset buttons; the path made replaces the keyframes.
     pub(super) fn presets_ui(&mut self, ui: &mut egui::Ui, camera: Option<OrbitCamera>) {
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let name = ui.label("Presets, length");
             ui.add(
                 egui::DragValue::new(&mut self.movie.preset_duration_s)

@@ -27,6 +27,9 @@ pub struct PanelState {
     /// Movie section.
     #[serde(default)]
     pub movie: bool,
+    /// Scroll the side panel to the Movie section on the next frame (asked for by the menu).
+    #[serde(skip)]
+    pub scroll_to_movie: bool,
 }
 
 impl Default for PanelState {
@@ -38,6 +41,7 @@ impl Default for PanelState {
             halos: false,
             events: false,
             movie: false,
+            scroll_to_movie: false,
         }
     }
 }

@@ -48,7 +48,12 @@ fn swatch_ui(ui: &mut egui::Ui, colours: &[egui::Color32]) {
 }
 
 /// A collapsible section whose open state lives in `open` (saved with the session).
-fn section_ui(ui: &mut egui::Ui, title: &str, open: &mut bool, body: impl FnOnce(&mut egui::Ui)) {
+fn section_ui(
+    ui: &mut egui::Ui,
+    title: &str,
+    open: &mut bool,
+    body: impl FnOnce(&mut egui::Ui),
+) -> egui::Response {
     let response = egui::CollapsingHeader::new(egui::RichText::new(title).strong())
         .id_salt(title)
         .open(Some(*open))
@@ -56,6 +61,7 @@ fn section_ui(ui: &mut egui::Ui, title: &str, open: &mut bool, body: impl FnOnce
     if response.header_response.clicked() {
         *open = !*open;
     }
+    response.header_response
 }
 
 /// What a click on an open file's row asks for.
@@ -96,9 +102,13 @@ impl HaloscopeApp {
         section_ui(ui, "Events", &mut panels.events, |ui| {
             self.events_section_ui(ui)
         });
-        section_ui(ui, "Movie", &mut panels.movie, |ui| {
+        let movie = section_ui(ui, "Movie", &mut panels.movie, |ui| {
             self.movie_section_ui(ui)
         });
+        // Opened from the menu: bring it into view, it is the last section.
+        if std::mem::take(&mut panels.scroll_to_movie) {
+            movie.scroll_to_me(Some(egui::Align::TOP));
+        }
         self.panels = panels;
     }
 
