@@ -10,53 +10,24 @@ use app_harness::*;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable as _;
+use haloscope::app::HaloscopeApp;
 use haloscope::app::documents::Notice;
-use haloscope::app::{HaloscopeApp, RenderedImage, RendererFactory, ViewRequest, ViewportRenderer};
-use haloscope::jobs::Progress;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Window size of every test.
 const WINDOW: egui::Vec2 = egui::vec2(1000.0, 640.0);
-
-/// A renderer for tests only: paints a fixed gradient whose size follows the request, so
-/// snapshot images do not depend on the real renderer's evolution.
-struct GradientRenderer;
-
-impl ViewportRenderer for GradientRenderer {
-    fn backend_name(&self) -> String {
-        "test".to_owned()
-    }
-
-    fn render(&mut self, request: &ViewRequest, _: &Progress) -> Result<RenderedImage, String> {
-        let (w, h) = (request.width_px, request.height_px);
-        let mut rgba = Vec::with_capacity((w * h * 4) as usize);
-        for y in 0..h {
-            for x in 0..w {
-                rgba.extend([(255 * x / w) as u8, (255 * y / h) as u8, 96, 255]);
-            }
-        }
-        Ok(RenderedImage {
-            width_px: w,
-            height_px: h,
-            rgba,
-            backend: "test".to_owned(),
-            seconds: 0.0,
-            legend: None,
-        })
-    }
-}
-
-fn gradient_factory() -> RendererFactory {
-    Arc::new(|| Box::new(GradientRenderer))
-}
 
 /// The application in a harness, created on the harness's own context.
 fn harness(files: Vec<std::path::PathBuf>) -> Harness<'static, Option<HaloscopeApp>> {
     Harness::builder().with_size(WINDOW).wgpu().build_ui_state(
         move |ui, state: &mut Option<HaloscopeApp>| {
             let app = state.get_or_insert_with(|| {
-                HaloscopeApp::new(ui.ctx(), None, files.clone(), gradient_factory())
+                HaloscopeApp::new(
+                    ui.ctx(),
+                    None,
+                    files.clone(),
+                    gradient_factory(Duration::ZERO),
+                )
             });
             app.ui(ui);
         },
@@ -253,27 +224,10 @@ fn opening_a_shared_snapshot_through_the_open_path_shows_it() {
     harness.get_by_label_contains("test4.tbin (67495 particles)");
 }
 
-/// The gradient, but slower than the rest time before a full render (150 ms).
-struct SlowGradientRenderer;
-
-impl ViewportRenderer for SlowGradientRenderer {
-    fn backend_name(&self) -> String {
-        "slow test".to_owned()
-    }
-
-    fn render(
-        &mut self,
-        request: &ViewRequest,
-        progress: &Progress,
-    ) -> Result<RenderedImage, String> {
-        std::thread::sleep(Duration::from_millis(400));
-        GradientRenderer.render(request, progress)
-    }
-}
-
 #[test]
 fn the_first_image_is_the_preview_even_when_it_takes_longer_than_the_rest_time() {
-    let factory: RendererFactory = Arc::new(|| Box::new(SlowGradientRenderer));
+    // Slower than the rest time before a full render (150 ms).
+    let factory = gradient_factory(Duration::from_millis(400));
     let mut harness = Harness::builder().with_size(WINDOW).wgpu().build_ui_state(
         move |ui, state: &mut Option<HaloscopeApp>| {
             let app = state.get_or_insert_with(|| {

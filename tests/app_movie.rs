@@ -14,55 +14,16 @@ use egui_kittest::kittest::Queryable as _;
 use haloscope::app::movie_edit::{camera_from_pose, fov_x_deg};
 use haloscope::app::movie_render::{MovieEnd, MovieFormat, MovieRenderSettings};
 use haloscope::app::session::Session;
-use haloscope::app::{
-    HaloscopeApp, RenderedImage, RendererFactory, ViewRequest, ViewportRenderer,
-    default_renderer_factory,
-};
+use haloscope::app::{HaloscopeApp, RendererFactory, default_renderer_factory};
 use haloscope::jobs::Progress;
 use haloscope::movie::{CameraPath, Timing, frame_file_name};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Window size of every test.
 const WINDOW: egui::Vec2 = egui::vec2(1000.0, 640.0);
 /// Particles of the demo snapshot the tests render.
 const DEMO_PARTICLES: u64 = 4_000;
-
-/// A renderer for tests only: a fixed gradient (so snapshot images do not follow the real
-/// renderer), after sleeping `delay` (so a render can be cancelled half way).
-struct GradientRenderer {
-    delay: Duration,
-}
-
-impl ViewportRenderer for GradientRenderer {
-    fn backend_name(&self) -> String {
-        "test".to_owned()
-    }
-
-    fn render(&mut self, request: &ViewRequest, _: &Progress) -> Result<RenderedImage, String> {
-        std::thread::sleep(self.delay);
-        let (w, h) = (request.width_px, request.height_px);
-        let mut rgba = Vec::with_capacity((w * h * 4) as usize);
-        for y in 0..h {
-            for x in 0..w {
-                rgba.extend([(255 * x / w) as u8, (255 * y / h) as u8, 96, 255]);
-            }
-        }
-        Ok(RenderedImage {
-            width_px: w,
-            height_px: h,
-            rgba,
-            backend: "test".to_owned(),
-            seconds: 0.0,
-            legend: None,
-        })
-    }
-}
-
-fn gradient_factory(delay: Duration) -> RendererFactory {
-    Arc::new(move || Box::new(GradientRenderer { delay }))
-}
 
 /// The application on a small demo snapshot with only the Movie section open.
 fn harness(factory: RendererFactory) -> Harness<'static, Option<HaloscopeApp>> {

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use egui_kittest::Harness;
-use haloscope::app::HaloscopeApp;
+use haloscope::app::{HaloscopeApp, RenderedImage, RendererFactory, ViewRequest, ViewportRenderer};
+use haloscope::jobs::Progress;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a test waits for a worker (render, FoF, trials, movie) before failing.
@@ -41,4 +43,42 @@ pub fn step_until(
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// A renderer for tests only: a fixed gradient whose size follows the request (so snapshot
+/// images do not follow the real renderer), after sleeping `delay` (so a render can be slow or
+/// cancelled half way).
+pub struct GradientRenderer {
+    /// How long each render sleeps first.
+    pub delay: Duration,
+}
+
+impl ViewportRenderer for GradientRenderer {
+    fn backend_name(&self) -> String {
+        "test".to_owned()
+    }
+
+    fn render(&mut self, request: &ViewRequest, _: &Progress) -> Result<RenderedImage, String> {
+        std::thread::sleep(self.delay);
+        let (w, h) = (request.width_px, request.height_px);
+        let mut rgba = Vec::with_capacity((w * h * 4) as usize);
+        for y in 0..h {
+            for x in 0..w {
+                rgba.extend([(255 * x / w) as u8, (255 * y / h) as u8, 96, 255]);
+            }
+        }
+        Ok(RenderedImage {
+            width_px: w,
+            height_px: h,
+            rgba,
+            backend: "test".to_owned(),
+            seconds: 0.0,
+            legend: None,
+        })
+    }
+}
+
+/// A factory of [`GradientRenderer`]s that sleep `delay` per render.
+pub fn gradient_factory(delay: Duration) -> RendererFactory {
+    Arc::new(move || Box::new(GradientRenderer { delay }))
 }
