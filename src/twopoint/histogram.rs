@@ -108,17 +108,13 @@ pub enum TrialRows {
 }
 
 impl TrialRows {
-    /// Packs rows of `width` values each.
-    pub fn pack<'a>(rows: impl Iterator<Item = &'a [u64]> + Clone, width: usize) -> Self {
-        let narrow = rows
-            .clone()
-            .all(|row| row.iter().all(|&c| u32::try_from(c).is_ok()));
-        if narrow {
-            Self::Narrow(rows.flat_map(|row| row.iter().map(|&c| c as u32)).collect())
+    /// Packs rows (all of the same length) one after another.
+    pub fn pack<'a>(rows: impl Iterator<Item = &'a [u64]> + Clone) -> Self {
+        let values = rows.flatten().copied();
+        if values.clone().all(|c| u32::try_from(c).is_ok()) {
+            Self::Narrow(values.map(|c| c as u32).collect())
         } else {
-            let mut values = Vec::new();
-            rows.for_each(|row| values.extend_from_slice(&row[..width.min(row.len())]));
-            Self::Wide(values)
+            Self::Wide(values.collect())
         }
     }
 
@@ -188,12 +184,12 @@ mod tests {
     #[test]
     fn rows_stay_narrow_unless_a_count_needs_64_bits() {
         let rows = [vec![1u64, 2, 3], vec![4, 5, 6]];
-        let packed = TrialRows::pack(rows.iter().map(Vec::as_slice), 3);
+        let packed = TrialRows::pack(rows.iter().map(Vec::as_slice));
         assert!(matches!(packed, TrialRows::Narrow(_)));
         assert_eq!(packed.bytes(), 24);
         assert_eq!(packed.column(3, 1).collect::<Vec<_>>(), vec![2, 5]);
         let big = [vec![1u64, u64::from(u32::MAX) + 1, 3]];
-        let packed = TrialRows::pack(big.iter().map(Vec::as_slice), 3);
+        let packed = TrialRows::pack(big.iter().map(Vec::as_slice));
         assert!(matches!(packed, TrialRows::Wide(_)));
         let mut seen = Vec::new();
         packed.for_each_row(3, |r| seen.push(r.to_vec()));

@@ -196,10 +196,9 @@ impl Analysis {
                 histograms[i].add(c);
             }
         }
-        let width = self.observed.values.len();
         if !batch.counts.is_empty() {
             let rows = batch.counts.iter().map(|c| c.values.as_slice());
-            self.batches.push(Arc::new(TrialRows::pack(rows, width)));
+            self.batches.push(Arc::new(TrialRows::pack(rows)));
         }
         Ok(())
     }
