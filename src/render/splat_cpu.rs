@@ -29,7 +29,10 @@ use std::sync::{Mutex, PoisonError};
 
 #[path = "splat_cpu_exp.rs"]
 pub mod exp;
+#[path = "splat_cpu_tile.rs"]
+mod tile;
 pub use exp::{Isa, exp_f32};
+use tile::render_tile_for;
 
 /// Tile side in pixels.
 pub const TILE_PX: usize = 64;
@@ -110,7 +113,8 @@ struct ChunkBins {
     large: Vec<Splat>,
 }
 
-/// A tile's private τ: three planes (R, G, B) of TILE_PX² values, row stride TILE_PX, so that
+/// A tile's private τ: three planes (R, G, B) of TILE_PX² values (and a pad), row stride
+/// TILE_PX, so that
 /// a row of a splat is three contiguous runs (vectorised with the column weights as they are).
 #[derive(Debug, Default)]
 struct TileBuf {
@@ -121,19 +125,15 @@ struct TileBuf {
 impl TileBuf {
     /// The R, G and B planes.
     fn planes(&self) -> [&[f32]; 3] {
-        let (r, gb) = self.data.split_at(TILE_AREA);
-        let (g, b) = gb.split_at(TILE_AREA);
-        [r, g, b]
+        let (r, gb) = self.data.split_at(PLANE_LEN);
+        let (g, b) = gb.split_at(PLANE_LEN);
+        [r, g, b].map(|p| &p[..TILE_AREA])
     }
 }
 
-/// Mutable R, G and B planes of a tile buffer of 3·TILE_AREA values.
-#[inline(always)]
-fn planes_mut(data: &mut [f32]) -> [&mut [f32]; 3] {
-    let (r, gb) = data.split_at_mut(TILE_AREA);
-    let (g, b) = gb.split_at_mut(TILE_AREA);
-    [r, g, b]
-}
+/// Values per tile plane: TILE_AREA and a pad that a full vector of columns may run into past
+/// the last row (it only ever adds +0 there).
+const PLANE_LEN: usize = TILE_AREA + tile::BLOCK;
 
 /// Tile layout of an image.
 #[derive(Debug, Clone, Copy)]
@@ -507,199 +507,6 @@ impl Splatter {
 /// Adds `splats` into `tau` with fresh scratch (see [`Splatter`] to reuse it across frames).
 pub fn splat_into(splats: &[Splat], tau: &mut TauBuffer) {
     Splatter::new().splat_into(splats, tau);
-}
-
-/// [`render_tile`] compiled for `isa` (one the CPU has: see [`Splatter::isa`]).
-fn render_tile_for(isa: Isa, t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
-    #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2Fma {
-        // SAFETY: `Splatter::isa` only yields Avx2Fma where the CPU has AVX2 and FMA.
-        unsafe { render_tile_avx2(t, grid, chunks, tile) };
-        return;
-    }
-    let _ = isa;
-    render_tile(t, grid, chunks, tile);
-}
-
-/// [`render_tile`] with 8-wide vectors (no FMA contraction: Rust never fuses a·b + c).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn render_tile_avx2(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
-    render_tile(t, grid, chunks, tile);
-}
-
-/// Renders tile `t`'s records, chunk by chunk in input order, into its private buffer.
-#[inline(always)]
-fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
-    tile.used = false;
-    let tx = t % grid.tiles_x;
-    let ty = t / grid.tiles_x;
-    let x0 = (tx * TILE_PX) as i32;
-    let y0 = (ty * TILE_PX) as i32;
-    let x1 = (x0 + TILE_PX as i32).min(grid.width) - 1;
-    let y1 = (y0 + TILE_PX as i32).min(grid.height) - 1;
-    let mut scratch = ColumnScratch::default();
-    for chunk in chunks {
-        let (small, large) = chunk.tile(t);
-        if small.is_empty() && large.is_empty() {
-            continue;
-        }
-        if !tile.used {
-            tile.data.clear();
-            tile.data.resize(3 * TILE_AREA, 0.0);
-            tile.used = true;
-        }
-        let mut planes = planes_mut(&mut tile.data);
-        for p in small {
-            add_small(p, &mut planes);
-        }
-        for s in large {
-            splat_one(s, [x0, x1, y0, y1], &mut planes, &mut scratch);
-        }
-    }
-}
-
-/// Per-column and per-row offsets and weights of one splat inside one tile.
-struct ColumnScratch {
-    dx2: [f32; TILE_PX],
-    wx: [f32; TILE_PX],
-    dy2: [f32; TILE_PX],
-    wy: [f32; TILE_PX],
-}
-
-impl Default for ColumnScratch {
-    fn default() -> Self {
-        Self {
-            dx2: [0.0; TILE_PX],
-            wx: [0.0; TILE_PX],
-            dy2: [0.0; TILE_PX],
-            wy: [0.0; TILE_PX],
-        }
-    }
-}
-
-/// Adds a small record to a tile's planes (row stride TILE_PX pixels).
-#[inline(always)]
-fn add_small(p: &SmallSplat, [pr, pg, pb]: &mut [&mut [f32]; 3]) {
-    for r in 0..SMALL_SIDE {
-        let row_mask = (p.mask >> (SMALL_SIDE * r)) & ((1 << SMALL_SIDE) - 1);
-        if row_mask == 0 {
-            continue;
-        }
-        let wy = p.wy[r];
-        let e = [p.rgb[0] * wy, p.rgb[1] * wy, p.rgb[2] * wy];
-        for c in 0..SMALL_SIDE {
-            if row_mask & (1 << c) != 0 {
-                let k = p.pixel as usize + r * TILE_PX + c;
-                let w = p.wx[c];
-                pr[k] += w * e[0];
-                pg[k] += w * e[1];
-                pb[k] += w * e[2];
-            }
-        }
-    }
-}
-
-/// Moves the run [a, b) of columns k with dx2[k] + dy2 ≤ cut2 from a guess to the exact run,
-/// or returns `None` when it is empty. dx² is convex in the column, so the inside columns form
-/// one run; the guess (the previous row's run, or the column nearest the centre) must start at
-/// or before the new run's end + 1, which holds because every non-empty run holds the column
-/// nearest the centre. The walk is short: runs of neighbouring rows differ by a few columns.
-#[inline(always)]
-fn settle_run(
-    dx2: &[f32],
-    dy2: f32,
-    cut2: f32,
-    (mut a, mut b): (usize, usize),
-) -> Option<(usize, usize)> {
-    let n = dx2.len();
-    let inside = |k: usize| dx2[k] + dy2 <= cut2;
-    while a > 0 && inside(a - 1) {
-        a -= 1;
-    }
-    while a < n && !inside(a) {
-        a += 1;
-    }
-    if a == n {
-        return None;
-    }
-    b = b.clamp(a + 1, n);
-    while b < n && inside(b) {
-        b += 1;
-    }
-    while b > a + 1 && !inside(b - 1) {
-        b -= 1;
-    }
-    Some((a, b))
-}
-
-/// Adds one splat to the tile covering pixel columns x0..=x1 and rows y0..=y1 (R, G, B planes,
-/// row stride TILE_PX pixels).
-#[inline(always)]
-fn splat_one(
-    s: &Splat,
-    [x0, x1, y0, y1]: [i32; 4],
-    planes: &mut [&mut [f32]; 3],
-    scratch: &mut ColumnScratch,
-) {
-    let Some([c0, c1, r0, r1]) = pixel_box(s, x0, x1, y0, y1) else {
-        return;
-    };
-    let cut2 = s.cut_px * s.cut_px;
-    let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
-    let n_cols = (c1 - c0 + 1) as usize;
-    // Separate loops so that each vectorises.
-    for (k, dx2) in scratch.dx2[..n_cols].iter_mut().enumerate() {
-        let dx = ((c0 + k as i32) as f32 + 0.5) - s.x_px;
-        *dx2 = dx * dx;
-    }
-    for (w, dx2) in scratch.wx[..n_cols].iter_mut().zip(&scratch.dx2[..n_cols]) {
-        *w = exp_f32(-dx2 * inv_sigma2);
-    }
-    // Row factors likewise up front: one exp per row in the row loop would be a serial
-    // dependency chain.
-    let n_rows = (r1 - r0 + 1) as usize;
-    for (k, dy2) in scratch.dy2[..n_rows].iter_mut().enumerate() {
-        let dy = ((r0 + k as i32) as f32 + 0.5) - s.y_px;
-        *dy2 = dy * dy;
-    }
-    for (w, dy2) in scratch.wy[..n_rows].iter_mut().zip(&scratch.dy2[..n_rows]) {
-        *w = exp_f32(-dy2 * inv_sigma2);
-    }
-    let dx2 = &scratch.dx2[..n_cols];
-    // Start from the column nearest the centre (clamped to the box); then each row from the
-    // last non-empty run.
-    let nearest = (floor_i32(s.x_px).saturating_sub(c0)).clamp(0, n_cols as i32 - 1) as usize;
-    let mut guess = (nearest, nearest + 1);
-    for (k, (&dy2, &wy)) in scratch.dy2[..n_rows]
-        .iter()
-        .zip(&scratch.wy[..n_rows])
-        .enumerate()
-    {
-        let j = r0 + k as i32;
-        if dy2 > cut2 {
-            continue;
-        }
-        let Some((a, b)) = settle_run(dx2, dy2, cut2, guess) else {
-            continue;
-        };
-        guess = (a, b);
-        let start = (j - y0) as usize * TILE_PX + (c0 - x0) as usize + a;
-        // τ += wx·(rgb·wy): the same operations in the same order for every value.
-        let e = [s.rgb[0] * wy, s.rgb[1] * wy, s.rgb[2] * wy];
-        let [pr, pg, pb] = planes;
-        let run = start..start + (b - a);
-        for (((tr, tg), tb), w) in pr[run.clone()]
-            .iter_mut()
-            .zip(&mut pg[run.clone()])
-            .zip(&mut pb[run])
-            .zip(&scratch.wx[a..b])
-        {
-            *tr += w * e[0];
-            *tg += w * e[1];
-            *tb += w * e[2];
-        }
-    }
 }
 
 #[cfg(test)]
