@@ -88,3 +88,30 @@ fn reused_buffers_hold_nothing_over_from_the_last_frame() {
         .expect("render");
     assert_eq!(tau, fresh);
 }
+
+#[test]
+fn tau_bits_do_not_depend_on_the_instruction_set() {
+    // The hot loops run with AVX2 where the CPU has it; the baseline build must give the same
+    // bits (no fused multiply-add anywhere), with intensity, colour and the 8-lane projection.
+    use haloscope::render::splat_cpu::Isa;
+    let snapshot = clustered_snapshot(30_003, 11);
+    for size_factor in [0.3, 3.0] {
+        let s = settings(&snapshot, 257, 190, size_factor);
+        let mut tau = [TauBuffer::default(), TauBuffer::default()];
+        let mut isas = Vec::new();
+        for (isa, tau) in [Isa::Baseline, Isa::detect()].into_iter().zip(&mut tau) {
+            let mut renderer = CpuRenderer::with_isa(isa);
+            isas.push(renderer.isa().name());
+            renderer
+                .render_into(&snapshot, &s, &Progress::none(), tau)
+                .expect("render");
+        }
+        assert!(tau[0].data.iter().filter(|v| **v > 0.0).count() > 1000);
+        let same = tau[0]
+            .data
+            .iter()
+            .zip(&tau[1].data)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "size factor {size_factor}: {isas:?} differ");
+    }
+}

@@ -2,9 +2,12 @@
 
 use super::normalise::Normaliser;
 use super::palette::Palette;
-use super::project::{ParticleClass, StyleParams, ViewParams, project_particle};
+use super::project::{
+    LANES, Lanes, ParticleClass, Projected, StyleParams, ViewParams, project_lanes,
+    project_particle,
+};
 use super::smoothing::knn_smoothing_lengths;
-use super::splat_cpu::{self, Merge, Splatter};
+use super::splat_cpu::{self, Isa, Merge, Splatter};
 use super::tau::TauBuffer;
 use super::{
     Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, SpeciesStyle,
@@ -63,6 +66,104 @@ impl Values<'_> {
             Self::Constant(value) => *value,
         }
     }
+
+    /// Values of particles `first..first + LANES`.
+    #[inline(always)]
+    fn lanes(&self, first: usize) -> [f32; LANES] {
+        match self {
+            Self::Slice(values) => std::array::from_fn(|l| values[first + l]),
+            Self::Constant(value) => [*value; LANES],
+        }
+    }
+}
+
+/// [`project_chunk`] compiled for `isa` (one the CPU has: see [`Splatter::isa`]).
+fn project_chunk_for(
+    isa: Isa,
+    view: &ViewParams,
+    src: &SpeciesSource<'_>,
+    first: usize,
+    last: usize,
+    sink: &mut splat_cpu::ChunkSink<'_>,
+) -> ClassCounts {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2Fma {
+        // SAFETY: `Splatter::isa` only yields Avx2Fma where the CPU has AVX2 and FMA.
+        return unsafe { project_chunk_avx2(view, src, first, last, sink) };
+    }
+    let _ = isa;
+    project_chunk(view, src, first, last, sink)
+}
+
+/// [`project_chunk`] with 8-wide vectors (no FMA contraction: Rust never fuses a·b + c).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn project_chunk_avx2(
+    view: &ViewParams,
+    src: &SpeciesSource<'_>,
+    first: usize,
+    last: usize,
+    sink: &mut splat_cpu::ChunkSink<'_>,
+) -> ClassCounts {
+    project_chunk(view, src, first, last, sink)
+}
+
+/// Projects particles `first..last` of one species and pushes the active ones to `sink`, in
+/// input order, counting the classes: [`LANES`] at a time through [`project_lanes`] (the same
+/// bits as [`project_particle`], which takes the remainder).
+#[inline(always)]
+fn project_chunk(
+    view: &ViewParams,
+    src: &SpeciesSource<'_>,
+    first: usize,
+    last: usize,
+    sink: &mut splat_cpu::ChunkSink<'_>,
+) -> ClassCounts {
+    let mut counts = ClassCounts::default();
+    // A plain inline function rather than a closure handed to an iterator adaptor, so that it
+    // is compiled into (and for the target features of) this function.
+    #[inline(always)]
+    fn take(p: &Projected, counts: &mut ClassCounts, sink: &mut splat_cpu::ChunkSink<'_>) {
+        counts.add(p.class);
+        if p.class != ParticleClass::Inactive {
+            sink.push(&p.splat);
+        }
+    }
+    let mut scratch = Lanes::default();
+    let mut out = [project_particle(view, &src.style, [0.0; 3], 0.0, 0.0, 0.0); LANES];
+    let mut i = first;
+    while i + LANES <= last {
+        let pos: [[f32; 3]; LANES] = std::array::from_fn(|l| src.positions[i + l]);
+        let h: [f32; LANES] = std::array::from_fn(|l| src.smoothing[i + l]);
+        let intensity = src.intensity.map_or([0.0; LANES], |v| v.lanes(i));
+        let colour = src.colour.map_or([0.0; LANES], |v| v.lanes(i));
+        project_lanes(
+            view,
+            &src.style,
+            &pos,
+            &h,
+            &intensity,
+            &colour,
+            &mut scratch,
+            &mut out,
+        );
+        for p in &out {
+            take(p, &mut counts, sink);
+        }
+        i += LANES;
+    }
+    for i in i..last {
+        let p = project_particle(
+            view,
+            &src.style,
+            src.positions[i],
+            src.smoothing[i],
+            src.intensity.map_or(0.0, |v| v.get(i)),
+            src.colour.map_or(0.0, |v| v.get(i)),
+        );
+        take(&p, &mut counts, sink);
+    }
+    counts
 }
 
 /// The per-particle values of `name` in `species`: `mass`, `SmoothingLength` (also `hsml`,
@@ -126,6 +227,20 @@ impl CpuRenderer {
     /// Empty buffers; they grow on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Empty buffers, hot loops compiled for `isa` (the baseline where the CPU lacks it); the
+    /// image is the same bits with every instruction set.
+    pub fn with_isa(isa: Isa) -> Self {
+        Self {
+            splatter: Splatter::with_isa(isa),
+            ..Self::default()
+        }
+    }
+
+    /// The instruction set the hot loops run with.
+    pub fn isa(&mut self) -> Isa {
+        self.splatter.isa()
     }
 
     /// Renders into `tau` (resized and zeroed; row 0 at the top). Under auto exposure τ is the
@@ -202,25 +317,12 @@ impl CpuRenderer {
             .collect();
         let class_totals = [const { AtomicU64::new(0) }; 4];
         let plan = &self.chunk_plan;
+        let isa = self.splatter.isa();
         self.splatter
             .bin(settings.width, settings.height, plan.len(), |c, sink| {
                 let (species, first, last) = plan[c];
-                let src = &sources[species];
-                let mut chunk_counts = ClassCounts::default();
-                for i in first..last {
-                    let p = project_particle(
-                        &view,
-                        &src.style,
-                        src.positions[i],
-                        src.smoothing[i],
-                        src.intensity.map_or(0.0, |v| v.get(i)),
-                        src.colour.map_or(0.0, |v| v.get(i)),
-                    );
-                    chunk_counts.add(p.class);
-                    if p.class != ParticleClass::Inactive {
-                        sink.push(&p.splat);
-                    }
-                }
+                let chunk_counts =
+                    project_chunk_for(isa, &view, &sources[species], first, last, sink);
                 let ClassCounts {
                     inactive,
                     small,

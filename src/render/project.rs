@@ -204,17 +204,39 @@ pub fn ceil_i32(x: f32) -> i32 {
     }
 }
 
-/// Projects one particle: world position, smoothing length h (world units) and the raw
-/// intensity and colour values (ignored when the style has none).
+/// Particles projected together by [`project_lanes`].
+pub const LANES: usize = 8;
+
+/// The branch-free part of [`project_particle`] for [`LANES`] particles, one array per
+/// quantity, so that the compiler evaluates it in vector registers. Lanes whose particle turns
+/// out inactive hold meaningless values.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Lanes {
+    /// Depth −z_c.
+    pub depth: [f32; LANES],
+    /// Screen X.
+    pub x_px: [f32; LANES],
+    /// Screen Y.
+    pub y_px: [f32; LANES],
+    /// Radius r after the minimum-radius correction.
+    pub radius_px: [f32; LANES],
+    /// Minimum-radius factor c (1 when the correction is off; the amplitude is divided by it).
+    pub c: [f32; LANES],
+    /// Footprint box (i0, i1, j0, j1) of |i + 0.5 − X| ≤ R.
+    pub footprint: [[i32; 4]; LANES],
+}
+
+/// Fills lane `l` of `out` for one particle: every operation of [`project_particle`] that needs
+/// no branch, in the same order (so each lane has the bits of the scalar path).
 #[inline(always)]
-pub fn project_particle(
+fn geometry(
     view: &ViewParams,
-    style: &StyleParams<'_>,
+    size_factor: f32,
     pos_world: [f32; 3],
     h: f32,
-    intensity_raw: f32,
-    colour_raw: f32,
-) -> Projected {
+    out: &mut Lanes,
+    l: usize,
+) {
     // The only f64 step: position relative to the look-at point.
     let q = [
         (f64::from(pos_world[0]) - view.lookat_world[0]) as f32,
@@ -226,10 +248,6 @@ pub fn project_particle(
     let y_c = q[0] * yh[0] + q[1] * yh[1] + q[2] * yh[2];
     let z_c = (q[0] * zh[0] + q[1] * zh[1] + q[2] * zh[2]) - view.distance;
     let depth = -z_c;
-    // NaN positions fail these comparisons and are dropped too.
-    if !(depth > view.near && depth < view.far && h > 0.0 && h.is_finite()) {
-        return INACTIVE;
-    }
     let s = if view.perspective {
         view.scale / depth
     } else {
@@ -237,33 +255,61 @@ pub fn project_particle(
     };
     let x_px = view.half_width + s * x_c;
     let y_px = view.half_height - s * y_c;
-
-    let n = match &style.intensity {
-        Some(norm) => norm.apply(intensity_raw),
-        None => 1.0,
+    let radius_uncorrected = 2.0 * h * s * size_factor;
+    // c = √(r² + m²)/r with m = r_min; with the correction off c = 1, and r·1 and A/1 are exact.
+    let m = view.min_radius_px;
+    let c = if m > 0.0 {
+        (radius_uncorrected * radius_uncorrected + m * m).sqrt() / radius_uncorrected
+    } else {
+        1.0
     };
-    let mut radius_px = 2.0 * h * s * style.size_factor;
-    let mut amplitude = n * AMPLITUDE_FACTOR / h;
-    if view.min_radius_px > 0.0 {
-        let m = view.min_radius_px;
-        let c = (radius_px * radius_px + m * m).sqrt() / radius_px;
-        radius_px *= c;
-        amplitude /= c;
+    let radius_px = radius_uncorrected * c;
+    let cut_px = CUT_FACTOR * radius_px;
+    // Footprint box: columns i with |i + 0.5 − X| ≤ R, rows likewise (casts saturate).
+    out.footprint[l] = [
+        ceil_i32(x_px - cut_px - 0.5),
+        floor_i32(x_px + cut_px - 0.5),
+        ceil_i32(y_px - cut_px - 0.5),
+        floor_i32(y_px + cut_px - 0.5),
+    ];
+    out.depth[l] = depth;
+    out.x_px[l] = x_px;
+    out.y_px[l] = y_px;
+    out.radius_px[l] = radius_px;
+    out.c[l] = c;
+}
+
+/// The branching part of [`project_particle`]: limits, amplitude, class and emission of lane `l`.
+#[inline(always)]
+fn finish(
+    view: &ViewParams,
+    style: &StyleParams<'_>,
+    g: &Lanes,
+    l: usize,
+    h: f32,
+    intensity_raw: f32,
+    colour_raw: f32,
+) -> Projected {
+    let depth = g.depth[l];
+    // NaN positions fail these comparisons and are dropped too.
+    if !(depth > view.near && depth < view.far && h > 0.0 && h.is_finite()) {
+        return INACTIVE;
     }
+    let (x_px, y_px, radius_px) = (g.x_px[l], g.y_px[l], g.radius_px[l]);
     if !(radius_px > 0.0 && radius_px.is_finite() && x_px.is_finite() && y_px.is_finite()) {
+        return INACTIVE;
+    }
+    let [i0, i1, j0, j1] = g.footprint[l];
+    if i0 > i1 || j0 > j1 || i1 < 0 || j1 < 0 || i0 >= view.width_px || j0 >= view.height_px {
         return INACTIVE;
     }
     let sigma_px = SIGMA_FACTOR * radius_px;
     let cut_px = CUT_FACTOR * radius_px;
-
-    // Footprint box: columns i with |i + 0.5 − X| ≤ R, rows likewise (casts saturate).
-    let i0 = ceil_i32(x_px - cut_px - 0.5);
-    let i1 = floor_i32(x_px + cut_px - 0.5);
-    let j0 = ceil_i32(y_px - cut_px - 0.5);
-    let j1 = floor_i32(y_px + cut_px - 0.5);
-    if i0 > i1 || j0 > j1 || i1 < 0 || j1 < 0 || i0 >= view.width_px || j0 >= view.height_px {
-        return INACTIVE;
-    }
+    let n = match &style.intensity {
+        Some(norm) => norm.apply(intensity_raw),
+        None => 1.0,
+    };
+    let amplitude = n * AMPLITUDE_FACTOR / h / g.c[l];
     let centre_on_image =
         x_px >= 0.0 && x_px < view.width_px as f32 && y_px >= 0.0 && y_px < view.height_px as f32;
     let class = if cut_px >= view.border_px || !centre_on_image {
@@ -293,6 +339,58 @@ pub fn project_particle(
             ],
         },
         radius_px,
+    }
+}
+
+/// Projects one particle: world position, smoothing length h (world units) and the raw
+/// intensity and colour values (ignored when the style has none).
+///
+/// Order of the f32 operations (mirrored by the CUDA kernel): q = pos − lookat (f64, rounded),
+/// x_c, y_c, z_c as dot products, s = scale/depth (perspective), X = W/2 + s·x_c,
+/// Y = H/2 − s·y_c, r = 2·h·s·size_factor, with r_min = m > 0: c = √(r² + m²)/r, r ← r·c,
+/// A = n·K_A/h/c; σ = K_σ·r, R = 0.75·r; e = colour·A·brightness.
+#[inline(always)]
+pub fn project_particle(
+    view: &ViewParams,
+    style: &StyleParams<'_>,
+    pos_world: [f32; 3],
+    h: f32,
+    intensity_raw: f32,
+    colour_raw: f32,
+) -> Projected {
+    let mut g = Lanes::default();
+    geometry(view, style.size_factor, pos_world, h, &mut g, 0);
+    finish(view, style, &g, 0, h, intensity_raw, colour_raw)
+}
+
+/// Projects [`LANES`] consecutive particles into `out`, bit-identical to [`project_particle`]
+/// on each: the branch-free arithmetic runs lane-parallel, the limits and classes per lane.
+/// `scratch` only holds intermediate values.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn project_lanes(
+    view: &ViewParams,
+    style: &StyleParams<'_>,
+    pos_world: &[[f32; 3]; LANES],
+    h: &[f32; LANES],
+    intensity_raw: &[f32; LANES],
+    colour_raw: &[f32; LANES],
+    scratch: &mut Lanes,
+    out: &mut [Projected; LANES],
+) {
+    for l in 0..LANES {
+        geometry(view, style.size_factor, pos_world[l], h[l], scratch, l);
+    }
+    for l in 0..LANES {
+        out[l] = finish(
+            view,
+            style,
+            scratch,
+            l,
+            h[l],
+            intensity_raw[l],
+            colour_raw[l],
+        );
     }
 }
 
@@ -394,6 +492,72 @@ mod tests {
         // Off the plane the orthographic scale does not change with depth.
         let c = project_particle(&ortho, &WHITE, [1.7, 1.4, 5.0], 0.3, 0.0, 0.0);
         assert_eq!(c.splat.x_px, b.splat.x_px);
+    }
+
+    #[test]
+    fn lanes_give_the_single_particle_bits() {
+        // Edge cases (behind, off-image, h ≤ 0, NaN, the image edge) mixed with random ones.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut pos: Vec<[f32; 3]> =
+            vec![[0.0, 0.0, 20.0], [100.0, 0.0, 0.0], [f32::NAN, 0.0, 0.0]];
+        let mut h = vec![0.5, 0.5, 0.5, 0.0, -1.0, f32::INFINITY, 0.2];
+        pos.extend([[0.0; 3], [0.0; 3], [0.0; 3], [-10.1, 0.0, 0.0]]);
+        while pos.len() < 8 * LANES {
+            pos.push([
+                24.0 * next() - 12.0,
+                20.0 * next() - 10.0,
+                12.0 * next() - 6.0,
+            ]);
+            // Half tiny (one-pixel footprints), half up to many pixels.
+            let tiny = pos.len().is_multiple_of(2);
+            h.push(if tiny {
+                0.002 + 0.02 * next()
+            } else {
+                0.002 + 2.0 * next() * next()
+            });
+        }
+        let values: Vec<f32> = (0..pos.len()).map(|_| 3.0 * next() - 0.5).collect();
+        let palette = Palette::by_name("viridis").expect("palette");
+        let norm = Normaliser::fixed(false, 0.0, 2.0);
+        for (min_radius, perspective) in [(1.0, true), (0.0, true), (1.0, false)] {
+            let mut camera = Camera::look_at([0.0, 0.0, 10.0], [0.0; 3], [0.0, 1.0, 0.0], 90.0);
+            if !perspective {
+                camera.projection = Projection::Orthographic;
+            }
+            let v = ViewParams::new(&camera, 100, 80, min_radius, DEFAULT_BORDER_PX).expect("view");
+            let style = StyleParams {
+                intensity: Some(norm),
+                colour: Some((norm, &palette)),
+                brightness: 0.7,
+                size_factor: 1.3,
+            };
+            let mut scratch = Lanes::default();
+            let mut out = [project_particle(&v, &style, [0.0; 3], 1.0, 0.0, 0.0); LANES];
+            let mut classes = std::collections::HashSet::new();
+            for first in (0..pos.len()).step_by(LANES) {
+                let lane = |x: &[f32]| -> [f32; LANES] { std::array::from_fn(|l| x[first + l]) };
+                let p: [[f32; 3]; LANES] = std::array::from_fn(|l| pos[first + l]);
+                let (hl, vl) = (lane(&h), lane(&values));
+                project_lanes(&v, &style, &p, &hl, &vl, &vl, &mut scratch, &mut out);
+                for l in 0..LANES {
+                    let want = project_particle(&v, &style, p[l], hl[l], vl[l], vl[l]);
+                    classes.insert(format!("{:?}", want.class));
+                    assert_eq!(
+                        format!("{:?}", out[l]),
+                        format!("{want:?}"),
+                        "particle {}",
+                        first + l
+                    );
+                }
+            }
+            assert_eq!(classes.len(), 4, "{classes:?}");
+        }
     }
 
     #[test]

@@ -13,15 +13,26 @@
 //! allocation happens per particle.
 //!
 //! The weight is evaluated as the separable product exp(−dx²/σ²)·exp(−dy²/σ²) (equal to
-//! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per splat and tile.
+//! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per splat and tile,
+//! by the inline polynomial [`exp_f32`] (so the weight loops vectorise). The hot loops run
+//! compiled for the CPU's widest vectors ([`Isa`], chosen at run time); no fused multiply-add is
+//! used, so every instruction set gives the same bits.
 //! A pixel (i, j) is inside when dx² + dy² ≤ R² in f32, with dx = (i + 0.5) − x, dy = (j + 0.5) − y.
-//! The row loop runs over interleaved RGB values with per-column weights and colours laid out the
-//! same way, so it vectorises without shuffles and the tile rows merge into τ as plain copies.
+//! Tiles hold R, G and B planes, so a splat's row is three contiguous runs that the row loop
+//! updates with the column weights as they are (vectorised, no shuffles); the planes are
+//! interleaved into τ when a strip of tiles is merged.
 
 use super::project::{Splat, ceil_i32, floor_i32};
 use super::tau::TauBuffer;
 use rayon::prelude::*;
 use std::sync::{Mutex, PoisonError};
+
+#[path = "splat_cpu_exp.rs"]
+pub mod exp;
+#[path = "splat_cpu_tile.rs"]
+mod tile;
+pub use exp::{Isa, exp_f32};
+use tile::render_tile_for;
 
 /// Tile side in pixels.
 pub const TILE_PX: usize = 64;
@@ -75,6 +86,8 @@ pub struct Splatter {
     staging: Vec<Mutex<Staging>>,
     /// Layout and chunk count of the last [`Splatter::bin`].
     binned: Option<(Grid, usize)>,
+    /// Instruction set of the hot loops (detected on first use when `None`).
+    isa: Option<Isa>,
 }
 
 /// One chunk's output in input order, before the sort by tile.
@@ -100,12 +113,27 @@ struct ChunkBins {
     large: Vec<Splat>,
 }
 
-/// A tile's private τ (TILE_PX² RGB values, row stride TILE_PX).
+/// A tile's private τ: three planes (R, G, B) of TILE_PX² values (and a pad), row stride
+/// TILE_PX, so that
+/// a row of a splat is three contiguous runs (vectorised with the column weights as they are).
 #[derive(Debug, Default)]
 struct TileBuf {
     data: Vec<f32>,
     used: bool,
 }
+
+impl TileBuf {
+    /// The R, G and B planes.
+    fn planes(&self) -> [&[f32]; 3] {
+        let (r, gb) = self.data.split_at(PLANE_LEN);
+        let (g, b) = gb.split_at(PLANE_LEN);
+        [r, g, b].map(|p| &p[..TILE_AREA])
+    }
+}
+
+/// Values per tile plane: TILE_AREA and a pad that a full vector of columns may run into past
+/// the last row (it only ever adds +0 there).
+const PLANE_LEN: usize = TILE_AREA + tile::BLOCK;
 
 /// Tile layout of an image.
 #[derive(Debug, Clone, Copy)]
@@ -154,7 +182,7 @@ impl Grid {
 /// The splat's footprint box: columns i with (i + 0.5 − x)² ≤ R² and rows likewise, evaluated
 /// in f32 exactly as the per-pixel test, clamped to [x_lo, x_hi] × [y_lo, y_hi]. `None` when
 /// empty or when the splat is not finite.
-#[inline]
+#[inline(always)]
 fn pixel_box(s: &Splat, x_lo: i32, x_hi: i32, y_lo: i32, y_hi: i32) -> Option<[i32; 4]> {
     if !splat_is_finite(s) {
         return None;
@@ -167,7 +195,7 @@ fn pixel_box(s: &Splat, x_lo: i32, x_hi: i32, y_lo: i32, y_hi: i32) -> Option<[i
 }
 
 /// Whether a splat can be drawn (finite centre and cut, σ > 0).
-#[inline]
+#[inline(always)]
 fn splat_is_finite(s: &Splat) -> bool {
     s.cut_px >= 0.0
         && s.sigma_px > 0.0
@@ -178,7 +206,7 @@ fn splat_is_finite(s: &Splat) -> bool {
 
 /// Indices i with ((i + 0.5) − centre)² ≤ cut² (f32): ceil/floor of centre ∓ cut − 0.5, then
 /// moved by one where f32 rounding put an end on the wrong side of the exact test.
-#[inline]
+#[inline(always)]
 fn sample_range(centre: f32, cut: f32, cut2: f32) -> (i32, i32) {
     let inside = |i: i32| {
         let d = (i as f32 + 0.5) - centre;
@@ -232,35 +260,38 @@ impl ChunkSink<'_> {
             self.staging.large.push(*s);
             return;
         }
-        // The same f32 operations as `splat_one`, done once here.
+        // The same f32 operations as `splat_one`, done once here: the squared offsets of the
+        // box's columns (lanes 0..3) and rows (lanes 3..6) and their weights, as one vector.
         let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
-        let mut small = SmallSplat {
-            rgb: s.rgb,
-            ..SmallSplat::default()
-        };
-        let mut dx2 = [0.0f32; SMALL_SIDE];
-        for (k, i) in (c0..=c1).enumerate() {
-            let dx = (i as f32 + 0.5) - s.x_px;
-            dx2[k] = dx * dx;
-            small.wx[k] = (-dx2[k] * inv_sigma2).exp();
+        let mut d2 = [0.0f32; 8];
+        for k in 0..SMALL_SIDE {
+            let dx = ((c0 + k as i32) as f32 + 0.5) - s.x_px;
+            d2[k] = dx * dx;
+            let dy = ((r0 + k as i32) as f32 + 0.5) - s.y_px;
+            d2[SMALL_SIDE + k] = dy * dy;
         }
-        for (r, j) in (r0..=r1).enumerate() {
-            let dy = (j as f32 + 0.5) - s.y_px;
-            let dy2 = dy * dy;
-            let mut any = false;
-            for (k, d) in dx2[..(c1 - c0 + 1) as usize].iter().enumerate() {
-                if d + dy2 <= cut2 {
-                    small.mask |= 1 << (SMALL_SIDE * r + k);
-                    any = true;
+        let mut w = [0.0f32; 8];
+        for (w, d2) in w.iter_mut().zip(&d2) {
+            *w = exp_f32(-d2 * inv_sigma2);
+        }
+        let mut mask = 0u16;
+        for r in 0..=(r1 - r0) as usize {
+            for k in 0..=(c1 - c0) as usize {
+                if d2[k] + d2[SMALL_SIDE + r] <= cut2 {
+                    mask |= 1 << (SMALL_SIDE * r + k);
                 }
             }
-            if any {
-                small.wy[r] = (-dy2 * inv_sigma2).exp();
-            }
         }
-        if small.mask == 0 {
+        if mask == 0 {
             return;
         }
+        let mut small = SmallSplat {
+            rgb: s.rgb,
+            mask,
+            ..SmallSplat::default()
+        };
+        small.wx.copy_from_slice(&w[..SMALL_SIDE]);
+        small.wy.copy_from_slice(&w[SMALL_SIDE..2 * SMALL_SIDE]);
         let (i, j) = (c0 as usize, r0 as usize);
         let tile = (j / TILE_PX) * grid.tiles_x + i / TILE_PX;
         small.pixel = ((j % TILE_PX) * TILE_PX + i % TILE_PX) as u16;
@@ -332,6 +363,19 @@ impl Splatter {
     /// Empty scratch; grows on first use.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Empty scratch whose hot loops use `isa` (the baseline where the CPU lacks it).
+    pub fn with_isa(isa: Isa) -> Self {
+        Self {
+            isa: Some(isa.or_baseline()),
+            ..Self::default()
+        }
+    }
+
+    /// The instruction set of the hot loops (detected once; always one this CPU has).
+    pub fn isa(&mut self) -> Isa {
+        *self.isa.get_or_insert_with(Isa::detect)
     }
 
     /// Adds every splat into `tau` (τ += exp(−d²/σ²)·rgb for pixels with d ≤ R).
@@ -407,6 +451,7 @@ impl Splatter {
         if grid.n_tiles() == 0 {
             return;
         }
+        let isa = self.isa();
         let chunks = &self.chunks[..n_chunks];
         self.tiles.resize_with(grid.n_tiles(), TileBuf::default);
         let row_len = grid.width as usize * 3;
@@ -418,7 +463,7 @@ impl Splatter {
             .enumerate()
             .for_each(|(ty, (strip, tiles))| {
                 tiles.par_iter_mut().enumerate().for_each(|(tx, tile)| {
-                    render_tile(ty * grid.tiles_x + tx, &grid, chunks, tile);
+                    render_tile_for(isa, ty * grid.tiles_x + tx, &grid, chunks, tile);
                 });
                 for (ry, dst) in strip.chunks_mut(row_len).enumerate() {
                     for (tx, tile) in tiles.iter().enumerate() {
@@ -431,10 +476,27 @@ impl Splatter {
                             }
                             continue;
                         }
-                        let src = &tile.data[ry * TILE_PX * 3..][..dst.len()];
+                        let [r, g, b] = tile.planes().map(|p| &p[ry * TILE_PX..][..x1 - x0]);
+                        let src = r.iter().zip(g).zip(b);
                         match merge {
-                            Merge::Add => dst.iter_mut().zip(src).for_each(|(d, s)| *d += s),
-                            Merge::Overwrite => dst.copy_from_slice(src),
+                            Merge::Add => {
+                                dst.chunks_exact_mut(3)
+                                    .zip(src)
+                                    .for_each(|(d, ((r, g), b))| {
+                                        d[0] += r;
+                                        d[1] += g;
+                                        d[2] += b;
+                                    })
+                            }
+                            Merge::Overwrite => {
+                                dst.chunks_exact_mut(3)
+                                    .zip(src)
+                                    .for_each(|(d, ((r, g), b))| {
+                                        d[0] = *r;
+                                        d[1] = *g;
+                                        d[2] = *b;
+                                    })
+                            }
                         }
                     }
                 }
@@ -445,156 +507,6 @@ impl Splatter {
 /// Adds `splats` into `tau` with fresh scratch (see [`Splatter`] to reuse it across frames).
 pub fn splat_into(splats: &[Splat], tau: &mut TauBuffer) {
     Splatter::new().splat_into(splats, tau);
-}
-
-/// Renders tile `t`'s records, chunk by chunk in input order, into its private buffer.
-fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
-    tile.used = false;
-    let tx = t % grid.tiles_x;
-    let ty = t / grid.tiles_x;
-    let x0 = (tx * TILE_PX) as i32;
-    let y0 = (ty * TILE_PX) as i32;
-    let x1 = (x0 + TILE_PX as i32).min(grid.width) - 1;
-    let y1 = (y0 + TILE_PX as i32).min(grid.height) - 1;
-    let mut scratch = ColumnScratch::default();
-    for chunk in chunks {
-        let (small, large) = chunk.tile(t);
-        if small.is_empty() && large.is_empty() {
-            continue;
-        }
-        if !tile.used {
-            tile.data.clear();
-            tile.data.resize(3 * TILE_AREA, 0.0);
-            tile.used = true;
-        }
-        for p in small {
-            add_small(p, &mut tile.data);
-        }
-        for s in large {
-            splat_one(s, [x0, x1, y0, y1], &mut tile.data, &mut scratch);
-        }
-    }
-}
-
-/// Per-column factors of one splat inside one tile, three entries per column (R, G, B) so that
-/// the row loop runs over interleaved values with no shuffles.
-struct ColumnScratch {
-    dx2: [f32; TILE_PX],
-    wx3: [f32; 3 * TILE_PX],
-    rgb3: [f32; 3 * TILE_PX],
-}
-
-impl Default for ColumnScratch {
-    fn default() -> Self {
-        Self {
-            dx2: [0.0; TILE_PX],
-            wx3: [0.0; 3 * TILE_PX],
-            rgb3: [0.0; 3 * TILE_PX],
-        }
-    }
-}
-
-/// Adds a small record to a tile (interleaved RGB, row stride TILE_PX pixels).
-#[inline]
-fn add_small(p: &SmallSplat, buf: &mut [f32]) {
-    for r in 0..SMALL_SIDE {
-        let row_mask = (p.mask >> (SMALL_SIDE * r)) & ((1 << SMALL_SIDE) - 1);
-        if row_mask == 0 {
-            continue;
-        }
-        let wy = p.wy[r];
-        let e = [p.rgb[0] * wy, p.rgb[1] * wy, p.rgb[2] * wy];
-        for c in 0..SMALL_SIDE {
-            if row_mask & (1 << c) != 0 {
-                let k = (p.pixel as usize + r * TILE_PX + c) * 3;
-                let px = &mut buf[k..k + 3];
-                let w = p.wx[c];
-                px[0] += w * e[0];
-                px[1] += w * e[1];
-                px[2] += w * e[2];
-            }
-        }
-    }
-}
-
-/// Moves the run [a, b) of columns k with dx2[k] + dy2 ≤ cut2 from a guess to the exact run,
-/// or returns `None` when it is empty. dx² is convex in the column, so the inside columns form
-/// one run; the guess (the previous row's run, or the column nearest the centre) must start at
-/// or before the new run's end + 1, which holds because every non-empty run holds the column
-/// nearest the centre. The walk is short: runs of neighbouring rows differ by a few columns.
-#[inline]
-fn settle_run(
-    dx2: &[f32],
-    dy2: f32,
-    cut2: f32,
-    (mut a, mut b): (usize, usize),
-) -> Option<(usize, usize)> {
-    let n = dx2.len();
-    let inside = |k: usize| dx2[k] + dy2 <= cut2;
-    while a > 0 && inside(a - 1) {
-        a -= 1;
-    }
-    while a < n && !inside(a) {
-        a += 1;
-    }
-    if a == n {
-        return None;
-    }
-    b = b.clamp(a + 1, n);
-    while b < n && inside(b) {
-        b += 1;
-    }
-    while b > a + 1 && !inside(b - 1) {
-        b -= 1;
-    }
-    Some((a, b))
-}
-
-/// Adds one splat to the tile covering pixel columns x0..=x1 and rows y0..=y1 (interleaved
-/// RGB, row stride TILE_PX pixels).
-#[inline]
-fn splat_one(s: &Splat, [x0, x1, y0, y1]: [i32; 4], buf: &mut [f32], scratch: &mut ColumnScratch) {
-    let Some([c0, c1, r0, r1]) = pixel_box(s, x0, x1, y0, y1) else {
-        return;
-    };
-    let cut2 = s.cut_px * s.cut_px;
-    let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
-    let n_cols = (c1 - c0 + 1) as usize;
-    for k in 0..n_cols {
-        let dx = ((c0 + k as i32) as f32 + 0.5) - s.x_px;
-        let dx2 = dx * dx;
-        scratch.dx2[k] = dx2;
-        let w = (-dx2 * inv_sigma2).exp();
-        scratch.wx3[3 * k..3 * k + 3].fill(w);
-        scratch.rgb3[3 * k..3 * k + 3].copy_from_slice(&s.rgb);
-    }
-    let dx2 = &scratch.dx2[..n_cols];
-    // Start from the column nearest the centre (clamped to the box); then each row from the
-    // last non-empty run.
-    let nearest = (floor_i32(s.x_px).saturating_sub(c0)).clamp(0, n_cols as i32 - 1) as usize;
-    let mut guess = (nearest, nearest + 1);
-    for j in r0..=r1 {
-        let dy = (j as f32 + 0.5) - s.y_px;
-        let dy2 = dy * dy;
-        if dy2 > cut2 {
-            continue;
-        }
-        let Some((a, b)) = settle_run(dx2, dy2, cut2, guess) else {
-            continue;
-        };
-        guess = (a, b);
-        let wy = (-dy2 * inv_sigma2).exp();
-        let start = ((j - y0) as usize * TILE_PX + (c0 - x0) as usize + a) * 3;
-        let row = &mut buf[start..start + (b - a) * 3];
-        // τ += wx·(rgb·wy), the same operations in the same order for every value.
-        for ((t, w), c) in row
-            .iter_mut()
-            .zip(&scratch.wx3[3 * a..3 * b])
-            .zip(&scratch.rgb3[3 * a..3 * b])
-        {
-            *t += w * (c * wy);
-        }
-    }
 }
 
 #[cfg(test)]

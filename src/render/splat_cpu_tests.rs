@@ -112,8 +112,8 @@ fn f32_reference(splats: &[Splat], width: u32, height: u32) -> Vec<f32> {
                 let dy = (j as f32 + 0.5) - s.y_px;
                 let (dx2, dy2) = (dx * dx, dy * dy);
                 if dx2 + dy2 <= cut2 {
-                    let wx = (-dx2 * inv_sigma2).exp();
-                    let wy = (-dy2 * inv_sigma2).exp();
+                    let wx = exp_f32(-dx2 * inv_sigma2);
+                    let wy = exp_f32(-dy2 * inv_sigma2);
                     for c in 0..3 {
                         out[((j * width + i) * 3) as usize + c] += wx * (s.rgb[c] * wy);
                     }
@@ -201,9 +201,37 @@ fn disc_edge_is_inclusive_and_sharp() {
     let mut tau = TauBuffer::new(11, 11);
     splat_into(&[s], &mut tau);
     assert_eq!(tau.get(5, 5), [1.0, 2.0, 3.0]);
-    assert_eq!(tau.get(7, 5)[0], (-4.0f32).exp());
-    assert_eq!(tau.get(5, 3)[0], (-4.0f32).exp());
+    assert_eq!(tau.get(7, 5)[0], exp_f32(-4.0));
+    assert_eq!(tau.get(5, 3)[0], exp_f32(-4.0));
     assert_eq!(tau.get(7, 6), [0.0; 3]);
     let lit = tau.data.chunks(3).filter(|p| p[0] > 0.0).count();
     assert_eq!(lit, 13); // lattice points with i² + j² ≤ 4
+}
+
+#[test]
+fn every_instruction_set_gives_the_same_bits() {
+    let (width, height) = (150, 97);
+    let mut splats = pseudo_random_splats(300, width as f32, height as f32);
+    splats.extend(
+        pseudo_random_splats(500, width as f32, height as f32)
+            .into_iter()
+            .map(|mut s| {
+                (s.sigma_px, s.cut_px) = (SIGMA_FACTOR * 0.9, CUT_FACTOR * 0.9);
+                s
+            }),
+    );
+    let mut baseline = TauBuffer::new(width, height);
+    Splatter::with_isa(Isa::Baseline).splat_into(&splats, &mut baseline);
+    let mut detected = TauBuffer::new(width, height);
+    let mut splatter = Splatter::new();
+    splatter.splat_into(&splats, &mut detected);
+    assert!(splatter.isa().is_supported());
+    assert!(baseline.data.iter().filter(|v| **v > 0.0).count() > 5000);
+    let differ = baseline
+        .data
+        .iter()
+        .zip(&detected.data)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    assert_eq!(differ, 0, "{}", splatter.isa().name());
 }

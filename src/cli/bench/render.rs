@@ -51,6 +51,8 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     let threads = rayon::current_num_threads();
     let mut rows = Vec::new();
     let mut renderer = CpuRenderer::new();
+    let isa = renderer.isa().name();
+    eprintln!("CPU hot loops: {isa} ({threads} threads)");
     let mut tau = TauBuffer::default();
     eprintln!(
         "{:>10} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>14}",
@@ -146,7 +148,7 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "threads": threads, "cases": rows })
+            serde_json::json!({ "threads": threads, "isa": isa, "cases": rows })
         );
     }
     Ok(())

@@ -1,0 +1,188 @@
+//! Drawing one tile of the CPU splatter (see `splat_cpu.rs`): small records, then every other
+//! splat of each chunk, into the tile's R, G and B planes.
+
+use super::exp::exp_f32;
+use super::{ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, TILE_PX, TileBuf, pixel_box};
+use crate::render::project::Splat;
+
+/// Columns per vector block of the row loop (8 f32 lanes with AVX2).
+pub(super) const BLOCK: usize = 8;
+
+/// [`render_tile`] compiled for `isa` (one the CPU has: see [`Splatter::isa`]).
+pub(super) fn render_tile_for(
+    isa: Isa,
+    t: usize,
+    grid: &Grid,
+    chunks: &[ChunkBins],
+    tile: &mut TileBuf,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx2Fma {
+        // SAFETY: `Splatter::isa` only yields Avx2Fma where the CPU has AVX2 and FMA.
+        unsafe { render_tile_avx2(t, grid, chunks, tile) };
+        return;
+    }
+    let _ = isa;
+    render_tile(t, grid, chunks, tile);
+}
+
+/// [`render_tile`] with 8-wide vectors (no FMA contraction: Rust never fuses a·b + c).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn render_tile_avx2(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
+    render_tile(t, grid, chunks, tile);
+}
+
+/// Renders tile `t`'s records, chunk by chunk in input order, into its private buffer.
+#[inline(always)]
+fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
+    tile.used = false;
+    let tx = t % grid.tiles_x;
+    let ty = t / grid.tiles_x;
+    let x0 = (tx * TILE_PX) as i32;
+    let y0 = (ty * TILE_PX) as i32;
+    let x1 = (x0 + TILE_PX as i32).min(grid.width) - 1;
+    let y1 = (y0 + TILE_PX as i32).min(grid.height) - 1;
+    let mut scratch = ColumnScratch::default();
+    for chunk in chunks {
+        let (small, large) = chunk.tile(t);
+        if small.is_empty() && large.is_empty() {
+            continue;
+        }
+        if !tile.used {
+            tile.data.clear();
+            tile.data.resize(3 * PLANE_LEN, 0.0);
+            tile.used = true;
+        }
+        let mut planes = planes_mut(&mut tile.data);
+        for p in small {
+            add_small(p, &mut planes);
+        }
+        for s in large {
+            splat_one(s, [x0, x1, y0, y1], &mut planes, &mut scratch);
+        }
+    }
+}
+
+/// Mutable R, G and B planes (with their pads) of a tile buffer of 3·PLANE_LEN values.
+#[inline(always)]
+fn planes_mut(data: &mut [f32]) -> [&mut [f32]; 3] {
+    let (r, gb) = data.split_at_mut(PLANE_LEN);
+    let (g, b) = gb.split_at_mut(PLANE_LEN);
+    [r, g, b]
+}
+
+/// Per-column and per-row offsets and weights of one splat inside one tile (columns padded to a
+/// whole number of blocks).
+struct ColumnScratch {
+    dx2: [f32; TILE_PX + BLOCK],
+    wx: [f32; TILE_PX + BLOCK],
+    dy2: [f32; TILE_PX],
+    wy: [f32; TILE_PX],
+}
+
+impl Default for ColumnScratch {
+    fn default() -> Self {
+        Self {
+            dx2: [0.0; TILE_PX + BLOCK],
+            wx: [0.0; TILE_PX + BLOCK],
+            dy2: [0.0; TILE_PX],
+            wy: [0.0; TILE_PX],
+        }
+    }
+}
+
+/// Adds a small record to a tile's planes (row stride TILE_PX pixels).
+#[inline(always)]
+fn add_small(p: &SmallSplat, [pr, pg, pb]: &mut [&mut [f32]; 3]) {
+    for r in 0..SMALL_SIDE {
+        let row_mask = (p.mask >> (SMALL_SIDE * r)) & ((1 << SMALL_SIDE) - 1);
+        if row_mask == 0 {
+            continue;
+        }
+        let wy = p.wy[r];
+        let e = [p.rgb[0] * wy, p.rgb[1] * wy, p.rgb[2] * wy];
+        for c in 0..SMALL_SIDE {
+            if row_mask & (1 << c) != 0 {
+                let k = p.pixel as usize + r * TILE_PX + c;
+                let w = p.wx[c];
+                pr[k] += w * e[0];
+                pg[k] += w * e[1];
+                pb[k] += w * e[2];
+            }
+        }
+    }
+}
+
+/// Adds one splat to the tile covering pixel columns x0..=x1 and rows y0..=y1 (R, G, B planes,
+/// row stride TILE_PX pixels).
+///
+/// Each row of the footprint box is walked in whole blocks of [`BLOCK`] columns: a pixel inside
+/// the disc (dx² + dy² ≤ R², the exact f32 test) gets τ += wx·(rgb·wy); every other lane adds
+/// +0, which leaves any τ ≥ 0 bit-for-bit unchanged. So the pixels and their contributions are
+/// those of a per-pixel loop, but the loop is branch-free, fully vectorised and has no scalar
+/// tail. The last block may run past the box, and past the last row into the plane's pad.
+#[inline(always)]
+fn splat_one(
+    s: &Splat,
+    [x0, x1, y0, y1]: [i32; 4],
+    planes: &mut [&mut [f32]; 3],
+    scratch: &mut ColumnScratch,
+) {
+    let Some([c0, c1, r0, r1]) = pixel_box(s, x0, x1, y0, y1) else {
+        return;
+    };
+    let cut2 = s.cut_px * s.cut_px;
+    let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
+    let n_cols = (c1 - c0 + 1) as usize;
+    let n_padded = n_cols.div_ceil(BLOCK) * BLOCK;
+    // Separate loops so that each vectorises. Padding columns are never inside (dx² = ∞).
+    for (k, dx2) in scratch.dx2[..n_padded].iter_mut().enumerate() {
+        let dx = ((c0 + k as i32) as f32 + 0.5) - s.x_px;
+        *dx2 = if k < n_cols { dx * dx } else { f32::INFINITY };
+    }
+    for (w, dx2) in scratch.wx[..n_padded]
+        .iter_mut()
+        .zip(&scratch.dx2[..n_padded])
+    {
+        *w = exp_f32(-dx2 * inv_sigma2);
+    }
+    // Row factors likewise up front: one exp per row in the row loop would be a serial
+    // dependency chain.
+    let n_rows = (r1 - r0 + 1) as usize;
+    for (k, dy2) in scratch.dy2[..n_rows].iter_mut().enumerate() {
+        let dy = ((r0 + k as i32) as f32 + 0.5) - s.y_px;
+        *dy2 = dy * dy;
+    }
+    for (w, dy2) in scratch.wy[..n_rows].iter_mut().zip(&scratch.dy2[..n_rows]) {
+        *w = exp_f32(-dy2 * inv_sigma2);
+    }
+    let dx2 = &scratch.dx2[..n_padded];
+    let wx = &scratch.wx[..n_padded];
+    let [pr, pg, pb] = planes;
+    for (k, (&dy2, &wy)) in scratch.dy2[..n_rows]
+        .iter()
+        .zip(&scratch.wy[..n_rows])
+        .enumerate()
+    {
+        if dy2 > cut2 {
+            continue;
+        }
+        let start = (r0 - y0) as usize * TILE_PX + k * TILE_PX + (c0 - x0) as usize;
+        let run = start..start + n_padded;
+        // τ += wx·(rgb·wy): the same operations in the same order for every pixel.
+        let e = [s.rgb[0] * wy, s.rgb[1] * wy, s.rgb[2] * wy];
+        for ((((tr, tg), tb), w), d) in pr[run.clone()]
+            .iter_mut()
+            .zip(&mut pg[run.clone()])
+            .zip(&mut pb[run])
+            .zip(wx)
+            .zip(dx2)
+        {
+            let inside = d + dy2 <= cut2;
+            *tr += if inside { w * e[0] } else { 0.0 };
+            *tg += if inside { w * e[1] } else { 0.0 };
+            *tb += if inside { w * e[2] } else { 0.0 };
+        }
+    }
+}
