@@ -12,6 +12,9 @@
 //   tp_count     one thread per slot p scans the RA-window cells of its own stripe (slots > p
 //                only, so each unordered pair is seen once) and of the stripes above it up to
 //                δ + θ_max, and histograms pairs by [level][bin] in shared memory.
+//   tp_count_lanes (the default) the same scan with a private shared counter column per thread
+//                instead of shared atomics, fed by tp_scatter32 (no stored f64 vectors: the
+//                rare edge re-check recomputes them with the same position64).
 // Edge rule (src/twopoint/bins.rs): a pair is in bin k when c² = |u_p − u_q|² ≤ chord2_max[k].
 // The f32 c² decides only when it is farther from every threshold than the f32 error bound
 // (in32/out32 bands, derived in count_cuda.rs); otherwise c² is recomputed in f64 exactly as the
@@ -467,24 +470,35 @@ __device__ __forceinline__ void window_slots(double alpha, double hw, double inv
 // plain increments, no atomics), summed once per block. Shared atomics on the few hot
 // (level, bin) addresses serialise the lanes of a warp; private columns do not.
 // Dynamic shared memory: (n_levels − 1)·n_bins·LANE_THREADS u32.
-extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes(
-    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos* __restrict__ pos32,
-    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
-    const u32* __restrict__ slot_event, const double* __restrict__ ra,
-    const u32* __restrict__ cell_start, const u32* __restrict__ stripe_of_event,
-    const u32* __restrict__ window_start, const double* __restrict__ window_half_width,
-    const u32* __restrict__ stripe_cell_base, const double* __restrict__ stripe_inv_cell_width,
-    const float* __restrict__ inside32, const float* __restrict__ outside32,
-    const double* __restrict__ chord2_max, const double* __restrict__ ambiguity,
-    const unsigned short* __restrict__ lut, u32 lut_cells, float lut_scale,
-    u64* __restrict__ histogram, u32* __restrict__ ambiguous_count, u32 ambiguous_capacity,
-    u32* __restrict__ ambiguous) {
+#define LANES_PARAMS                                                                           \
+    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos* __restrict__ pos32,       \
+    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,                    \
+    const u32* __restrict__ slot_event, const double* __restrict__ ra,                         \
+    const u32* __restrict__ cell_start, const u32* __restrict__ stripe_of_event,               \
+    const u32* __restrict__ window_start, const double* __restrict__ window_half_width,        \
+    const u32* __restrict__ stripe_cell_base, const double* __restrict__ stripe_inv_cell_width,\
+    const float* __restrict__ inside32, const float* __restrict__ outside32,                   \
+    const double* __restrict__ chord2_max, const double* __restrict__ ambiguity,               \
+    const unsigned short* __restrict__ lut, u32 lut_cells, float lut_scale,                    \
+    u64* __restrict__ histogram, u32* __restrict__ ambiguous_count, u32 ambiguous_capacity,    \
+    u32* __restrict__ ambiguous
+#define LANES_ARGS                                                                             \
+    n, total_cells, n_bins, n_levels, pos32, cos_dec, sin_dec, slot_event, ra, cell_start,      \
+        stripe_of_event, window_start, window_half_width, stripe_cell_base,                    \
+        stripe_inv_cell_width, inside32, outside32, chord2_max, ambiguity, lut, lut_cells,     \
+        lut_scale, histogram, ambiguous_count, ambiguous_capacity, ambiguous
+
+// Counter is u32, or u16 (half the shared memory, twice the resident blocks): a u16 column is
+// added to the global histogram and cleared before 65,535 increments could wrap it.
+template <typename Counter>
+__device__ __forceinline__ void count_lanes(LANES_PARAMS) {
     __shared__ float s_inside[MAX_BINS];
     __shared__ float s_outside[MAX_BINS];
     __shared__ unsigned short s_lut[MAX_LUT_CELLS + 1];
-    extern __shared__ u32 lane_counts[];  // [(level − 1)·n_bins + bin][thread]
+    extern __shared__ __align__(16) unsigned char lane_bytes[];
+    Counter* lane_counts = (Counter*)lane_bytes;  // [(level − 1)·n_bins + bin][thread]
     const u32 rows = (n_levels - 1u) * n_bins;
-    for (u32 i = threadIdx.x; i < rows * LANE_THREADS; i += LANE_THREADS) lane_counts[i] = 0u;
+    for (u32 i = threadIdx.x; i < rows * LANE_THREADS; i += LANE_THREADS) lane_counts[i] = 0;
     for (u32 i = threadIdx.x; i < n_bins; i += LANE_THREADS) {
         s_inside[i] = inside32[i];
         s_outside[i] = outside32[i];
@@ -495,7 +509,9 @@ extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes(
     const SlotPos* P = pos32 + (size_t)b * n;
     const u32* starts = cell_start + (size_t)b * (total_cells + 1);
     const float limit32 = s_outside[n_bins - 1];
-    u32* mine = lane_counts + threadIdx.x;
+    Counter* mine = lane_counts + threadIdx.x;
+    // Increments since this column was last flushed (u16 only).
+    u32 unflushed = 0;
     for (u32 p = blockIdx.x * LANE_THREADS + threadIdx.x; p < n; p += gridDim.x * LANE_THREADS) {
         const SlotPos me = P[p];
         if (me.level == 0) continue;
@@ -549,16 +565,35 @@ extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes(
                     }
                     if (k >= n_bins) continue;
                 }
-                mine[((level - 1u) * n_bins + k) * LANE_THREADS] += 1u;
+                mine[((level - 1u) * n_bins + k) * LANE_THREADS] += (Counter)1;
+                if (sizeof(Counter) < 4 && ++unflushed == 0xffffu) {
+                    // No counter of this column can exceed `unflushed`: flush before it wraps.
+                    for (u32 row = 0; row < rows; ++row) {
+                        const u32 v = mine[row * LANE_THREADS];
+                        if (v) atomicAdd(&histogram[(size_t)b * n_levels * n_bins + n_bins + row],
+                                         (u64)v);
+                        mine[row * LANE_THREADS] = 0;
+                    }
+                    unflushed = 0;
+                }
             }
         }
     }
     __syncthreads();
     // Thread r sums row r; lane-rotated columns keep the 32 lanes on 32 different banks.
     for (u32 row = threadIdx.x; row < rows; row += LANE_THREADS) {
-        const u32* column = lane_counts + row * LANE_THREADS;
+        const Counter* column = lane_counts + row * LANE_THREADS;
         u32 sum = 0;
         for (u32 c = 0; c < LANE_THREADS; ++c) sum += column[(c + threadIdx.x) & (LANE_THREADS - 1u)];
         if (sum) atomicAdd(&histogram[(size_t)b * n_levels * n_bins + n_bins + row], (u64)sum);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes(LANES_PARAMS) {
+    count_lanes<u32>(LANES_ARGS);
+}
+
+// tp_count_lanes with u16 counters.
+extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes16(LANES_PARAMS) {
+    count_lanes<unsigned short>(LANES_ARGS);
 }

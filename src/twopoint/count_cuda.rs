@@ -2,7 +2,9 @@
 //! the kernels of kernels/twopoint.cu, giving exactly the CPU's [`Counts`].
 //!
 //! Per launch of `b` trials (trial = blockIdx.y): counting sort of the events into (dec stripe,
-//! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells. The
+//! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells
+//! (counting kernels: `count_cuda_kernel.rs`; the default counts into private per-thread
+//! columns of shared counters). The
 //! static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
 //! per [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
 //! a short list that the host decides with the CPU's arithmetic (see `cuda_tables.rs`).
@@ -147,7 +149,7 @@ impl<'p> CudaPairCounter<'p> {
             count: load(kernel.function_name())?,
         };
         let shared_bytes = kernel.shared_bytes(n_levels, prepared.bins.len());
-        if kernel == CountKernel::PerLane && shared_bytes > LANE_SHARED_OPT_IN {
+        if kernel.is_lanes() && shared_bytes > LANE_SHARED_OPT_IN {
             // Opt in to more than the default 48 KiB of dynamic shared memory (the counter
             // columns are at most LANE_SHARED_LIMIT bytes; `fitting` checked).
             kernels

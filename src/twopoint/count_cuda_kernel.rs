@@ -24,6 +24,9 @@ pub enum CountKernel {
     /// One thread per event with a private shared counter column per thread (no atomics) and no
     /// stored f64 vectors (recomputed for the rare edge re-check).
     PerLane,
+    /// [`CountKernel::PerLane`] with u16 counters (flushed before they could wrap): half the
+    /// shared memory, so more resident blocks.
+    PerLane16,
     /// One warp per event: lanes take consecutive candidates (coalesced, little divergence).
     PerWarp,
     /// One thread per event, shared atomic histograms per warp.
@@ -40,14 +43,20 @@ impl CountKernel {
             Ok("thread") => Self::PerThread,
             Ok("warp") => Self::PerWarp,
             Ok("lanes") => Self::PerLane,
+            Ok("lanes16") => Self::PerLane16,
             _ => DEFAULT_KERNEL,
         }
     }
 
-    /// `self`, or [`CountKernel::PerThread`] where the lanes kernel's counter columns
-    /// (`levels − 1` × `bins` × 128 u32) would exceed [`LANE_SHARED_LIMIT`].
+    /// Whether this is one of the lanes kernels (private counter columns).
+    pub fn is_lanes(self) -> bool {
+        matches!(self, Self::PerLane | Self::PerLane16)
+    }
+
+    /// `self`, or [`CountKernel::PerThread`] where a lanes kernel's counter columns
+    /// (`levels − 1` × `bins` × 128 counters) would exceed [`LANE_SHARED_LIMIT`].
     pub fn fitting(self, n_levels: usize, n_bins: usize) -> Self {
-        if self == Self::PerLane && lane_shared_bytes(n_levels, n_bins) > LANE_SHARED_LIMIT {
+        if self.is_lanes() && self.shared_bytes(n_levels, n_bins) as usize > LANE_SHARED_LIMIT {
             Self::PerThread
         } else {
             self
@@ -58,6 +67,7 @@ impl CountKernel {
     pub fn function_name(self) -> &'static str {
         match self {
             Self::PerLane => "tp_count_lanes",
+            Self::PerLane16 => "tp_count_lanes16",
             Self::PerWarp => "tp_count_warp",
             Self::PerThread => "tp_count",
         }
@@ -66,20 +76,21 @@ impl CountKernel {
     /// The scatter kernel that feeds it (the lanes kernel needs no f64 slot vectors).
     pub fn scatter_name(self) -> &'static str {
         match self {
-            Self::PerLane => "tp_scatter32",
+            Self::PerLane | Self::PerLane16 => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
 
     /// Whether the kernel reads stored f64 slot vectors.
     pub fn needs_pos64(self) -> bool {
-        self != Self::PerLane
+        !self.is_lanes()
     }
 
     /// Dynamic shared memory of one counting block.
     pub fn shared_bytes(self, n_levels: usize, n_bins: usize) -> u32 {
         let bytes = match self {
-            Self::PerLane => lane_shared_bytes(n_levels, n_bins),
+            Self::PerLane => lane_columns(n_levels, n_bins) * 4,
+            Self::PerLane16 => lane_columns(n_levels, n_bins) * 2,
             // One [level][bin] histogram per warp.
             Self::PerWarp | Self::PerThread => {
                 (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4
@@ -93,7 +104,7 @@ impl CountKernel {
         let (events_per_block, most_per_unit) = match self {
             // Enough events per thread that the per-block column sums stay cheap, but at
             // least MIN_COUNT_BLOCKS blocks in all to fill the device.
-            Self::PerLane => (COUNT_THREADS, events_per_lane()),
+            Self::PerLane | Self::PerLane16 => (COUNT_THREADS, events_per_lane()),
             // One event per thread: a grid stride of 8 was 1.25× slower on an H200
             // (BENCHMARKS.md, runs 2 and 3).
             Self::PerThread => (COUNT_THREADS, 1),
@@ -107,9 +118,9 @@ impl CountKernel {
     }
 }
 
-/// Shared bytes of the lanes kernel's counter columns.
-fn lane_shared_bytes(n_levels: usize, n_bins: usize) -> usize {
-    n_levels.saturating_sub(1) * n_bins * COUNT_THREADS as usize * 4
+/// Counters in a lanes kernel's block: (levels − 1) × bins rows of one per thread.
+fn lane_columns(n_levels: usize, n_bins: usize) -> usize {
+    n_levels.saturating_sub(1) * n_bins * COUNT_THREADS as usize
 }
 
 /// Events per thread of the lanes kernel: the default, or
