@@ -362,17 +362,19 @@ fn every_count_kernel_equals_the_cpu() {
             assert_eq!(gpu, cpu_trials, "config {case} {kernel:?} trials");
         }
     }
-    // IC86-2011 (exact ties, dense regions): the lanes and per-thread kernels agree on two trials.
+    // IC86-2011 (exact ties, dense regions): the lanes, batched and per-thread kernels agree on
+    // two trials.
     let prepared = prepare(&ic86(), &TwoPointConfig::default()).expect("prepare");
     let mut lanes = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerLane)
         .expect("lanes counter");
     let mut thread = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerThread)
         .expect("thread counter");
+    let mut batch2 = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::Batch2)
+        .expect("batch2 counter");
     assert_eq!(lanes.kernel(), CountKernel::PerLane);
-    assert_eq!(
-        lanes.trials(11, 20..22).expect("lanes"),
-        thread.trials(11, 20..22).expect("thread")
-    );
+    let expected = thread.trials(11, 20..22).expect("thread");
+    assert_eq!(lanes.trials(11, 20..22).expect("lanes"), expected);
+    assert_eq!(batch2.trials(11, 20..22).expect("batch2"), expected);
 }
 
 /// 70,000 events on one spot: one thread sees more than 65,535 partners in one bin, so the u16
@@ -393,6 +395,7 @@ fn coincident_events_overflow_no_counter() {
         CountKernel::PerLane16,
         CountKernel::PerLane,
         CountKernel::PerThread,
+        CountKernel::Batch4,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");

@@ -31,19 +31,27 @@ pub enum CountKernel {
     PerWarp,
     /// One thread per event, shared atomic histograms per warp.
     PerThread,
+    /// [`CountKernel::PerThread`] loading 2 candidates before testing them (more loads in
+    /// flight), fed by the f32-only scatter like the lanes kernels.
+    Batch2,
+    /// As [`CountKernel::Batch2`] with 4 candidates per batch.
+    Batch4,
 }
 
 /// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise.
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::PerLane;
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch4;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`lanes`, `warp` or `thread`) for benchmarks.
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`batch4`, `batch2`, `lanes`, `lanes16`,
+    /// `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
             Ok("thread") => Self::PerThread,
             Ok("warp") => Self::PerWarp,
             Ok("lanes") => Self::PerLane,
             Ok("lanes16") => Self::PerLane16,
+            Ok("batch2") => Self::Batch2,
+            Ok("batch4") => Self::Batch4,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -70,20 +78,22 @@ impl CountKernel {
             Self::PerLane16 => "tp_count_lanes16",
             Self::PerWarp => "tp_count_warp",
             Self::PerThread => "tp_count",
+            Self::Batch2 => "tp_count_batch2",
+            Self::Batch4 => "tp_count_batch4",
         }
     }
 
     /// The scatter kernel that feeds it (the lanes kernel needs no f64 slot vectors).
     pub fn scatter_name(self) -> &'static str {
         match self {
-            Self::PerLane | Self::PerLane16 => "tp_scatter32",
+            Self::PerLane | Self::PerLane16 | Self::Batch2 | Self::Batch4 => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
 
     /// Whether the kernel reads stored f64 slot vectors.
     pub fn needs_pos64(self) -> bool {
-        !self.is_lanes()
+        matches!(self, Self::PerWarp | Self::PerThread)
     }
 
     /// Dynamic shared memory of one counting block.
@@ -92,7 +102,7 @@ impl CountKernel {
             Self::PerLane => lane_columns(n_levels, n_bins) * 4,
             Self::PerLane16 => lane_columns(n_levels, n_bins) * 2,
             // One [level][bin] histogram per warp.
-            Self::PerWarp | Self::PerThread => {
+            Self::PerWarp | Self::PerThread | Self::Batch2 | Self::Batch4 => {
                 (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4
             }
         };
@@ -107,7 +117,7 @@ impl CountKernel {
             Self::PerLane | Self::PerLane16 => (COUNT_THREADS, events_per_lane()),
             // One event per thread: a grid stride of 8 was 1.25× slower on an H200
             // (BENCHMARKS.md, runs 2 and 3).
-            Self::PerThread => (COUNT_THREADS, 1),
+            Self::PerThread | Self::Batch2 | Self::Batch4 => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -156,6 +166,8 @@ mod tests {
             CountKernel::PerLane,
             CountKernel::PerThread,
             CountKernel::PerWarp,
+            CountKernel::Batch2,
+            CountKernel::Batch4,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);
