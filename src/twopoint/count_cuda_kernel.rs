@@ -38,8 +38,10 @@ pub enum CountKernel {
     Batch4,
 }
 
-/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise.
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch4;
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 was the
+/// fastest on an H200 (0.133 ms per IC86-2011 trial against 0.136 per thread, 0.157 batch 4,
+/// 0.216 lanes16, 0.31 lanes; BENCHMARKS.md, session 3).
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2;
 
 impl CountKernel {
     /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`batch4`, `batch2`, `lanes`, `lanes16`,
