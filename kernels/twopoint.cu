@@ -12,6 +12,11 @@
 //   tp_count     one thread per slot p scans the RA-window cells of its own stripe (slots > p
 //                only, so each unordered pair is seen once) and of the stripes above it up to
 //                δ + θ_max, and histograms pairs by [level][bin] in shared memory.
+//   tp_count_batch2 (the default) tp_count with two candidates loaded before either is tested,
+//                fed by tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes
+//                them with the same position64); tp_count_batch4 and tp_count_lanes(16)
+//                (private shared counter columns per thread) are slower variants kept for
+//                benchmarks (BENCHMARKS.md, session 3).
 // Edge rule (src/twopoint/bins.rs): a pair is in bin k when c² = |u_p − u_q|² ≤ chord2_max[k].
 // The f32 c² decides only when it is farther from every threshold than the f32 error bound
 // (in32/out32 bands, derived in count_cuda.rs); otherwise c² is recomputed in f64 exactly as the
@@ -120,6 +125,18 @@ extern "C" __global__ void tp_scan(u32 total_cells, const u32* __restrict__ cell
     if (threadIdx.x == 0) starts[total_cells] = carry;
 }
 
+// Unit vector of an event at RA `ra` with count_cpu.rs's operations: (cos δ · cos α,
+// cos δ · sin α, sin δ). tp_scatter and the lanes kernel's edge re-check both use this, so the
+// re-check sees the same f64 bits whether stored or recomputed.
+__device__ __forceinline__ void position64(double ra, double cos_dec, double sin_dec, double& x,
+                                           double& y, double& z) {
+    double sin_ra, cos_ra;
+    sincos(ra, &sin_ra, &cos_ra);
+    x = cos_dec * cos_ra;
+    y = cos_dec * sin_ra;
+    z = sin_dec;
+}
+
 extern "C" __global__ void tp_scatter(
     u32 n, u32 total_cells, const double* __restrict__ ra, const u32* __restrict__ cell,
     const u32* __restrict__ rank, const u32* __restrict__ cell_start,
@@ -131,11 +148,8 @@ extern "C" __global__ void tp_scatter(
     if (e >= n) return;
     const size_t i = (size_t)b * n + e;
     const u32 slot = cell_start[(size_t)b * (total_cells + 1) + cell[i]] + rank[i];
-    double sin_ra, cos_ra;
-    sincos(ra[i], &sin_ra, &cos_ra);
-    // Same operations as count_cpu.rs: (cos δ · cos α, cos δ · sin α, sin δ).
-    const double c = cos_dec[e];
-    const double x = c * cos_ra, y = c * sin_ra, z = sin_dec[e];
+    double x, y, z;
+    position64(ra[i], cos_dec[e], sin_dec[e], x, y, z);
     const size_t o = (size_t)b * n + slot;
     pos64[3 * o] = x;
     pos64[3 * o + 1] = y;
@@ -149,13 +163,38 @@ extern "C" __global__ void tp_scatter(
     slot_event[o] = e;
 }
 
+// tp_scatter without the f64 copy (the lanes kernel recomputes f64 vectors when it needs
+// them): f32 unit vector, level and event of each slot. Random 24-byte writes per event saved.
+extern "C" __global__ void tp_scatter32(
+    u32 n, u32 total_cells, const double* __restrict__ ra, const u32* __restrict__ cell,
+    const u32* __restrict__ rank, const u32* __restrict__ cell_start,
+    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
+    const u32* __restrict__ level, SlotPos* __restrict__ pos32, u32* __restrict__ slot_event) {
+    const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 b = blockIdx.y;
+    if (e >= n) return;
+    const size_t i = (size_t)b * n + e;
+    const u32 slot = cell_start[(size_t)b * (total_cells + 1) + cell[i]] + rank[i];
+    double x, y, z;
+    position64(ra[i], cos_dec[e], sin_dec[e], x, y, z);
+    const size_t o = (size_t)b * n + slot;
+    SlotPos p;
+    p.x = (float)x;
+    p.y = (float)y;
+    p.z = (float)z;
+    p.level = level[e];
+    pos32[o] = p;
+    slot_event[o] = e;
+}
+
 // ---------------------------------------------------------------- pair counting
 
 // The bin of a pair whose f32 c² was too close to an edge, decided in f64 as the CPU does;
 // n_bins when outside every bin, 0xffffffff when even f64 is too close to call (host decides).
-__device__ __noinline__ u32 exact_bin(const double* __restrict__ a, const double* __restrict__ b,
-                                      u32 n_bins, const double* __restrict__ chord2_max,
-                                      const double* __restrict__ ambiguity) {
+__device__ __forceinline__ u32 exact_bin_inline(const double* __restrict__ a,
+                                                const double* __restrict__ b, u32 n_bins,
+                                                const double* __restrict__ chord2_max,
+                                                const double* __restrict__ ambiguity) {
     const double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
     // --fmad=false: no contraction, the CPU's ((dx·dx + dy·dy) + dz·dz) rounding for rounding.
     const double c2 = dx * dx + dy * dy + dz * dz;
@@ -164,6 +203,13 @@ __device__ __noinline__ u32 exact_bin(const double* __restrict__ a, const double
     if (k < n_bins && chord2_max[k] - c2 <= ambiguity[k]) return 0xffffffffu;
     if (k > 0 && c2 - chord2_max[k - 1] <= ambiguity[k - 1]) return 0xffffffffu;
     return k;
+}
+
+// exact_bin_inline as a call: keeps the older kernels' hot loops small.
+__device__ __noinline__ u32 exact_bin(const double* __restrict__ a, const double* __restrict__ b,
+                                      u32 n_bins, const double* __restrict__ chord2_max,
+                                      const double* __restrict__ ambiguity) {
+    return exact_bin_inline(a, b, n_bins, chord2_max, ambiguity);
 }
 
 // Up to two runs of cells [first, last] (inclusive) of a stripe with `cells` cells holding every
@@ -377,3 +423,286 @@ extern "C" __global__ void __launch_bounds__(128) tp_count_warp(COUNT_KERNEL_PAR
     }
     COUNT_KERNEL_EPILOGUE
 }
+
+// ---------------------------------------------------------------- private lane counters
+
+#define LANE_THREADS 128
+
+// Slot runs [a0, a1) and [b0, b1) of stripe window (base, cells) holding every RA within hw of
+// alpha: the same cells as cell_runs, as one unwrapped cell interval [lo, hi] (lo < 0 or
+// hi ≥ cells when the window wraps at 0/2π), with no local-memory arrays.
+__device__ __forceinline__ void window_slots(double alpha, double hw, double inv, u32 base,
+                                             u32 cells, const u32* __restrict__ starts, u32& a0,
+                                             u32& a1, u32& b0, u32& b1) {
+    const double two_pi = 6.283185307179586;
+    const double pi = 3.141592653589793;
+    int lo = 0, hi = (int)cells - 1;
+    if (hw < pi) {
+        const double low = alpha - hw, high = alpha + hw;
+        if (low < 0.0) {
+            lo = (int)cell_in_stripe(low + two_pi, inv, cells) - (int)cells;
+            hi = (int)cell_in_stripe(high, inv, cells);
+        } else if (high >= two_pi) {
+            lo = (int)cell_in_stripe(low, inv, cells);
+            hi = (int)cell_in_stripe(high - two_pi, inv, cells) + (int)cells;
+        } else {
+            lo = (int)cell_in_stripe(low, inv, cells);
+            hi = (int)cell_in_stripe(high, inv, cells);
+        }
+    }
+    b0 = b1 = 0u;
+    if (hi - lo + 1 >= (int)cells) {  // the runs would meet: the whole stripe
+        a0 = starts[base];
+        a1 = starts[base + cells];
+        return;
+    }
+    a0 = starts[base + (u32)max(lo, 0)];
+    a1 = starts[base + (u32)min(hi, (int)cells - 1) + 1u];
+    if (lo < 0) {
+        b0 = starts[base + (u32)(lo + (int)cells)];
+        b1 = starts[base + cells];
+    } else if (hi >= (int)cells) {
+        b0 = starts[base];
+        b1 = starts[base + (u32)(hi - (int)cells) + 1u];
+    }
+}
+
+// As tp_count (one thread per slot, grid stride, the same windows and edge rule), but each
+// thread counts into its own column of shared counters [level − 1][bin][thread] (bank = lane,
+// plain increments, no atomics), summed once per block. Shared atomics on the few hot
+// (level, bin) addresses serialise the lanes of a warp; private columns do not.
+// Dynamic shared memory: (n_levels − 1)·n_bins·LANE_THREADS u32.
+#define LANES_PARAMS                                                                           \
+    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos* __restrict__ pos32,       \
+    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,                    \
+    const u32* __restrict__ slot_event, const double* __restrict__ ra,                         \
+    const u32* __restrict__ cell_start, const u32* __restrict__ stripe_of_event,               \
+    const u32* __restrict__ window_start, const double* __restrict__ window_half_width,        \
+    const u32* __restrict__ stripe_cell_base, const double* __restrict__ stripe_inv_cell_width,\
+    const float* __restrict__ inside32, const float* __restrict__ outside32,                   \
+    const double* __restrict__ chord2_max, const double* __restrict__ ambiguity,               \
+    const unsigned short* __restrict__ lut, u32 lut_cells, float lut_scale,                    \
+    u64* __restrict__ histogram, u32* __restrict__ ambiguous_count, u32 ambiguous_capacity,    \
+    u32* __restrict__ ambiguous
+#define LANES_ARGS                                                                             \
+    n, total_cells, n_bins, n_levels, pos32, cos_dec, sin_dec, slot_event, ra, cell_start,      \
+        stripe_of_event, window_start, window_half_width, stripe_cell_base,                    \
+        stripe_inv_cell_width, inside32, outside32, chord2_max, ambiguity, lut, lut_cells,     \
+        lut_scale, histogram, ambiguous_count, ambiguous_capacity, ambiguous
+
+// Counter is u32, or u16 (half the shared memory, twice the resident blocks): a u16 column is
+// added to the global histogram and cleared before 65,535 increments could wrap it.
+template <typename Counter>
+__device__ __forceinline__ void count_lanes(LANES_PARAMS) {
+    __shared__ float s_inside[MAX_BINS];
+    __shared__ float s_outside[MAX_BINS];
+    __shared__ unsigned short s_lut[MAX_LUT_CELLS + 1];
+    extern __shared__ __align__(16) unsigned char lane_bytes[];
+    Counter* lane_counts = (Counter*)lane_bytes;  // [(level − 1)·n_bins + bin][thread]
+    const u32 rows = (n_levels - 1u) * n_bins;
+    for (u32 i = threadIdx.x; i < rows * LANE_THREADS; i += LANE_THREADS) lane_counts[i] = 0;
+    for (u32 i = threadIdx.x; i < n_bins; i += LANE_THREADS) {
+        s_inside[i] = inside32[i];
+        s_outside[i] = outside32[i];
+    }
+    for (u32 i = threadIdx.x; i <= lut_cells; i += LANE_THREADS) s_lut[i] = lut[i];
+    __syncthreads();
+    const u32 b = blockIdx.y;
+    const SlotPos* P = pos32 + (size_t)b * n;
+    const u32* starts = cell_start + (size_t)b * (total_cells + 1);
+    const float limit32 = s_outside[n_bins - 1];
+    Counter* mine = lane_counts + threadIdx.x;
+    // Increments since this column was last flushed (u16 only).
+    u32 unflushed = 0;
+    for (u32 p = blockIdx.x * LANE_THREADS + threadIdx.x; p < n; p += gridDim.x * LANE_THREADS) {
+        const SlotPos me = P[p];
+        if (me.level == 0) continue;
+        const u32 e = slot_event[(size_t)b * n + p];
+        const double alpha = ra[(size_t)b * n + e];
+        const u32 s = stripe_of_event[e];
+        const u32 w_end = window_start[e + 1];
+        for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
+            const u32 base = stripe_cell_base[t];
+            u32 a0, a1, b0, b1;
+            window_slots(alpha, window_half_width[w], stripe_inv_cell_width[t], base,
+                         stripe_cell_base[t + 1] - base, starts, a0, a1, b0, b1);
+            if (t == s) {
+                // Own stripe: later slots only, so each unordered pair is counted once.
+                a0 = max(a0, p + 1u);
+                b0 = max(b0, p + 1u);
+            }
+            const u32 len_a = a1 > a0 ? a1 - a0 : 0u;
+            const u32 len = len_a + (b1 > b0 ? b1 - b0 : 0u);
+            // Both runs as one loop: fewer loop exits for the warp to reconverge at.
+            for (u32 i = 0; i < len; ++i) {
+                const u32 q = i < len_a ? a0 + i : b0 + (i - len_a);
+                const SlotPos other = P[q];
+                const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
+                const float c2 = dx * dx + dy * dy + dz * dz;
+                if (!(c2 <= limit32)) continue;
+                const u32 level = min(me.level, other.level);
+                if (level == 0u) continue;
+                u32 cell = (u32)(c2 * lut_scale);
+                if (cell > lut_cells) cell = lut_cells;
+                u32 k = s_lut[cell];
+                while (c2 > s_outside[k]) ++k;
+                if (!(c2 <= s_inside[k])) {
+                    // Rare (f32 too close to an edge): the f64 vectors, recomputed exactly as
+                    // tp_scatter computes them, decide.
+                    const u32 f = slot_event[(size_t)b * n + q];
+                    double pa[3], pc[3];
+                    position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
+                    position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1],
+                               pc[2]);
+                    k = exact_bin_inline(pa, pc, n_bins, chord2_max, ambiguity);
+                    if (k == 0xffffffffu) {
+                        const u32 slot = atomicAdd(ambiguous_count, 1u);
+                        if (slot < ambiguous_capacity) {
+                            ambiguous[4 * slot] = b;
+                            ambiguous[4 * slot + 1] = e;
+                            ambiguous[4 * slot + 2] = f;
+                            ambiguous[4 * slot + 3] = level;
+                        }
+                        continue;
+                    }
+                    if (k >= n_bins) continue;
+                }
+                mine[((level - 1u) * n_bins + k) * LANE_THREADS] += (Counter)1;
+                if (sizeof(Counter) < 4 && ++unflushed == 0xffffu) {
+                    // No counter of this column can exceed `unflushed`: flush before it wraps.
+                    for (u32 row = 0; row < rows; ++row) {
+                        const u32 v = mine[row * LANE_THREADS];
+                        if (v) atomicAdd(&histogram[(size_t)b * n_levels * n_bins + n_bins + row],
+                                         (u64)v);
+                        mine[row * LANE_THREADS] = 0;
+                    }
+                    unflushed = 0;
+                }
+            }
+        }
+    }
+    __syncthreads();
+    // Thread r sums row r; lane-rotated columns keep the 32 lanes on 32 different banks.
+    for (u32 row = threadIdx.x; row < rows; row += LANE_THREADS) {
+        const Counter* column = lane_counts + row * LANE_THREADS;
+        u32 sum = 0;
+        for (u32 c = 0; c < LANE_THREADS; ++c) sum += column[(c + threadIdx.x) & (LANE_THREADS - 1u)];
+        if (sum) atomicAdd(&histogram[(size_t)b * n_levels * n_bins + n_bins + row], (u64)sum);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes(LANES_PARAMS) {
+    count_lanes<u32>(LANES_ARGS);
+}
+
+// tp_count_lanes with u16 counters.
+extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes16(LANES_PARAMS) {
+    count_lanes<unsigned short>(LANES_ARGS);
+}
+
+// ---------------------------------------------------------------- batched candidate loads
+
+// tp_count with BATCH candidates loaded before any is tested: BATCH independent loads in flight
+// per thread instead of one load-test chain per candidate. tp_count is latency-bound (ncu: the
+// lanes kernel at half its occupancy ran 2.3× slower with the same divergence), so more loads
+// in flight per warp is what it lacks.
+// count_pair for kernels without stored f64 vectors (fed by tp_scatter32): the rare f64
+// re-check recomputes both vectors with position64, the same bits tp_scatter would store.
+__device__ __forceinline__ void count_pair_recompute(
+    const CountTables& tb, const SlotPos& me, const SlotPos& other, u32 b, u32 n, u32 p, u32 q,
+    u32 e, double alpha, const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
+    const double* __restrict__ ra, const u32* __restrict__ slot_event, u32* my_hist,
+    u32* __restrict__ ambiguous_count, u32 ambiguous_capacity, u32* __restrict__ ambiguous) {
+    const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
+    const float c2 = dx * dx + dy * dy + dz * dz;
+    if (!(c2 <= tb.limit32)) return;
+    const u32 level = min(me.level, other.level);
+    if (level == 0u) return;
+    u32 cell = (u32)(c2 * tb.lut_scale);
+    if (cell > tb.lut_cells) cell = tb.lut_cells;
+    u32 k = tb.lut[cell];
+    while (c2 > tb.outside[k]) ++k;
+    if (!(c2 <= tb.inside[k])) {
+        const u32 f = slot_event[(size_t)b * n + q];
+        double pa[3], pc[3];
+        position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
+        position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1], pc[2]);
+        k = exact_bin_inline(pa, pc, tb.n_bins, tb.chord2_max, tb.ambiguity);
+        if (k == 0xffffffffu) {
+            const u32 slot = atomicAdd(ambiguous_count, 1u);
+            if (slot < ambiguous_capacity) {
+                ambiguous[4 * slot] = b;
+                ambiguous[4 * slot + 1] = e;
+                ambiguous[4 * slot + 2] = f;
+                ambiguous[4 * slot + 3] = level;
+            }
+            return;
+        }
+        if (k >= tb.n_bins) return;
+    }
+    atomicAdd(&my_hist[level * tb.n_bins + k], 1u);
+}
+
+// COUNT_KERNEL_PARAMS with the declinations' cos and sin in place of the stored f64 vectors.
+#define BATCHED_PARAMS                                                                          \
+    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos *__restrict__ pos32,        \
+        const double *__restrict__ cos_dec, const double *__restrict__ sin_dec,                 \
+        const u32 *__restrict__ slot_event, const double *__restrict__ ra,                      \
+        const u32 *__restrict__ cell_start, const u32 *__restrict__ stripe_of_event,            \
+        const u32 *__restrict__ window_start, const double *__restrict__ window_half_width,     \
+        const u32 *__restrict__ stripe_cell_base, const double *__restrict__ stripe_inv_cell_width, \
+        const float *__restrict__ inside32, const float *__restrict__ outside32,                \
+        const double *__restrict__ chord2_max, const double *__restrict__ ambiguity,            \
+        const unsigned short *__restrict__ lut, u32 lut_cells, float lut_scale,                 \
+        u64 *__restrict__ histogram, u32 *__restrict__ ambiguous_count, u32 ambiguous_capacity, \
+        u32 *__restrict__ ambiguous
+
+// Defines kernel NAME: BATCH loads, then BATCH tests, at least MIN_BLOCKS blocks per SM (the
+// register cap that keeps it spill-free). A macro, not a template: the prologue declares the
+// block's extern shared array, which must live in a kernel.
+#define DEFINE_COUNT_BATCHED(NAME, BATCH, MIN_BLOCKS)                                                         \
+extern "C" __global__ void __launch_bounds__(128, MIN_BLOCKS) NAME(BATCHED_PARAMS) {                      \
+    COUNT_KERNEL_PROLOGUE                                                                          \
+    for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {      \
+        const SlotPos me = P[p];                                                                   \
+        if (me.level == 0) continue;                                                               \
+        const u32 e = slot_event[(size_t)b * n + p];                                               \
+        const double alpha = ra[(size_t)b * n + e];                                                \
+        const u32 s = stripe_of_event[e];                                                          \
+        const u32 w_end = window_start[e + 1];                                                     \
+        for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {                                \
+            const u32 base = stripe_cell_base[t];                                                  \
+            u32 a0, a1, b0, b1;                                                                    \
+            window_slots(alpha, window_half_width[w], stripe_inv_cell_width[t], base,              \
+                         stripe_cell_base[t + 1] - base, starts, a0, a1, b0, b1);                  \
+            if (t == s) {                                                                          \
+                /* Own stripe: later slots only, so each unordered pair is counted once. */        \
+                a0 = max(a0, p + 1u);                                                              \
+                b0 = max(b0, p + 1u);                                                              \
+            }                                                                                      \
+            for (int r = 0; r < 2; ++r) {                                                          \
+                u32 q = r == 0 ? a0 : b0;                                                          \
+                const u32 q_end = r == 0 ? a1 : b1;                                                \
+                for (; q + BATCH <= q_end; q += BATCH) {                                           \
+                    SlotPos other[BATCH];                                                          \
+_Pragma("unroll")                                                                                  \
+                    for (int j = 0; j < BATCH; ++j) other[j] = P[q + j];                           \
+_Pragma("unroll")                                                                                  \
+                    for (int j = 0; j < BATCH; ++j) {                                              \
+                        count_pair_recompute(tb, me, other[j], b, n, p, q + j, e, alpha, cos_dec, sin_dec, ra, slot_event,\
+                                   my_hist, ambiguous_count, ambiguous_capacity, ambiguous);       \
+                    }                                                                              \
+                }                                                                                  \
+                for (; q < q_end; ++q) {                                                           \
+                    count_pair_recompute(tb, me, P[q], b, n, p, q, e, alpha, cos_dec, sin_dec, ra, slot_event, my_hist,\
+                               ambiguous_count, ambiguous_capacity, ambiguous);                    \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    COUNT_KERNEL_EPILOGUE                                                                          \
+}
+
+// ptxas -v (sm_90): batch 2 64 registers, batch 4 74 registers, no spills.
+DEFINE_COUNT_BATCHED(tp_count_batch2, 2, 8)
+DEFINE_COUNT_BATCHED(tp_count_batch4, 4, 6)

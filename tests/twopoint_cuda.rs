@@ -9,7 +9,7 @@ use common::{shared_data, shared_reference};
 use haloscope::data::{EventList, events};
 use haloscope::gpu::GpuDevice;
 use haloscope::jobs::{CancelToken, Progress};
-use haloscope::twopoint::count_cuda::CudaPairCounter;
+use haloscope::twopoint::count_cuda::{CountKernel, CudaPairCounter};
 use haloscope::twopoint::{
     CountBackend, Prepared, TwoPointConfig, TwoPointError, count_observed, count_pairs,
     count_pairs_brute_force, prepare, run_trials_cuda, run_trials_on, scrambled_ra,
@@ -294,4 +294,116 @@ fn gpu_batches_equal_cpu_batches_and_cancel_cleanly() {
     );
     assert_eq!(result, Err(TwoPointError::Cancelled));
     assert_eq!(seen, 0);
+}
+
+/// Every counting kernel (lanes, thread, warp) equals the CPU on random lists, including
+/// configurations whose lanes-kernel counter columns need more than 48 KiB of shared memory
+/// (opt-in) and more than the lanes kernel's limit (falls back to the per-thread kernel).
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn every_count_kernel_equals_the_cpu() {
+    let device = device();
+    let kernels = [
+        CountKernel::PerLane,
+        CountKernel::PerThread,
+        CountKernel::PerWarp,
+    ];
+    let configs = [
+        (TwoPointConfig::default(), CountKernel::PerLane),
+        // 5 levels × 30 bins → 4 × 30 × 128 u32 columns = 61,440 bytes: opted in.
+        (
+            TwoPointConfig {
+                bin_step_deg: 0.2,
+                bin_count: 30,
+                cut_fractions: vec![1.0, 0.5, 0.2, 0.05],
+            },
+            CountKernel::PerLane,
+        ),
+        // 1 level × 200 bins → 102,400 bytes: past the limit, per-thread kernel instead.
+        (
+            TwoPointConfig {
+                bin_step_deg: 0.04,
+                bin_count: 200,
+                cut_fractions: vec![1.0],
+            },
+            CountKernel::PerThread,
+        ),
+    ];
+    for (case, (config, lanes_runs_as)) in configs.iter().enumerate() {
+        let list = random_list(40 + case as u64, 2500);
+        let prepared = prepare(&list, config).expect("prepare");
+        let cpu_observed = count_pairs(&prepared, None).expect("CPU");
+        let cpu_trials: Vec<_> = (0..5)
+            .map(|t| {
+                let ra = scrambled_ra(prepared.len(), 7, t);
+                count_pairs(&prepared, Some(&ra)).expect("CPU trial")
+            })
+            .collect();
+        for kernel in kernels {
+            let mut counter =
+                CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
+            let expected = match kernel {
+                // u16 columns fit where u32 ones do.
+                CountKernel::PerLane | CountKernel::PerLane16
+                    if *lanes_runs_as == CountKernel::PerLane =>
+                {
+                    kernel
+                }
+                CountKernel::PerLane => CountKernel::PerThread,
+                _ => kernel,
+            };
+            assert_eq!(counter.kernel(), expected, "config {case}");
+            assert_eq!(
+                counter.observed().expect("observed"),
+                cpu_observed,
+                "config {case} {kernel:?} observed"
+            );
+            let gpu = counter.trials(7, 0..5).expect("GPU trials");
+            assert_eq!(gpu, cpu_trials, "config {case} {kernel:?} trials");
+        }
+    }
+    // IC86-2011 (exact ties, dense regions): the lanes, batched and per-thread kernels agree on
+    // two trials.
+    let prepared = prepare(&ic86(), &TwoPointConfig::default()).expect("prepare");
+    let mut lanes = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerLane)
+        .expect("lanes counter");
+    let mut thread = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerThread)
+        .expect("thread counter");
+    let mut batch2 = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::Batch2)
+        .expect("batch2 counter");
+    assert_eq!(lanes.kernel(), CountKernel::PerLane);
+    let expected = thread.trials(11, 20..22).expect("thread");
+    assert_eq!(lanes.trials(11, 20..22).expect("lanes"), expected);
+    assert_eq!(batch2.trials(11, 20..22).expect("batch2"), expected);
+}
+
+/// 70,000 events on one spot: one thread sees more than 65,535 partners in one bin, so the u16
+/// lanes kernel must flush its column before it wraps. Every pair is in every bin and cut.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn coincident_events_overflow_no_counter() {
+    let device = device();
+    let n = 70_000u64;
+    let mut same = EventList::default();
+    for _ in 0..n {
+        same.ra.push(1.0);
+        same.dec.push(-0.2);
+        same.energy.push(5.0);
+    }
+    let prepared = prepare(&same, &TwoPointConfig::default()).expect("prepare");
+    for kernel in [
+        CountKernel::PerLane16,
+        CountKernel::PerLane,
+        CountKernel::PerThread,
+        CountKernel::Batch4,
+    ] {
+        let mut counter =
+            CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");
+        let counts = counter.observed().expect("observed");
+        assert!(
+            counts.values.iter().all(|&c| c == n * (n - 1) / 2),
+            "{kernel:?}: {:?}",
+            &counts.values[..4]
+        );
+    }
 }

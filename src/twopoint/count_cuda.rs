@@ -2,32 +2,26 @@
 //! the kernels of kernels/twopoint.cu, giving exactly the CPU's [`Counts`].
 //!
 //! Per launch of `b` trials (trial = blockIdx.y): counting sort of the events into (dec stripe,
-//! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells. The
+//! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells
+//! (counting kernels: `count_cuda_kernel.rs`; the default loads two candidates at a time). The
 //! static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
 //! per [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
 //! a short list that the host decides with the CPU's arithmetic (see `cuda_tables.rs`).
 
 use super::bins::chord2;
+use super::count_cuda_kernel::{COUNT_THREADS, LANE_SHARED_OPT_IN};
+pub use super::count_cuda_kernel::{CountKernel, DEFAULT_KERNEL};
 use super::cuda_tables::{CudaTables, cuda_tables};
 use super::philox::scrambled_ra_of;
 use super::{Counts, Prepared, TwoPointError};
 use crate::gpu::{GpuDevice, GpuError};
+use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::ops::Range;
 use std::sync::Arc;
 
 /// The kernel source, compiled by NVRTC on first use.
 const SOURCE: &str = include_str!("../../kernels/twopoint.cu");
-/// Threads per block of the counting kernel (its `__launch_bounds__`).
-const COUNT_THREADS: u32 = 128;
-/// Most events one counting thread handles. One: a grid stride of 8 was 1.25× slower on an H200
-/// (BENCHMARKS-tpgpu.md, runs 2 and 3). A warp's u32 shared counters must see at most 256
-/// events × (n − 1) partners (see cuda_tables).
-const MAX_EVENTS_PER_THREAD: u32 = 1;
-/// Most events one counting warp handles (same bound).
-const MAX_EVENTS_PER_WARP: u32 = 256;
-/// Counting blocks wanted per launch (all trials), to fill the device.
-const MIN_COUNT_BLOCKS: u32 = 4096;
 /// Threads per block of the per-event kernels.
 const EVENT_THREADS: u32 = 256;
 /// Threads of the one-block-per-trial prefix sum.
@@ -62,7 +56,8 @@ struct Work {
     rank: CudaSlice<u32>,
     /// `SlotPos` records (x, y, z as f32, level as u32 bits): 4 words per slot.
     pos32: CudaSlice<f32>,
-    pos64: CudaSlice<f64>,
+    /// f64 slot vectors, for the kernels that read them (not the lanes kernel).
+    pos64: Option<CudaSlice<f64>>,
     slot_event: CudaSlice<u32>,
     cell_count: CudaSlice<u32>,
     cell_start: CudaSlice<u32>,
@@ -72,44 +67,13 @@ struct Work {
     ambiguous_capacity: usize,
 }
 
-/// The kernels (`count` is the chosen counting kernel).
+/// The kernels (`scatter` and `count` as the chosen counting kernel needs).
 struct Kernels {
     scramble: CudaFunction,
     scan: CudaFunction,
     scatter: CudaFunction,
     count: CudaFunction,
 }
-
-/// Which counting kernel runs (both give the same counts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CountKernel {
-    /// One warp per event: lanes take consecutive candidates (coalesced, little divergence).
-    PerWarp,
-    /// One thread per event, scanning its own windows.
-    PerThread,
-}
-
-impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`warp` or `thread`) for benchmarks.
-    pub fn from_env() -> Self {
-        match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
-            Ok("thread") => Self::PerThread,
-            Ok("warp") => Self::PerWarp,
-            _ => DEFAULT_KERNEL,
-        }
-    }
-
-    fn function_name(self) -> &'static str {
-        match self {
-            Self::PerWarp => "tp_count_warp",
-            Self::PerThread => "tp_count",
-        }
-    }
-}
-
-/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: per thread was
-/// 1.5× faster than per warp on an H200 (BENCHMARKS-tpgpu.md, run 4).
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::PerThread;
 
 /// Which RAs a launch uses.
 #[derive(Debug, Clone, Copy)]
@@ -142,9 +106,10 @@ impl std::fmt::Debug for CudaPairCounter<'_> {
     }
 }
 
-/// Bytes of work space one trial needs.
-fn bytes_per_trial(n: usize, cells: usize, n_hist: usize) -> usize {
-    n * (8 + 4 + 4 + 16 + 24 + 4) + cells * 8 + n_hist * 8
+/// Bytes of work space one trial needs (`pos64`: with the f64 slot vectors).
+fn bytes_per_trial(n: usize, cells: usize, n_hist: usize, pos64: bool) -> usize {
+    let f64_vectors = if pos64 { 24 } else { 0 };
+    n * (8 + 4 + 4 + 16 + f64_vectors + 4) + cells * 8 + n_hist * 8
 }
 
 impl<'p> CudaPairCounter<'p> {
@@ -160,16 +125,40 @@ impl<'p> CudaPairCounter<'p> {
         prepared: &'p Prepared,
         trials_per_launch: usize,
     ) -> Result<Self, TwoPointError> {
+        Self::with_kernel(device, prepared, trials_per_launch, CountKernel::from_env())
+    }
+
+    /// As [`Self::with_trials_per_launch`] with counting kernel `kernel` (the lanes kernel falls
+    /// back to the per-thread one when its counter columns would not fit; see [`Self::kernel`]).
+    pub fn with_kernel(
+        device: &GpuDevice,
+        prepared: &'p Prepared,
+        trials_per_launch: usize,
+        kernel: CountKernel,
+    ) -> Result<Self, TwoPointError> {
         let tables = cuda_tables(prepared)?;
-        let kernel = CountKernel::from_env();
+        let n_levels = prepared.cuts.len() + 1;
+        let kernel = kernel.fitting(n_levels, prepared.bins.len());
         let module = device.module("twopoint.cu", SOURCE)?;
         let load = |name: &str| module.load_function(name).map_err(GpuError::from);
         let kernels = Kernels {
             scramble: load("tp_scramble")?,
             scan: load("tp_scan")?,
-            scatter: load("tp_scatter")?,
+            scatter: load(kernel.scatter_name())?,
             count: load(kernel.function_name())?,
         };
+        let shared_bytes = kernel.shared_bytes(n_levels, prepared.bins.len());
+        if kernel.is_lanes() && shared_bytes > LANE_SHARED_OPT_IN {
+            // Opt in to more than the default 48 KiB of dynamic shared memory (the counter
+            // columns are at most LANE_SHARED_LIMIT bytes; `fitting` checked).
+            kernels
+                .count
+                .set_attribute(
+                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_bytes as i32,
+                )
+                .map_err(GpuError::from)?;
+        }
         let stream = device.stream().clone();
         let up_f64 = |v: &[f64]| stream.clone_htod(v);
         let up_u32 = |v: &[u32]| stream.clone_htod(v);
@@ -191,11 +180,18 @@ impl<'p> CudaPairCounter<'p> {
         };
         let n = prepared.len();
         let n_hist = (prepared.cuts.len() + 1) * prepared.bins.len();
-        let per_trial = bytes_per_trial(n, tables.total_cells(), n_hist);
+        let per_trial = bytes_per_trial(n, tables.total_cells(), n_hist, kernel.needs_pos64());
         let (free, _) = device.memory()?;
         let fits = (free / 2 / per_trial.max(1)).max(1);
         let trials_per_launch = trials_per_launch.clamp(1, 65_535).min(fits);
-        let work = alloc_work(&stream, n, tables.total_cells(), n_hist, trials_per_launch)?;
+        let work = alloc_work(
+            &stream,
+            n,
+            tables.total_cells(),
+            n_hist,
+            trials_per_launch,
+            kernel.needs_pos64(),
+        )?;
         Ok(Self {
             prepared,
             tables,
@@ -339,33 +335,20 @@ impl<'p> CudaPairCounter<'p> {
             .arg(&st.cos_dec)
             .arg(&st.sin_dec)
             .arg(&st.level)
-            .arg(&mut w.pos32)
-            .arg(&mut w.pos64)
-            .arg(&mut w.slot_event);
+            .arg(&mut w.pos32);
+        if let Some(pos64) = w.pos64.as_mut() {
+            launch.arg(pos64);
+        }
+        launch.arg(&mut w.slot_event);
         // SAFETY: slot = cell start + rank < n by construction of the counting sort; buffers
-        // hold capacity·n slots (pos32: 4 words, pos64: 3 doubles each).
+        // hold capacity·n slots (pos32: 4 words, pos64: 3 doubles each); tp_scatter32 (no
+        // pos64 argument) goes with the kernels that allocate no pos64, tp_scatter with the rest.
         unsafe { launch.launch(per_event) }?;
 
-        let warps = COUNT_THREADS / 32;
-        // Few trials per launch: one event per thread (warp) to fill the device. Many: a grid
-        // stride of up to MAX_EVENTS_PER_THREAD (_PER_WARP), so that each trial has fewer
-        // blocks to flush into global memory. The u32 shared counters rely on these caps.
-        let events_per_block = match self.kernel {
-            CountKernel::PerThread => COUNT_THREADS,
-            CountKernel::PerWarp => COUNT_THREADS / 32,
-        };
-        let most_per_unit = match self.kernel {
-            CountKernel::PerThread => MAX_EVENTS_PER_THREAD,
-            CountKernel::PerWarp => MAX_EVENTS_PER_WARP,
-        };
-        let blocks = n
-            .div_ceil(events_per_block)
-            .min(MIN_COUNT_BLOCKS.div_ceil(trials))
-            .max(n.div_ceil(events_per_block * most_per_unit));
         let count_config = LaunchConfig {
-            grid_dim: (blocks, trials, 1),
+            grid_dim: (self.kernel.blocks_per_trial(n, trials), trials, 1),
             block_dim: (COUNT_THREADS, 1, 1),
-            shared_mem_bytes: warps * n_hist as u32 * 4,
+            shared_mem_bytes: self.kernel.shared_bytes(n_levels as usize, n_bins as usize),
         };
         let lut_cells = (self.tables.lut.len() - 1) as u32;
         let lut_scale = self.tables.lut_scale;
@@ -376,8 +359,13 @@ impl<'p> CudaPairCounter<'p> {
             .arg(&cells)
             .arg(&n_bins)
             .arg(&n_levels)
-            .arg(&w.pos32)
-            .arg(&w.pos64)
+            .arg(&w.pos32);
+        match w.pos64.as_ref() {
+            Some(pos64) => launch.arg(pos64),
+            // The lanes kernel recomputes f64 vectors from the declinations.
+            None => launch.arg(&st.cos_dec).arg(&st.sin_dec),
+        };
+        launch
             .arg(&w.slot_event)
             .arg(&w.ra)
             .arg(&w.cell_start)
@@ -398,8 +386,11 @@ impl<'p> CudaPairCounter<'p> {
             .arg(&ambiguous_capacity)
             .arg(&mut w.ambiguous);
         // SAFETY: n_bins ≤ MAX_BINS and lut_cells ≤ MAX_LUT_CELLS (checked by cuda_tables);
-        // dynamic shared memory holds warps·n_hist counters; the kernel writes at most
-        // `ambiguous_capacity` list entries and count·n_hist histogram words.
+        // dynamic shared memory is what the kernel indexes (per-warp histograms, or the lanes
+        // kernel's (levels − 1)·bins·128 columns, opted in above 48 KiB at construction); each
+        // thread handles ≤ MAX_EVENTS_PER_UNIT events (blocks_per_trial) so u32 counters do not
+        // wrap; the kernel writes at most `ambiguous_capacity` list entries and count·n_hist
+        // histogram words; pos64 is passed exactly when the kernel takes it (needs_pos64).
         unsafe { launch.launch(count_config) }?;
         Ok(())
     }
@@ -475,13 +466,14 @@ fn cumulative_counts(prepared: &Prepared, histogram: &[u64]) -> Counts {
     counts
 }
 
-/// Allocates work space for `trials` trials.
+/// Allocates work space for `trials` trials (`pos64`: with the f64 slot vectors).
 fn alloc_work(
     stream: &Arc<CudaStream>,
     n: usize,
     cells: usize,
     n_hist: usize,
     trials: usize,
+    pos64: bool,
 ) -> Result<Work, TwoPointError> {
     let slots = n * trials;
     let too_big = |bytes: usize| GpuError::OutOfMemory {
@@ -495,9 +487,15 @@ fn alloc_work(
         pos32: stream
             .alloc_zeros(4 * slots)
             .map_err(|_| too_big(slots * 16))?,
-        pos64: stream
-            .alloc_zeros(3 * slots)
-            .map_err(|_| too_big(slots * 24))?,
+        pos64: if pos64 {
+            Some(
+                stream
+                    .alloc_zeros(3 * slots)
+                    .map_err(|_| too_big(slots * 24))?,
+            )
+        } else {
+            None
+        },
         slot_event: alloc_u32(slots)?,
         cell_count: alloc_u32(cells * trials)?,
         cell_start: alloc_u32((cells + 1) * trials)?,

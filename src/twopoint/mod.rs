@@ -13,6 +13,7 @@
 pub mod bins;
 pub mod count_cpu;
 pub mod count_cuda;
+pub mod count_cuda_kernel;
 pub mod cuda_tables;
 pub mod cuts;
 pub mod histogram;
