@@ -14,11 +14,11 @@
 
 use super::FofError;
 use super::catalogue::{GroupKey, Partition};
-pub use super::fof_cuda_support::half_stencil_offsets;
 use super::fof_cuda_support::{
     Kernels, StageTimer, alloc, download_pinned, exclusive_scan, fill_bytes, gpu, per_element,
     radix_sort, upload_pinned,
 };
+pub use super::fof_cuda_support::{block_stencil_masks, half_stencil_offsets};
 use super::periodic::BoxFrame;
 use crate::gpu::GpuDevice;
 use crate::jobs::Progress;
@@ -179,10 +179,68 @@ pub fn partition_cuda(
     let kernels = Kernels::load(device)?;
     let stream = device.stream().clone();
     let mut timer = StageTimer::new(&stream);
-    let linked = link_on_device(
+    let (_, on_device) = partition_on_device(
         device,
         &kernels,
         &mut timer,
+        positions,
+        linking_length,
+        frame,
+        order,
+        min_members,
+        progress,
+    )?;
+    // The label words are i32 ranks (−1 = all ones) written as u32.
+    let labels = download_pinned(device.context(), &stream, &on_device.labels, n, |w| {
+        w as i32
+    })?;
+    timer.stage("download labels")?;
+    progress.report("cuda: linking", 1, 1);
+    Ok(CudaPartitionOutput {
+        partition: Partition {
+            labels,
+            groups: on_device.groups,
+            n_sets_all_sizes: on_device.n_sets_all_sizes,
+        },
+        n_cells: on_device.n_cells,
+        stage_seconds: timer.stages,
+    })
+}
+
+/// The catalogue's first step left on the device by [`partition_on_device`].
+pub(super) struct PartitionOnDevice {
+    /// Per particle (input order): halo rank, all ones when not kept.
+    pub(super) labels: CudaSlice<u32>,
+    /// Per cell: the halo rank of its set when the cell is a kept root, else all ones.
+    pub(super) rank_of_cell: CudaSlice<u32>,
+    /// Kept sets in catalogue order.
+    pub(super) groups: Vec<GroupKey>,
+    /// Number of sets of every size.
+    pub(super) n_sets_all_sizes: usize,
+    /// Number of non-empty cells.
+    pub(super) n_cells: usize,
+}
+
+/// Links on the device, then set sizes, smallest members, kept sets (sorted on the host) and
+/// per-particle halo labels, all left on the device with the linked cells.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn partition_on_device(
+    device: &GpuDevice,
+    kernels: &Kernels,
+    timer: &mut StageTimer<'_>,
+    positions: &[[f32; 3]],
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    order: CellOrder,
+    min_members: usize,
+    progress: &Progress,
+) -> Result<(Linked, PartitionOnDevice), FofError> {
+    let n = positions.len();
+    let stream = device.stream().clone();
+    let linked = link_on_device(
+        device,
+        kernels,
+        timer,
         positions,
         linking_length,
         frame,
@@ -281,31 +339,30 @@ pub fn partition_cuda(
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
     }
     timer.stage("sets + kept + labels")?;
-    // The label words are i32 ranks (−1 = all ones) written as u32.
-    let labels = download_pinned(device.context(), &stream, &labels_dev, n, |w| w as i32)?;
-    timer.stage("download labels")?;
-    progress.report("cuda: linking", 1, 1);
-    Ok(CudaPartitionOutput {
-        partition: Partition {
-            labels,
+    Ok((
+        linked,
+        PartitionOnDevice {
+            labels: labels_dev,
+            rank_of_cell,
             groups,
             n_sets_all_sizes: n_roots,
+            n_cells,
         },
-        n_cells,
-        stage_seconds: timer.stages,
-    })
+    ))
 }
 
 /// The linked cells left on the device by [`link_on_device`].
-struct Linked {
+pub(super) struct Linked {
     /// Cell c's members are sorted positions `cell_start[c]..cell_start[c + 1]`.
-    cell_start: CudaSlice<u32>,
+    pub(super) cell_start: CudaSlice<u32>,
     /// Sorted position → particle index.
-    order: CudaSlice<u32>,
+    pub(super) order: CudaSlice<u32>,
     /// Per cell: the root cell of its set (compressed: every entry is a root).
-    parent: CudaSlice<u32>,
+    pub(super) parent: CudaSlice<u32>,
     /// Number of non-empty cells.
-    n_cells: usize,
+    pub(super) n_cells: usize,
+    /// Wrapped float64 positions in sorted order (x, y, z).
+    pub(super) sorted_positions: [CudaSlice<f64>; 3],
 }
 
 /// Steps 1–4 on the device: keys, sort, cells, hash, link and compression.
@@ -438,32 +495,12 @@ fn link_on_device(
     }
     drop(head);
     drop(head_scan);
-    let n_cells32 = n_cells as u32;
-    let table_len = (2 * n_cells).next_power_of_two().max(1024);
-    let mask = (table_len - 1) as u64;
-    let mut table_keys = alloc::<u64>(&stream, table_len)?;
-    // The empty-slot marker is all ones.
-    fill_bytes(&stream, &mut table_keys, 0xff)?;
-    let mut table_values = alloc::<u32>(&stream, table_len)?;
-    {
-        let mut launch = stream.launch_builder(&kernels.hash_insert);
-        launch
-            .arg(&cell_coords)
-            .arg(&n_cells32)
-            .arg(&mut table_keys)
-            .arg(&mut table_values)
-            .arg(&mask);
-        // SAFETY: the table has at least 2·n_cells slots (mask = len − 1, a power of two), so
-        // linear probing always finds an empty slot; one thread per cell.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
-    }
-    timer.stage("gather + cells + hash")?;
+    timer.stage("gather + cells")?;
     progress.check()?;
-
-    // 4. Link, compress, label.
-    progress.report("cuda: linking", 0, 1);
+    let n_cells32 = n_cells as u32;
     let stencil_dev = gpu(stream.clone_htod(&stencil))?;
     let n_stencil = (stencil.len() / 3) as u32;
+    let ll2 = linking_length * linking_length;
     let mut parent = alloc::<u32>(&stream, n_cells)?;
     {
         let mut launch = stream.launch_builder(&kernels.init_parent);
@@ -471,31 +508,43 @@ fn link_on_device(
         // SAFETY: parent holds n_cells entries; guarded by c < n_cells.
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
     }
-    let ll2 = linking_length * linking_length;
-    {
-        let mut launch = stream.launch_builder(&kernels.link);
-        launch
-            .arg(&cell_start)
-            .arg(&cell_coords)
-            .arg(&n_cells32)
-            .arg(&sx)
-            .arg(&sy)
-            .arg(&sz)
-            .arg(&table_keys)
-            .arg(&table_values)
-            .arg(&mask)
-            .arg(&stencil_dev)
-            .arg(&n_stencil)
-            .arg(&dims32[0])
-            .arg(&dims32[1])
-            .arg(&dims32[2])
-            .arg(&periodic)
-            .arg(&box_size)
-            .arg(&ll2)
-            .arg(&mut parent);
-        // SAFETY: cell indices from the table are < n_cells; member ranges from cell_start lie
-        // in 0..n (the sorted arrays' length); stencil holds 3·n_stencil ints.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+    let geometry = LinkGeometry {
+        n_cells,
+        dims32,
+        periodic,
+        box_size,
+        ll2,
+        stencil: &stencil_dev,
+        n_stencil,
+    };
+    let sorted = SortedCells {
+        cell_start: &cell_start,
+        cell_coords: &cell_coords,
+        sx: &sx,
+        sy: &sy,
+        sz: &sz,
+    };
+    if order == CellOrder::Morton {
+        link_by_blocks(
+            &stream,
+            kernels,
+            timer,
+            &sorted,
+            &geometry,
+            &stencil,
+            &mut parent,
+            progress,
+        )?;
+    } else {
+        link_by_cells(
+            &stream,
+            kernels,
+            timer,
+            &sorted,
+            &geometry,
+            &mut parent,
+            progress,
+        )?;
     }
     timer.stage("link")?;
     progress.check()?;
@@ -510,7 +559,170 @@ fn link_on_device(
         order: values,
         parent,
         n_cells,
+        sorted_positions: [sx, sy, sz],
     })
+}
+
+/// The sorted cells that the link kernels read.
+struct SortedCells<'a> {
+    cell_start: &'a CudaSlice<u32>,
+    cell_coords: &'a CudaSlice<u64>,
+    sx: &'a CudaSlice<f64>,
+    sy: &'a CudaSlice<f64>,
+    sz: &'a CudaSlice<f64>,
+}
+
+/// The grid and link rule that the link kernels take.
+struct LinkGeometry<'a> {
+    n_cells: usize,
+    dims32: [u32; 3],
+    periodic: i32,
+    box_size: f64,
+    ll2: f64,
+    stencil: &'a CudaSlice<i32>,
+    n_stencil: u32,
+}
+
+/// Any cell order: a hash table of the non-empty cells, one probe per half-stencil offset.
+fn link_by_cells(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    timer: &mut StageTimer<'_>,
+    sorted: &SortedCells<'_>,
+    g: &LinkGeometry<'_>,
+    parent: &mut CudaSlice<u32>,
+    progress: &Progress,
+) -> Result<(), FofError> {
+    let n_cells32 = g.n_cells as u32;
+    let table_len = (2 * g.n_cells).next_power_of_two().max(1024);
+    let mask = (table_len - 1) as u64;
+    let mut table_keys = alloc::<u64>(stream, table_len)?;
+    // The empty-slot marker is all ones.
+    fill_bytes(stream, &mut table_keys, 0xff)?;
+    let mut table_values = alloc::<u32>(stream, table_len)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.hash_insert);
+        launch
+            .arg(sorted.cell_coords)
+            .arg(&n_cells32)
+            .arg(&mut table_keys)
+            .arg(&mut table_values)
+            .arg(&mask);
+        // SAFETY: the table has at least 2·n_cells slots (mask = len − 1, a power of two), so
+        // linear probing always finds an empty slot; one thread per cell.
+        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    }
+    timer.stage("cell hash")?;
+    progress.check()?;
+    progress.report("cuda: linking", 0, 1);
+    let mut launch = stream.launch_builder(&kernels.link);
+    launch
+        .arg(sorted.cell_start)
+        .arg(sorted.cell_coords)
+        .arg(&n_cells32)
+        .arg(sorted.sx)
+        .arg(sorted.sy)
+        .arg(sorted.sz)
+        .arg(&table_keys)
+        .arg(&table_values)
+        .arg(&mask)
+        .arg(g.stencil)
+        .arg(&g.n_stencil)
+        .arg(&g.dims32[0])
+        .arg(&g.dims32[1])
+        .arg(&g.dims32[2])
+        .arg(&g.periodic)
+        .arg(&g.box_size)
+        .arg(&g.ll2)
+        .arg(parent);
+    // SAFETY: cell indices from the table are < n_cells; member ranges from cell_start lie in
+    // 0..n (the sorted arrays' length); stencil holds 3·n_stencil ints.
+    gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    Ok(())
+}
+
+/// Morton order: a hash table of the non-empty 4×4×4 blocks (first cell, occupancy mask), one
+/// probe per neighbour block instead of one per neighbour cell (kernels/fof.cu §6b).
+#[allow(clippy::too_many_arguments)]
+fn link_by_blocks(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    timer: &mut StageTimer<'_>,
+    sorted: &SortedCells<'_>,
+    g: &LinkGeometry<'_>,
+    stencil: &[i32],
+    parent: &mut CudaSlice<u32>,
+    progress: &Progress,
+) -> Result<(), FofError> {
+    let n_cells32 = g.n_cells as u32;
+    let mut counters = gpu(stream.alloc_zeros::<u32>(1))?;
+    {
+        let mut launch = stream.launch_builder(&kernels.block_count);
+        launch
+            .arg(sorted.cell_coords)
+            .arg(&n_cells32)
+            .arg(&mut counters);
+        // SAFETY: cell_coords holds n_cells entries; counters one word.
+        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    }
+    let n_blocks = gpu(stream.clone_dtoh(&counters))?[0] as usize;
+    let table_len = (2 * n_blocks).next_power_of_two().max(1024);
+    let mask = (table_len - 1) as u64;
+    let mut table_keys = alloc::<u64>(stream, table_len)?;
+    // The empty-slot marker is all ones.
+    fill_bytes(stream, &mut table_keys, 0xff)?;
+    let mut table_first = alloc::<u32>(stream, table_len)?;
+    let mut table_occupied = alloc::<u64>(stream, table_len)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.block_insert);
+        launch
+            .arg(sorted.cell_coords)
+            .arg(&n_cells32)
+            .arg(&mut table_keys)
+            .arg(&mut table_first)
+            .arg(&mut table_occupied)
+            .arg(&mask);
+        // SAFETY: the table has at least 2·n_blocks slots (a power of two), so linear probing
+        // always finds an empty slot; one thread per cell, the block heads insert.
+        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    }
+    timer.stage("block table")?;
+    progress.check()?;
+    progress.report("cuda: linking", 0, 1);
+    let masks = block_stencil_masks(stencil);
+    let use_masks = i32::from(masks.is_some());
+    // Never read when use_masks is 0; a one-word placeholder keeps the argument valid.
+    let masks_dev = gpu(stream.clone_htod(&masks.unwrap_or_else(|| vec![0u64])))?;
+    let reach = stencil.iter().map(|d| d.abs()).max().unwrap_or(0);
+    let mut launch = stream.launch_builder(&kernels.link_blocks);
+    launch
+        .arg(sorted.cell_start)
+        .arg(sorted.cell_coords)
+        .arg(&n_cells32)
+        .arg(sorted.sx)
+        .arg(sorted.sy)
+        .arg(sorted.sz)
+        .arg(&table_keys)
+        .arg(&table_first)
+        .arg(&table_occupied)
+        .arg(&mask)
+        .arg(&masks_dev)
+        .arg(&use_masks)
+        .arg(g.stencil)
+        .arg(&g.n_stencil)
+        .arg(&reach)
+        .arg(&g.dims32[0])
+        .arg(&g.dims32[1])
+        .arg(&g.dims32[2])
+        .arg(&g.periodic)
+        .arg(&g.box_size)
+        .arg(&g.ll2)
+        .arg(parent);
+    // SAFETY: block table entries hold a block's first cell and its occupancy, so every cell
+    // index derived (first + popcount below the bit) is < n_cells; masks hold 64·27 words when
+    // use_masks is 1; stencil holds 3·n_stencil ints; member ranges lie in 0..n.
+    gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    Ok(())
 }
 
 /// The grid of `grid.rs` (`CellGrid::build`): periodic, n = ⌈L/side_target⌉ cells of side L/n
