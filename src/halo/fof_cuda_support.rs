@@ -14,6 +14,7 @@ use std::time::Instant;
 /// The kernel source, compiled by NVRTC on first use.
 const FOF_SOURCE: &str = concat!(
     include_str!("../../kernels/fof.cu"),
+    include_str!("../../kernels/fof_blocks.cu"),
     include_str!("../../kernels/fof_catalogue.cu")
 );
 

@@ -1,6 +1,7 @@
 //! Tests of the CUDA FoF linker's host-side helpers (`fof_cuda.rs`) that need no GPU.
 
 use super::*;
+use crate::halo::fof_cuda_support::block_stencil_masks;
 
 #[test]
 fn half_stencil_covers_each_neighbour_pair_once() {
