@@ -12,6 +12,7 @@ pub mod export;
 mod fof_cpu;
 mod fof_cuda;
 mod fof_cuda_catalogue;
+mod fof_cuda_link;
 mod fof_cuda_support;
 mod grid;
 pub mod periodic;
