@@ -13,7 +13,7 @@
 
 use super::FofError;
 use super::catalogue::{Catalogue, GroupKey, Halo};
-use super::fof_cuda::{CellOrder, Linked, PartitionOnDevice, partition_on_device};
+use super::fof_cuda::{CellOrder, partition_on_device};
 use super::fof_cuda_support::{
     Kernels, StageTimer, alloc, download_pinned, exclusive_scan, gpu, per_element, radix_sort,
     upload_pinned,
@@ -22,9 +22,8 @@ use super::periodic::BoxFrame;
 use crate::data::Masses;
 use crate::gpu::GpuDevice;
 use crate::jobs::Progress;
-use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
-use std::sync::Arc;
 
 /// Members per chunk of the device sums: long enough to amortise a thread, short enough that
 /// the largest halo spreads over many threads.
@@ -101,67 +100,10 @@ pub fn catalogue_cuda(
     )?;
     progress.check()?;
     progress.report("cuda: catalogue", 0, 1);
-    // The labels are final here: they come down on a second stream, from a second host
-    // thread, while the catalogue kernels and the host side of the catalogue run (the DMA
-    // engine and the copy-out threads are otherwise idle during the sums). The copy stream
-    // waits for everything enqueued so far, so the label kernel has finished before its DMA.
-    // Dropping it at the end returns the context to single-stream mode.
-    let copy_stream = gpu(device.context().new_stream())?;
-    gpu(copy_stream.join(&stream))?;
-    let (halos, labels) = std::thread::scope(|scope| -> Result<_, FofError> {
-        let download = scope.spawn(|| {
-            // The label words are i32 ranks (−1 = all ones) written as u32.
-            download_pinned(device.context(), &copy_stream, &part.labels, n, |w| {
-                w as i32
-            })
-        });
-        let halos = halos_on_device(
-            device, &kernels, &stream, positions, masses, velocities, frame, &linked, &part, n,
-        );
-        // The sums' own stage: the main stream only (the download runs on).
-        let summed = timer.stage("catalogue sums");
-        let labels = match download.join() {
-            Ok(labels) => labels,
-            // `download_pinned` does not panic; were it to, the panic goes on as it would have
-            // without the thread.
-            Err(payload) => std::panic::resume_unwind(payload),
-        };
-        let (halos, labels) = (halos?, labels?);
-        summed?;
-        timer.stage("download labels (overlapped, rest)")?;
-        Ok((halos, labels))
-    })?;
-    drop(copy_stream);
-    progress.report("cuda: catalogue", 1, 1);
-    Ok(CudaCatalogueOutput {
-        catalogue: Catalogue {
-            halos,
-            labels,
-            n_sets_all_sizes: part.n_sets_all_sizes,
-        },
-        n_cells: part.n_cells,
-        stage_seconds: timer.stages,
-    })
-}
-
-/// The halos of `part` (sizes, masses, centres, velocities, radii), summed on the device.
-#[allow(clippy::too_many_arguments)]
-fn halos_on_device(
-    device: &GpuDevice,
-    kernels: &Kernels,
-    stream: &Arc<CudaStream>,
-    positions: &[[f32; 3]],
-    masses: &Masses,
-    velocities: Option<&[[f32; 3]]>,
-    frame: Option<BoxFrame>,
-    linked: &Linked,
-    part: &PartitionOnDevice,
-    n: usize,
-) -> Result<Vec<Halo>, FofError> {
     let halos = if part.groups.is_empty() {
         Vec::new()
     } else {
-        let members = members_by_halo(stream, kernels, linked, part, n)?;
+        let members = members_by_halo(&stream, &kernels, &linked, &part, n)?;
         let chunks = Chunks::of(&part.groups);
         let first_dev = gpu(stream.clone_htod(&chunks.first))?;
         let halo_dev = gpu(stream.clone_htod(&chunks.halo))?;
@@ -170,7 +112,7 @@ fn halos_on_device(
             first: &first_dev,
             halo: &halo_dev,
             n_chunks: chunks.halo.len() as u32,
-            linked,
+            linked: &linked,
             frame,
         };
         let reference: Vec<[f64; 3]> = part
@@ -178,7 +120,7 @@ fn halos_on_device(
             .par_iter()
             .map(|g| place(positions, g.min_index as usize, frame))
             .collect();
-        let moments = sums.moments(stream, kernels, device, &reference, masses, velocities)?;
+        let moments = sums.moments(&stream, &kernels, device, &reference, masses, velocities)?;
         let centred: Vec<Centred> = part
             .groups
             .par_iter()
@@ -193,7 +135,7 @@ fn halos_on_device(
             })
             .collect();
         let com: Vec<[f64; 3]> = centred.iter().map(|c| c.com).collect();
-        let radii = sums.radii(stream, kernels, &com)?;
+        let radii = sums.radii(&stream, &kernels, &com)?;
         centred
             .into_par_iter()
             .enumerate()
@@ -218,7 +160,20 @@ fn halos_on_device(
             })
             .collect()
     };
-    Ok(halos)
+    timer.stage("catalogue sums")?;
+    // The label words are i32 ranks (−1 = all ones) written as u32.
+    let labels = download_pinned(device.context(), &stream, &part.labels, n, |w| w as i32)?;
+    timer.stage("download labels")?;
+    progress.report("cuda: catalogue", 1, 1);
+    Ok(CudaCatalogueOutput {
+        catalogue: Catalogue {
+            halos,
+            labels,
+            n_sets_all_sizes: part.n_sets_all_sizes,
+        },
+        n_cells: part.n_cells,
+        stage_seconds: timer.stages,
+    })
 }
 
 /// Position of particle `i` as the CPU catalogue places it (wrapped into the frame).
