@@ -91,7 +91,8 @@ fn assert_same_partition(
     }
 }
 
-/// `find_halos` on the CUDA back-end gives the CPU's result field for field.
+/// `find_halos` on the CUDA back-end gives the CPU's result: labels, set count, sizes and
+/// smallest members exactly, the float sums within the device catalogue's stated tolerance.
 fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, params: FofParams) {
     let cpu = find_halos(
         positions,
@@ -117,13 +118,107 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
     .expect("cuda");
     assert_eq!(cpu.backend, FofBackend::Cpu);
     assert_eq!(gpu.backend, FofBackend::Cuda);
+    let scale = cpu.frame.map_or_else(|| extent(positions), |f| f.size);
+    assert_catalogues_agree(
+        &as_catalogue(&cpu),
+        &as_catalogue(&gpu),
+        cpu.frame,
+        scale,
+        1.0,
+    );
     assert_eq!(
         FofResult {
             backend: FofBackend::Cpu,
+            halos: cpu.halos.clone(),
             ..gpu
         },
         cpu
     );
+}
+
+/// The catalogue part of a result.
+fn as_catalogue(result: &FofResult) -> catalogue::Catalogue {
+    catalogue::Catalogue {
+        halos: result.halos.clone(),
+        labels: result.labels.clone(),
+        n_sets_all_sizes: result.n_sets_all_sizes,
+    }
+}
+
+/// Largest velocity component magnitude (1 without velocities): the scale of velocity errors.
+fn max_speed(velocities: Option<&[[f32; 3]]>) -> f64 {
+    velocities.map_or(1.0, |v| {
+        v.iter()
+            .flatten()
+            .fold(1e-30f64, |m, &x| m.max(f64::from(x).abs()))
+    })
+}
+
+/// Largest per-axis extent of the positions (the length scale of open boundaries).
+fn extent(positions: &[[f32; 3]]) -> f64 {
+    (0..3)
+        .map(|a| {
+            let (lo, hi) = positions.iter().fold((f32::MAX, f32::MIN), |(lo, hi), p| {
+                (lo.min(p[a]), hi.max(p[a]))
+            });
+            f64::from(hi) - f64::from(lo)
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The device catalogue's contract (src/halo/fof_cuda_catalogue.rs): labels, set count, sizes
+/// and smallest members identical; masses within a relative 1e-12; centres (minimum image when
+/// periodic) and radii within 1e-9 of `scale`; mean velocities within 1e-9 of `speed_scale`
+/// (the largest particle velocity component).
+fn assert_catalogues_agree(
+    cpu: &catalogue::Catalogue,
+    gpu: &catalogue::Catalogue,
+    frame: Option<BoxFrame>,
+    scale: f64,
+    speed_scale: f64,
+) {
+    assert_eq!(gpu.n_sets_all_sizes, cpu.n_sets_all_sizes);
+    assert!(gpu.labels == cpu.labels, "labels differ");
+    assert_eq!(gpu.halos.len(), cpu.halos.len());
+    for (k, (g, c)) in gpu.halos.iter().zip(&cpu.halos).enumerate() {
+        assert_eq!((g.size, g.min_index), (c.size, c.min_index), "halo {k}");
+        assert!(
+            (g.mass - c.mass).abs() <= 1e-12 * c.mass.abs(),
+            "halo {k}: mass {} vs {}",
+            g.mass,
+            c.mass
+        );
+        for a in 0..3 {
+            let d = g.com[a] - c.com[a];
+            let d = frame.map_or(d, |f| f.min_image(d));
+            assert!(
+                d.abs() <= 1e-9 * scale,
+                "halo {k}: com {:?} vs {:?}",
+                g.com,
+                c.com
+            );
+        }
+        assert!(
+            (g.radius_max - c.radius_max).abs() <= 1e-9 * scale,
+            "halo {k}: rmax"
+        );
+        assert!(
+            (g.radius_rms - c.radius_rms).abs() <= 1e-9 * scale,
+            "halo {k}: rrms"
+        );
+        match (g.velocity, c.velocity) {
+            (Some(gv), Some(cv)) => {
+                for a in 0..3 {
+                    assert!(
+                        (gv[a] - cv[a]).abs() <= 1e-9 * speed_scale,
+                        "halo {k}: velocity {gv:?} vs {cv:?}"
+                    );
+                }
+            }
+            (None, None) => {}
+            other => panic!("halo {k}: velocity presence differs: {other:?}"),
+        }
+    }
 }
 
 fn reference(name: &str) -> Value {
@@ -227,13 +322,24 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
             &Progress::none(),
         )
         .expect("cpu fof");
+        let scale = cpu
+            .frame
+            .map_or_else(|| extent(&selected.positions), |f| f.size);
+        assert_catalogues_agree(
+            &as_catalogue(&cpu),
+            &as_catalogue(&result),
+            cpu.frame,
+            scale,
+            max_speed(selected.velocities.as_deref()),
+        );
         assert_eq!(
             FofResult {
                 backend: FofBackend::Cpu,
+                halos: cpu.halos.clone(),
                 ..result.clone()
             },
             cpu,
-            "{file} b={b} periodic={periodic}: the CUDA catalogue differs from the CPU's"
+            "{file} b={b} periodic={periodic}: the CUDA result differs from the CPU's"
         );
         let what = format!("{file} b={b} periodic={periodic}");
         assert_same_partition(
@@ -468,5 +574,99 @@ fn device_labels_equal_the_cpu_partition_step() {
                 );
             }
         }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn device_catalogue_agrees_with_the_cpu_catalogue() {
+    let device = device();
+    // Periodic grids of 867, 580, 1092 and 461 cells per axis (≡ 3, 0, 0, 1 mod 4): the block
+    // linker's wrapped blocks and its offset-by-offset walk near the faces.
+    for (n, seed) in [
+        (1_000_000usize, 41u64),
+        (300_000, 42),
+        (2_000_003, 43),
+        (150_001, 44),
+    ] {
+        let points = synthetic::clustered_points(n, 1.0, seed);
+        let mut rng = synthetic::SplitMix64::new(seed);
+        let masses = haloscope::data::Masses::PerParticle(
+            (0..n).map(|_| 0.5 + rng.next_f64() as f32).collect(),
+        );
+        let velocities: Vec<[f32; 3]> = (0..n)
+            .map(|_| [0; 3].map(|_| (rng.next_f64() * 200.0 - 100.0) as f32))
+            .collect();
+        let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
+        let box_frame = BoxFrame {
+            lower: 0.0,
+            size: 1.0,
+        };
+        for frame in [Some(box_frame), None] {
+            let ids = link_components(&points, ll, frame, &Progress::none()).expect("cpu");
+            for (masses, velocities) in [
+                (&masses, Some(velocities.as_slice())),
+                (&haloscope::data::Masses::Uniform(2.5), None),
+            ] {
+                let cpu = catalogue::build(&ids, &points, masses, velocities, frame, 20);
+                let start = Instant::now();
+                let gpu = haloscope::halo::catalogue_cuda(
+                    &device,
+                    &points,
+                    masses,
+                    velocities,
+                    ll,
+                    frame,
+                    CellOrder::Morton,
+                    20,
+                    &Progress::none(),
+                )
+                .expect("cuda catalogue");
+                assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 100.0);
+                eprintln!(
+                    "catalogue n={n} periodic={} velocities={}: {} halos agree, {:.3} s",
+                    frame.is_some(),
+                    velocities.is_some(),
+                    cpu.halos.len(),
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn device_catalogue_on_a_small_clustered_set() {
+    // Small enough for compute-sanitizer: both link paths of the block table (periodic grid of
+    // 270 cells per axis, not divisible by 4, so cells near a face walk the offsets one by one;
+    // and open boundaries) and every catalogue kernel.
+    let device = device();
+    let n = 30_001;
+    let points = synthetic::clustered_points(n, 1.0, 51);
+    let velocities: Vec<[f32; 3]> = points.iter().map(|p| [p[1], -p[0], 2.0 * p[2]]).collect();
+    let masses = haloscope::data::Masses::PerParticle((0..n).map(|i| (i % 7) as f32).collect());
+    let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
+    let frame = BoxFrame {
+        lower: 0.0,
+        size: 1.0,
+    };
+    for frame in [Some(frame), None] {
+        let ids = link_components(&points, ll, frame, &Progress::none()).expect("cpu");
+        let cpu = catalogue::build(&ids, &points, &masses, Some(&velocities), frame, 8);
+        let gpu = haloscope::halo::catalogue_cuda(
+            &device,
+            &points,
+            &masses,
+            Some(&velocities),
+            ll,
+            frame,
+            CellOrder::Morton,
+            8,
+            &Progress::none(),
+        )
+        .expect("cuda catalogue");
+        assert!(!cpu.halos.is_empty());
+        assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 2.0);
     }
 }

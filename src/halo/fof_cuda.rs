@@ -14,6 +14,7 @@
 
 use super::FofError;
 use super::catalogue::{GroupKey, Partition};
+use super::fof_cuda_link::{LinkGeometry, SortedCells, link_by_blocks, link_by_cells};
 pub use super::fof_cuda_support::half_stencil_offsets;
 use super::fof_cuda_support::{
     Kernels, StageTimer, alloc, download_pinned, exclusive_scan, fill_bytes, gpu, per_element,
@@ -179,10 +180,68 @@ pub fn partition_cuda(
     let kernels = Kernels::load(device)?;
     let stream = device.stream().clone();
     let mut timer = StageTimer::new(&stream);
-    let linked = link_on_device(
+    let (_, on_device) = partition_on_device(
         device,
         &kernels,
         &mut timer,
+        positions,
+        linking_length,
+        frame,
+        order,
+        min_members,
+        progress,
+    )?;
+    // The label words are i32 ranks (−1 = all ones) written as u32.
+    let labels = download_pinned(device.context(), &stream, &on_device.labels, n, |w| {
+        w as i32
+    })?;
+    timer.stage("download labels")?;
+    progress.report("cuda: linking", 1, 1);
+    Ok(CudaPartitionOutput {
+        partition: Partition {
+            labels,
+            groups: on_device.groups,
+            n_sets_all_sizes: on_device.n_sets_all_sizes,
+        },
+        n_cells: on_device.n_cells,
+        stage_seconds: timer.stages,
+    })
+}
+
+/// The catalogue's first step left on the device by [`partition_on_device`].
+pub(super) struct PartitionOnDevice {
+    /// Per particle (input order): halo rank, all ones when not kept.
+    pub(super) labels: CudaSlice<u32>,
+    /// Per cell: the halo rank of its set when the cell is a kept root, else all ones.
+    pub(super) rank_of_cell: CudaSlice<u32>,
+    /// Kept sets in catalogue order.
+    pub(super) groups: Vec<GroupKey>,
+    /// Number of sets of every size.
+    pub(super) n_sets_all_sizes: usize,
+    /// Number of non-empty cells.
+    pub(super) n_cells: usize,
+}
+
+/// Links on the device, then set sizes, smallest members, kept sets (sorted on the host) and
+/// per-particle halo labels, all left on the device with the linked cells.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn partition_on_device(
+    device: &GpuDevice,
+    kernels: &Kernels,
+    timer: &mut StageTimer<'_>,
+    positions: &[[f32; 3]],
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    order: CellOrder,
+    min_members: usize,
+    progress: &Progress,
+) -> Result<(Linked, PartitionOnDevice), FofError> {
+    let n = positions.len();
+    let stream = device.stream().clone();
+    let linked = link_on_device(
+        device,
+        kernels,
+        timer,
         positions,
         linking_length,
         frame,
@@ -281,31 +340,30 @@ pub fn partition_cuda(
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
     }
     timer.stage("sets + kept + labels")?;
-    // The label words are i32 ranks (−1 = all ones) written as u32.
-    let labels = download_pinned(device.context(), &stream, &labels_dev, n, |w| w as i32)?;
-    timer.stage("download labels")?;
-    progress.report("cuda: linking", 1, 1);
-    Ok(CudaPartitionOutput {
-        partition: Partition {
-            labels,
+    Ok((
+        linked,
+        PartitionOnDevice {
+            labels: labels_dev,
+            rank_of_cell,
             groups,
             n_sets_all_sizes: n_roots,
+            n_cells,
         },
-        n_cells,
-        stage_seconds: timer.stages,
-    })
+    ))
 }
 
 /// The linked cells left on the device by [`link_on_device`].
-struct Linked {
+pub(super) struct Linked {
     /// Cell c's members are sorted positions `cell_start[c]..cell_start[c + 1]`.
-    cell_start: CudaSlice<u32>,
+    pub(super) cell_start: CudaSlice<u32>,
     /// Sorted position → particle index.
-    order: CudaSlice<u32>,
+    pub(super) order: CudaSlice<u32>,
     /// Per cell: the root cell of its set (compressed: every entry is a root).
-    parent: CudaSlice<u32>,
+    pub(super) parent: CudaSlice<u32>,
     /// Number of non-empty cells.
-    n_cells: usize,
+    pub(super) n_cells: usize,
+    /// Wrapped float64 positions in sorted order (x, y, z).
+    pub(super) sorted_positions: [CudaSlice<f64>; 3],
 }
 
 /// Steps 1–4 on the device: keys, sort, cells, hash, link and compression.
@@ -438,32 +496,12 @@ fn link_on_device(
     }
     drop(head);
     drop(head_scan);
-    let n_cells32 = n_cells as u32;
-    let table_len = (2 * n_cells).next_power_of_two().max(1024);
-    let mask = (table_len - 1) as u64;
-    let mut table_keys = alloc::<u64>(&stream, table_len)?;
-    // The empty-slot marker is all ones.
-    fill_bytes(&stream, &mut table_keys, 0xff)?;
-    let mut table_values = alloc::<u32>(&stream, table_len)?;
-    {
-        let mut launch = stream.launch_builder(&kernels.hash_insert);
-        launch
-            .arg(&cell_coords)
-            .arg(&n_cells32)
-            .arg(&mut table_keys)
-            .arg(&mut table_values)
-            .arg(&mask);
-        // SAFETY: the table has at least 2·n_cells slots (mask = len − 1, a power of two), so
-        // linear probing always finds an empty slot; one thread per cell.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
-    }
-    timer.stage("gather + cells + hash")?;
+    timer.stage("gather + cells")?;
     progress.check()?;
-
-    // 4. Link, compress, label.
-    progress.report("cuda: linking", 0, 1);
+    let n_cells32 = n_cells as u32;
     let stencil_dev = gpu(stream.clone_htod(&stencil))?;
     let n_stencil = (stencil.len() / 3) as u32;
+    let ll2 = linking_length * linking_length;
     let mut parent = alloc::<u32>(&stream, n_cells)?;
     {
         let mut launch = stream.launch_builder(&kernels.init_parent);
@@ -471,31 +509,43 @@ fn link_on_device(
         // SAFETY: parent holds n_cells entries; guarded by c < n_cells.
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
     }
-    let ll2 = linking_length * linking_length;
-    {
-        let mut launch = stream.launch_builder(&kernels.link);
-        launch
-            .arg(&cell_start)
-            .arg(&cell_coords)
-            .arg(&n_cells32)
-            .arg(&sx)
-            .arg(&sy)
-            .arg(&sz)
-            .arg(&table_keys)
-            .arg(&table_values)
-            .arg(&mask)
-            .arg(&stencil_dev)
-            .arg(&n_stencil)
-            .arg(&dims32[0])
-            .arg(&dims32[1])
-            .arg(&dims32[2])
-            .arg(&periodic)
-            .arg(&box_size)
-            .arg(&ll2)
-            .arg(&mut parent);
-        // SAFETY: cell indices from the table are < n_cells; member ranges from cell_start lie
-        // in 0..n (the sorted arrays' length); stencil holds 3·n_stencil ints.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+    let geometry = LinkGeometry {
+        n_cells,
+        dims32,
+        periodic,
+        box_size,
+        ll2,
+        stencil: &stencil_dev,
+        n_stencil,
+    };
+    let sorted = SortedCells {
+        cell_start: &cell_start,
+        cell_coords: &cell_coords,
+        sx: &sx,
+        sy: &sy,
+        sz: &sz,
+    };
+    if order == CellOrder::Morton {
+        link_by_blocks(
+            &stream,
+            kernels,
+            timer,
+            &sorted,
+            &geometry,
+            &stencil,
+            &mut parent,
+            progress,
+        )?;
+    } else {
+        link_by_cells(
+            &stream,
+            kernels,
+            timer,
+            &sorted,
+            &geometry,
+            &mut parent,
+            progress,
+        )?;
     }
     timer.stage("link")?;
     progress.check()?;
@@ -510,6 +560,7 @@ fn link_on_device(
         order: values,
         parent,
         n_cells,
+        sorted_positions: [sx, sy, sz],
     })
 }
 

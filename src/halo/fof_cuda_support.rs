@@ -12,7 +12,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The kernel source, compiled by NVRTC on first use.
-const FOF_SOURCE: &str = include_str!("../../kernels/fof.cu");
+const FOF_SOURCE: &str = concat!(
+    include_str!("../../kernels/fof.cu"),
+    include_str!("../../kernels/fof_blocks.cu"),
+    include_str!("../../kernels/fof_catalogue.cu")
+);
 
 /// Threads per block of every kernel (the scan and sort tiles assume 256).
 pub(super) const BLOCK: u32 = 256;
@@ -42,12 +46,19 @@ pub(super) struct Kernels {
     pub(super) hash_insert: CudaFunction,
     pub(super) init_parent: CudaFunction,
     pub(super) link: CudaFunction,
+    pub(super) block_count: CudaFunction,
+    pub(super) block_insert: CudaFunction,
+    pub(super) link_blocks: CudaFunction,
     pub(super) compress: CudaFunction,
     pub(super) labels: CudaFunction,
     pub(super) set_stats: CudaFunction,
     pub(super) kept_sets: CudaFunction,
     pub(super) rank_roots: CudaFunction,
     pub(super) halo_labels: CudaFunction,
+    pub(super) sorted_ranks: CudaFunction,
+    pub(super) compact_members: CudaFunction,
+    pub(super) halo_sums: CudaFunction,
+    pub(super) halo_radii: CudaFunction,
 }
 
 impl Kernels {
@@ -66,12 +77,19 @@ impl Kernels {
             hash_insert: f("fof_hash_insert")?,
             init_parent: f("fof_init_parent")?,
             link: f("fof_link")?,
+            block_count: f("fof_block_count")?,
+            block_insert: f("fof_block_insert")?,
+            link_blocks: f("fof_link_blocks")?,
             compress: f("fof_compress")?,
             labels: f("fof_labels")?,
             set_stats: f("fof_set_stats")?,
             kept_sets: f("fof_kept_sets")?,
             rank_roots: f("fof_rank_roots")?,
             halo_labels: f("fof_halo_labels")?,
+            sorted_ranks: f("fof_sorted_ranks")?,
+            compact_members: f("fof_compact_members")?,
+            halo_sums: f("fof_halo_sums")?,
+            halo_radii: f("fof_halo_radii")?,
         })
     }
 }
@@ -375,4 +393,37 @@ pub fn half_stencil_offsets(linking_length: f64, side: f64) -> Vec<i32> {
         }
     }
     offsets
+}
+
+/// Morton-local index (0..63) of a cell at local coordinates (0..4 each) inside its 4×4×4
+/// block: the low 6 bits of its Morton key (as `morton_local` in kernels/fof.cu).
+fn morton_local(x: i32, y: i32, z: i32) -> u32 {
+    let (x, y, z) = (x as u32, y as u32, z as u32);
+    (x & 1) | ((y & 1) << 1) | ((z & 1) << 2) | ((x & 2) << 2) | ((y & 2) << 3) | ((z & 2) << 4)
+}
+
+/// For `fof_link_blocks`: per Morton-local cell position (64) and neighbour block offset (27,
+/// index (bdx+1) + 3(bdy+1) + 9(bdz+1)), the mask of Morton-local cells of that block reached
+/// by the half stencil `offsets` (flattened dx, dy, dz). `None` when the reach exceeds 4 cells
+/// (one block side), where a cell's stencil could span more than the 3 blocks per axis.
+pub fn block_stencil_masks(offsets: &[i32]) -> Option<Vec<u64>> {
+    if offsets.iter().any(|d| d.abs() > 4) {
+        return None;
+    }
+    let mut masks = vec![0u64; 64 * 27];
+    for lz in 0..4 {
+        for ly in 0..4 {
+            for lx in 0..4 {
+                let local = morton_local(lx, ly, lz) as usize;
+                for d in offsets.chunks_exact(3) {
+                    let t = [lx + d[0], ly + d[1], lz + d[2]];
+                    let block = t.map(|v| v.div_euclid(4) + 1);
+                    let inner = t.map(|v| v.rem_euclid(4));
+                    let bo = (block[0] + 3 * block[1] + 9 * block[2]) as usize;
+                    masks[local * 27 + bo] |= 1u64 << morton_local(inner[0], inner[1], inner[2]);
+                }
+            }
+        }
+    }
+    Some(masks)
 }

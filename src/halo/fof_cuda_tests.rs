@@ -1,6 +1,7 @@
 //! Tests of the CUDA FoF linker's host-side helpers (`fof_cuda.rs`) that need no GPU.
 
 use super::*;
+use crate::halo::fof_cuda_support::block_stencil_masks;
 
 #[test]
 fn half_stencil_covers_each_neighbour_pair_once() {
@@ -34,4 +35,39 @@ fn grid_matches_the_cpu_rule() {
     let open = grid_spec(&[[0.0, 0.0, 0.0], [1.0, 0.5, 0.0]], 0.2, None).expect("grid");
     assert_eq!(open.lower, [0.0; 3]);
     assert_eq!(open.dims, [10, 6, 1]);
+}
+
+#[test]
+fn block_stencil_masks_cover_the_half_stencil_once_per_cell() {
+    let ll = 1.0;
+    let offsets = half_stencil_offsets(ll, ll / 3f64.sqrt() * SIDE_SHRINK);
+    let masks = block_stencil_masks(&offsets).expect("reach 2 fits a block");
+    for lz in 0..4i32 {
+        for ly in 0..4i32 {
+            for lx in 0..4i32 {
+                let local = fof_cuda_support_morton(lx, ly, lz);
+                // Every offset lands on one distinct (block, cell) bit.
+                let bits: u32 = (0..27).map(|bo| masks[local * 27 + bo].count_ones()).sum();
+                assert_eq!(bits, 62, "local ({lx}, {ly}, {lz})");
+                // The offset (+1, 0, 0) from x = 3 crosses into the next block along x, cell 0.
+                if (lx, ly, lz) == (3, 0, 0) {
+                    let bo = 2 + 3 + 9; // (bdx, bdy, bdz) = (+1, 0, 0)
+                    assert_ne!(masks[local * 27 + bo] & 1, 0);
+                }
+            }
+        }
+    }
+    // A reach beyond one block side is refused (the kernel then walks offsets one by one).
+    assert_eq!(block_stencil_masks(&[5, 0, 0]), None);
+}
+
+/// The Morton-local index of `morton_local` in fof_cuda_support.rs, spelled out bit by bit.
+fn fof_cuda_support_morton(x: i32, y: i32, z: i32) -> usize {
+    let mut index = 0usize;
+    for bit in 0..2 {
+        index |= (((x >> bit) & 1) as usize) << (3 * bit);
+        index |= (((y >> bit) & 1) as usize) << (3 * bit + 1);
+        index |= (((z >> bit) & 1) as usize) << (3 * bit + 2);
+    }
+    index
 }

@@ -11,6 +11,8 @@ pub mod catalogue;
 pub mod export;
 mod fof_cpu;
 mod fof_cuda;
+mod fof_cuda_catalogue;
+mod fof_cuda_link;
 mod fof_cuda_support;
 mod grid;
 pub mod periodic;
@@ -25,6 +27,7 @@ pub use fof_cuda::{
     CellOrder, CudaLinkOutput, CudaPartitionOutput, half_stencil_offsets, link_components_cuda,
     partition_cuda,
 };
+pub use fof_cuda_catalogue::{CudaCatalogueOutput, catalogue_cuda};
 pub use periodic::BoxFrame;
 pub use selection::{SelectedParticles, parse_species, select_particles, snapshot_box_size};
 pub use union_find::AtomicUnionFind;
@@ -252,19 +255,16 @@ pub fn find_halos(
         LinkingLength::Absolute(ll) => (None, ll),
     };
 
-    let (partition, backend) = partition_with_backend(
+    let (catalogue, backend) = catalogue_with_backend(
         positions,
+        masses,
+        velocities,
         linking_length,
         frame,
         params.backend,
         params.min_members,
         progress,
     )?;
-    progress.check()?;
-    progress.report("catalogue", 0, 1);
-    let catalogue =
-        catalogue::build_from_partition(partition, positions, masses, velocities, frame);
-    progress.report("catalogue", 1, 1);
     Ok(FofResult {
         labels: catalogue.labels,
         halos: catalogue.halos,
@@ -279,21 +279,31 @@ pub fn find_halos(
     })
 }
 
-/// The catalogue's first step (labels and kept sets) from the asked-for back-end, and the
-/// back-end that ran: `Auto` takes CUDA when device 0 opens and falls back to the CPU with one
-/// log line; `Cuda` fails when it cannot run. The CUDA back-end labels on the device.
-fn partition_with_backend(
+/// The catalogue from the asked-for back-end, and the back-end that ran: `Auto` takes CUDA
+/// when device 0 opens and falls back to the CPU with one log line; `Cuda` fails when it cannot
+/// run. The CUDA back-end builds the whole catalogue on the device (`fof_cuda_catalogue.rs`:
+/// labels, sizes and minima identical to the CPU's, float sums equal to rounding).
+#[allow(clippy::too_many_arguments)]
+fn catalogue_with_backend(
     positions: &[[f32; 3]],
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
     linking_length: f64,
     frame: Option<BoxFrame>,
     backend: FofBackend,
     min_members: usize,
     progress: &Progress,
-) -> Result<(catalogue::Partition, FofBackend), FofError> {
-    let on_cpu = || -> Result<catalogue::Partition, FofError> {
+) -> Result<(Catalogue, FofBackend), FofError> {
+    let on_cpu = || -> Result<Catalogue, FofError> {
         let ids = link_components(positions, linking_length, frame, progress)?;
         progress.check()?;
-        Ok(catalogue::partition(&ids, min_members))
+        let partition = catalogue::partition(&ids, min_members);
+        progress.check()?;
+        progress.report("catalogue", 0, 1);
+        let catalogue =
+            catalogue::build_from_partition(partition, positions, masses, velocities, frame);
+        progress.report("catalogue", 1, 1);
+        Ok(catalogue)
     };
     let choice = match backend {
         FofBackend::Cpu => return Ok((on_cpu()?, FofBackend::Cpu)),
@@ -302,16 +312,18 @@ fn partition_with_backend(
     };
     match resolve_backend(choice) {
         Ok(ResolvedBackend::Cuda(device)) => {
-            let output = partition_cuda(
+            let output = catalogue_cuda(
                 &device,
                 positions,
+                masses,
+                velocities,
                 linking_length,
                 frame,
                 CellOrder::default(),
                 min_members,
                 progress,
             )?;
-            Ok((output.partition, FofBackend::Cuda))
+            Ok((output.catalogue, FofBackend::Cuda))
         }
         Ok(ResolvedBackend::Cpu { fallback_reason }) => {
             if let Some(reason) = fallback_reason {

@@ -1,0 +1,193 @@
+// ---------------------------------------------------------------------------------------------
+// 6b. (appended to kernels/fof.cu by the loader; uses its hash, union-find and geometry.)
+//     Morton order only: coarse blocks of 4×4×4 cells. A block is a run of 64 consecutive
+//     Morton keys (cell key >> 6 is the block's own Morton key), so its non-empty cells are
+//     consecutive in the sorted cell list: a block table entry (first cell, 64-bit occupancy
+//     mask in Morton-local bit order) gives every cell of the block by one bit test and a
+//     popcount. One hash probe then serves a whole block of neighbour cells instead of one.
+
+// Morton-local index (0..63) of 2-bit local coordinates, the low 6 bits of the cell's key.
+__device__ u32 morton_local(u32 x, u32 y, u32 z) {
+    return (x & 1u) | ((y & 1u) << 1) | ((z & 1u) << 2) | ((x & 2u) << 2) | ((y & 2u) << 3) |
+           ((z & 2u) << 4);
+}
+
+__device__ u64 block_of_coords(u64 coords) {
+    u32 x = (u32)(coords & 0x1fffffULL) >> 2;
+    u32 y = (u32)((coords >> 21) & 0x1fffffULL) >> 2;
+    u32 z = (u32)((coords >> 42) & 0x1fffffULL) >> 2;
+    return pack_coords(x, y, z);
+}
+
+__device__ bool is_block_head(const u64* __restrict__ cell_coords, u32 c) {
+    return c == 0 || block_of_coords(cell_coords[c]) != block_of_coords(cell_coords[c - 1]);
+}
+
+// counters[0] += number of blocks (first cells of a block), one global atomic per thread block.
+extern "C" __global__ void fof_block_count(const u64* __restrict__ cell_coords, u32 n_cells,
+                                           u32* counters) {
+    __shared__ u32 heads;
+    if (threadIdx.x == 0) heads = 0;
+    __syncthreads();
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c < n_cells && is_block_head(cell_coords, c)) atomicAdd(&heads, 1u);
+    __syncthreads();
+    if (threadIdx.x == 0 && heads > 0) atomicAdd(&counters[0], heads);
+}
+
+// The first cell of every block inserts (block coords → first cell, occupancy mask).
+extern "C" __global__ void fof_block_insert(const u64* __restrict__ cell_coords, u32 n_cells,
+                                            u64* __restrict__ table_keys,
+                                            u32* __restrict__ table_first,
+                                            u64* __restrict__ table_occupied, u64 mask) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells || !is_block_head(cell_coords, c)) return;
+    u64 key = block_of_coords(cell_coords[c]);
+    u64 occupied = 0;
+    for (u32 d = c; d < n_cells && d < c + 64; d++) {
+        u64 coords = cell_coords[d];
+        if (block_of_coords(coords) != key) break;
+        occupied |= 1ULL << morton_local((u32)coords & 3u, (u32)(coords >> 21) & 3u,
+                                         (u32)(coords >> 42) & 3u);
+    }
+    u64 slot = hash_slot(key, mask);
+    while (true) {
+        u64 previous = atomicCAS(&table_keys[slot], EMPTY_KEY, key);
+        if (previous == EMPTY_KEY) {
+            table_first[slot] = c;
+            table_occupied[slot] = occupied;
+            return;
+        }
+        slot = (slot + 1) & mask;
+    }
+}
+
+__device__ u64 block_find(const u64* __restrict__ table_keys, u64 mask, u64 key) {
+    u64 slot = hash_slot(key, mask);
+    while (true) {
+        u64 k = table_keys[slot];
+        if (k == key) return slot;
+        if (k == EMPTY_KEY) return EMPTY_KEY;
+        slot = (slot + 1) & mask;
+    }
+}
+
+// Cells c and b (b from c's half stencil) join when some member pair is within ll.
+__device__ void link_cells(const u32* __restrict__ cell_start, const double* __restrict__ sx,
+                           const double* __restrict__ sy, const double* __restrict__ sz,
+                           int periodic, double box_size, double ll2, u32* parent, u32 c,
+                           u32 b) {
+    if (b == c) return;
+    if (find_root(parent, c) == find_root(parent, b)) return;
+    u32 a_first = cell_start[c];
+    u32 a_last = cell_start[c + 1];
+    u32 b_first = cell_start[b];
+    u32 b_last = cell_start[b + 1];
+    for (u32 i = a_first; i < a_last; i++) {
+        double px = sx[i], py = sy[i], pz = sz[i];
+        for (u32 j = b_first; j < b_last; j++) {
+            double dx = px - sx[j];
+            double dy = py - sy[j];
+            double dz = pz - sz[j];
+            if (periodic) {
+                dx = min_image(dx, box_size);
+                dy = min_image(dy, box_size);
+                dz = min_image(dz, box_size);
+            }
+            if (dx * dx + dy * dy + dz * dz <= ll2) {
+                unite(parent, c, b);
+                return;
+            }
+        }
+    }
+}
+
+// fof_link over the block table. Fast path: the host's table stencil_masks[local * 27 + bo]
+// holds, for a cell at Morton-local position `local`, the half-stencil cells inside the
+// neighbour block at block offset bo = (bdx+1) + 3(bdy+1) + 9(bdz+1) (reach ≤ 4 < block side),
+// so a cell probes at most 27 (in practice ≤ 8 non-empty) blocks. It needs block coordinates
+// that wrap like cell coordinates: open boundaries, or a periodic grid with dims divisible by
+// 4, or a cell whose whole stencil stays inside the grid. Other cells (near a periodic face of
+// a grid not divisible by 4) walk the stencil offsets one by one, each through the block table.
+extern "C" __global__ void fof_link_blocks(const u32* __restrict__ cell_start,
+                                           const u64* __restrict__ cell_coords, u32 n_cells,
+                                           const double* __restrict__ sx,
+                                           const double* __restrict__ sy,
+                                           const double* __restrict__ sz,
+                                           const u64* __restrict__ table_keys,
+                                           const u32* __restrict__ table_first,
+                                           const u64* __restrict__ table_occupied, u64 mask,
+                                           const u64* __restrict__ stencil_masks, int use_masks,
+                                           const int* __restrict__ stencil, u32 n_stencil,
+                                           int reach, u32 dim_x, u32 dim_y, u32 dim_z,
+                                           int periodic, double box_size, double ll2,
+                                           u32* parent) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u64 coords = cell_coords[c];
+    int cell[3] = {(int)(coords & 0x1fffffULL), (int)((coords >> 21) & 0x1fffffULL),
+                   (int)((coords >> 42) & 0x1fffffULL)};
+    int dims[3] = {(int)dim_x, (int)dim_y, (int)dim_z};
+    bool wrap_blocks = periodic && dims[0] % 4 == 0 && dims[1] % 4 == 0 && dims[2] % 4 == 0;
+    bool interior = true;
+    for (int a = 0; a < 3; a++) interior = interior && cell[a] >= reach && cell[a] + reach < dims[a];
+    if (use_masks && (!periodic || wrap_blocks || interior)) {
+        u32 local = morton_local((u32)cell[0] & 3u, (u32)cell[1] & 3u, (u32)cell[2] & 3u);
+        for (int bo = 0; bo < 27; bo++) {
+            u64 wanted = stencil_masks[local * 27 + bo];
+            if (wanted == 0) continue;
+            int q[3] = {(cell[0] >> 2) + bo % 3 - 1, (cell[1] >> 2) + (bo / 3) % 3 - 1,
+                        (cell[2] >> 2) + bo / 9 - 1};
+            bool inside = true;
+            for (int a = 0; a < 3; a++) {
+                if (wrap_blocks) {
+                    int nb = dims[a] >> 2;
+                    q[a] = (q[a] + nb) % nb;
+                } else if (q[a] < 0) {
+                    inside = false;
+                }
+            }
+            if (!inside) continue;
+            u64 slot = block_find(table_keys, mask, pack_coords(q[0], q[1], q[2]));
+            if (slot == EMPTY_KEY) continue;
+            u64 occupied = table_occupied[slot];
+            u64 hits = occupied & wanted;
+            if (hits == 0) continue;
+            u32 first = table_first[slot];
+            while (hits) {
+                u32 bit = (u32)(__ffsll((long long)hits) - 1);
+                hits &= hits - 1;
+                u32 b = first + (u32)__popcll(occupied & ((1ULL << bit) - 1));
+                link_cells(cell_start, sx, sy, sz, periodic, box_size, ll2, parent, c, b);
+            }
+        }
+        return;
+    }
+    u64 cached_key = EMPTY_KEY;
+    u64 cached_slot = EMPTY_KEY;
+    for (u32 o = 0; o < n_stencil; o++) {
+        int q[3];
+        bool inside = true;
+        for (int a = 0; a < 3; a++) {
+            q[a] = cell[a] + stencil[3 * o + a];
+            if (periodic) {
+                q[a] %= dims[a];
+                if (q[a] < 0) q[a] += dims[a];
+            } else if (q[a] < 0 || q[a] >= dims[a]) {
+                inside = false;
+            }
+        }
+        if (!inside) continue;
+        u64 key = pack_coords((u32)q[0] >> 2, (u32)q[1] >> 2, (u32)q[2] >> 2);
+        if (key != cached_key) {
+            cached_key = key;
+            cached_slot = block_find(table_keys, mask, key);
+        }
+        if (cached_slot == EMPTY_KEY) continue;
+        u64 occupied = table_occupied[cached_slot];
+        u32 bit = morton_local((u32)q[0] & 3u, (u32)q[1] & 3u, (u32)q[2] & 3u);
+        if (((occupied >> bit) & 1ULL) == 0) continue;
+        u32 b = table_first[cached_slot] + (u32)__popcll(occupied & ((1ULL << bit) - 1));
+        link_cells(cell_start, sx, sy, sz, periodic, box_size, ll2, parent, c, b);
+    }
+}

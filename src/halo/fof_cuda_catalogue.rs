@@ -1,0 +1,399 @@
+//! The whole halo catalogue on the device: the CUDA twin of `catalogue::build` after the CUDA
+//! linker (kernels/fof_catalogue.cu), so that only the labels and a few numbers per halo cross
+//! the bus instead of the CPU reducing 10⁸ particles.
+//!
+//! Exactness: sizes, smallest members, order and labels are integers and equal the CPU's
+//! exactly. The float sums (mass, centre of mass, velocity, radii) are taken in a fixed order
+//! (kept particles in sorted-cell order grouped by halo, chunks of [`CHUNK_MEMBERS`] summed
+//! sequentially on the device, chunks added in order on the host), so they are the same run to
+//! run, but not in the CPU's member-index order: they agree with the CPU catalogue to float64
+//! rounding, stated as masses within a relative 1e-12 and centres and radii within 1e-9 of the
+//! box size (or of the data extent when open), tested in tests/fof_cuda.rs. Bit identity would
+//! need the CPU catalogue to adopt the same blocked order, changing its pinned results.
+
+use super::FofError;
+use super::catalogue::{Catalogue, GroupKey, Halo};
+use super::fof_cuda::{CellOrder, partition_on_device};
+use super::fof_cuda_support::{
+    Kernels, StageTimer, alloc, download_pinned, exclusive_scan, gpu, per_element, radix_sort,
+    upload_pinned,
+};
+use super::periodic::BoxFrame;
+use crate::data::Masses;
+use crate::gpu::GpuDevice;
+use crate::jobs::Progress;
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use rayon::prelude::*;
+
+/// Members per chunk of the device sums: long enough to amortise a thread, short enough that
+/// the largest halo spreads over many threads.
+const CHUNK_MEMBERS: usize = 256;
+
+/// What [`catalogue_cuda`] returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CudaCatalogueOutput {
+    /// The catalogue and labels (labels, sizes and minima identical to the CPU's).
+    pub catalogue: Catalogue,
+    /// Number of non-empty cells.
+    pub n_cells: usize,
+    /// Wall seconds per stage (each stage ends with a stream synchronisation), in order.
+    pub stage_seconds: Vec<(&'static str, f64)>,
+}
+
+/// Links `positions` on `device`, then builds the catalogue of the sets with at least
+/// `min_members` members on the device (labels, sizes, masses, centres, velocities, radii).
+#[allow(clippy::too_many_arguments)]
+pub fn catalogue_cuda(
+    device: &GpuDevice,
+    positions: &[[f32; 3]],
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    order: CellOrder,
+    min_members: usize,
+    progress: &Progress,
+) -> Result<CudaCatalogueOutput, FofError> {
+    let n = positions.len();
+    if let Masses::PerParticle(m) = masses
+        && m.len() != n
+    {
+        return Err(FofError::LengthMismatch {
+            what: "masses",
+            expected: n,
+            got: m.len(),
+        });
+    }
+    if let Some(v) = velocities
+        && v.len() != n
+    {
+        return Err(FofError::LengthMismatch {
+            what: "velocities",
+            expected: n,
+            got: v.len(),
+        });
+    }
+    if n == 0 {
+        return Ok(CudaCatalogueOutput {
+            catalogue: Catalogue {
+                halos: Vec::new(),
+                labels: Vec::new(),
+                n_sets_all_sizes: 0,
+            },
+            n_cells: 0,
+            stage_seconds: Vec::new(),
+        });
+    }
+    let kernels = Kernels::load(device)?;
+    let stream = device.stream().clone();
+    let mut timer = StageTimer::new(&stream);
+    let (linked, part) = partition_on_device(
+        device,
+        &kernels,
+        &mut timer,
+        positions,
+        linking_length,
+        frame,
+        order,
+        min_members,
+        progress,
+    )?;
+    progress.check()?;
+    progress.report("cuda: catalogue", 0, 1);
+    let halos = if part.groups.is_empty() {
+        Vec::new()
+    } else {
+        let members = members_by_halo(&stream, &kernels, &linked, &part, n)?;
+        let chunks = Chunks::of(&part.groups);
+        let first_dev = gpu(stream.clone_htod(&chunks.first))?;
+        let halo_dev = gpu(stream.clone_htod(&chunks.halo))?;
+        let sums = Sums {
+            members: &members,
+            first: &first_dev,
+            halo: &halo_dev,
+            n_chunks: chunks.halo.len() as u32,
+            linked: &linked,
+            frame,
+        };
+        let reference: Vec<[f64; 3]> = part
+            .groups
+            .par_iter()
+            .map(|g| place(positions, g.min_index as usize, frame))
+            .collect();
+        let moments = sums.moments(&stream, &kernels, device, &reference, masses, velocities)?;
+        let centred: Vec<Centred> = part
+            .groups
+            .par_iter()
+            .enumerate()
+            .map(|(h, _)| {
+                let range = chunks.of_halo[h]..chunks.of_halo[h + 1];
+                centre(
+                    &reference[h],
+                    &moments[range.start * 7..range.end * 7],
+                    frame,
+                )
+            })
+            .collect();
+        let com: Vec<[f64; 3]> = centred.iter().map(|c| c.com).collect();
+        let radii = sums.radii(&stream, &kernels, &com)?;
+        centred
+            .into_par_iter()
+            .enumerate()
+            .map(|(h, c)| {
+                let range = chunks.of_halo[h]..chunks.of_halo[h + 1];
+                let (mut sum_r2, mut max_r2) = (0.0f64, 0.0f64);
+                for k in range {
+                    sum_r2 += radii[2 * k];
+                    max_r2 = max_r2.max(radii[2 * k + 1]);
+                }
+                let size = part.groups[h].size as usize;
+                Halo {
+                    size,
+                    min_index: part.groups[h].min_index as usize,
+                    mass: c.mass,
+                    com: c.com,
+                    velocity: velocities.map(|_| c.velocity),
+                    // sqrt is monotonic and correctly rounded: sqrt(max r²) = max sqrt(r²).
+                    radius_max: max_r2.sqrt(),
+                    radius_rms: (sum_r2 / size as f64).sqrt(),
+                }
+            })
+            .collect()
+    };
+    timer.stage("catalogue sums")?;
+    // The label words are i32 ranks (−1 = all ones) written as u32.
+    let labels = download_pinned(device.context(), &stream, &part.labels, n, |w| w as i32)?;
+    timer.stage("download labels")?;
+    progress.report("cuda: catalogue", 1, 1);
+    Ok(CudaCatalogueOutput {
+        catalogue: Catalogue {
+            halos,
+            labels,
+            n_sets_all_sizes: part.n_sets_all_sizes,
+        },
+        n_cells: part.n_cells,
+        stage_seconds: timer.stages,
+    })
+}
+
+/// Position of particle `i` as the CPU catalogue places it (wrapped into the frame).
+fn place(positions: &[[f32; 3]], i: usize, frame: Option<BoxFrame>) -> [f64; 3] {
+    match (frame, positions.get(i)) {
+        (Some(frame), Some(p)) => frame.wrap_point(p),
+        (None, Some(p)) => p.map(f64::from),
+        (_, None) => [0.0; 3],
+    }
+}
+
+/// Sorted positions of the kept particles, grouped by halo rank (stable: sorted-cell order
+/// within a halo).
+fn members_by_halo(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    kernels: &Kernels,
+    linked: &super::fof_cuda::Linked,
+    part: &super::fof_cuda::PartitionOnDevice,
+    n: usize,
+) -> Result<CudaSlice<u32>, FofError> {
+    let n_cells32 = part.n_cells as u32;
+    let n32 = n as u32;
+    let mut sorted_rank = alloc::<u32>(stream, n)?;
+    let mut kept_flag = alloc::<u32>(stream, n)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.sorted_ranks);
+        launch
+            .arg(&linked.cell_start)
+            .arg(&linked.parent)
+            .arg(&part.rank_of_cell)
+            .arg(&n_cells32)
+            .arg(&mut sorted_rank)
+            .arg(&mut kept_flag);
+        // SAFETY: members of cell c are sorted positions cell_start[c]..cell_start[c+1] within
+        // 0..n; parent[c] < n_cells indexes rank_of_cell.
+        gpu(unsafe { launch.launch(per_element(part.n_cells)) })?;
+    }
+    let kept_offset = exclusive_scan(stream, kernels, &kept_flag, n)?;
+    drop(kept_flag);
+    let total: usize = part.groups.iter().map(|g| g.size as usize).sum();
+    let mut keys = alloc::<u64>(stream, total)?;
+    let mut values = alloc::<u32>(stream, total)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.compact_members);
+        launch
+            .arg(&sorted_rank)
+            .arg(&kept_offset)
+            .arg(&n32)
+            .arg(&mut keys)
+            .arg(&mut values);
+        // SAFETY: kept_offset is the exclusive scan of the kept flags, so kept positions land
+        // on distinct indices below the kept total (the sum of the kept sets' sizes).
+        gpu(unsafe { launch.launch(per_element(n)) })?;
+    }
+    let n_groups = part.groups.len() as u32;
+    let key_bits = (u32::BITS - n_groups.saturating_sub(1).leading_zeros()).max(1);
+    let (_, members) = radix_sort(stream, kernels, keys, values, total as u32, key_bits)?;
+    Ok(members)
+}
+
+/// Chunks of at most `CHUNK_MEMBERS` members, none straddling two halos.
+struct Chunks {
+    /// First member of each chunk, then the total.
+    first: Vec<u32>,
+    /// Halo rank of each chunk.
+    halo: Vec<u32>,
+    /// First chunk of each halo, then the chunk count.
+    of_halo: Vec<usize>,
+}
+
+impl Chunks {
+    fn of(groups: &[GroupKey]) -> Self {
+        let mut first = Vec::new();
+        let mut halo = Vec::new();
+        let mut of_halo = Vec::with_capacity(groups.len() + 1);
+        let mut start = 0u32;
+        for (rank, g) in groups.iter().enumerate() {
+            of_halo.push(halo.len());
+            for offset in (0..g.size).step_by(CHUNK_MEMBERS) {
+                first.push(start + offset);
+                halo.push(rank as u32);
+            }
+            start += g.size;
+        }
+        of_halo.push(halo.len());
+        first.push(start);
+        Self {
+            first,
+            halo,
+            of_halo,
+        }
+    }
+}
+
+/// Mass, centre and velocity of one halo.
+struct Centred {
+    mass: f64,
+    com: [f64; 3],
+    velocity: [f64; 3],
+}
+
+/// Adds a halo's chunk sums (7 per chunk) in order and finishes as `catalogue::halo_of` does.
+fn centre(reference: &[f64; 3], chunk_sums: &[f64], frame: Option<BoxFrame>) -> Centred {
+    let mut mass = 0.0f64;
+    let mut moment = [0.0f64; 3];
+    let mut momentum = [0.0f64; 3];
+    for sums in chunk_sums.chunks_exact(7) {
+        mass += sums[0];
+        for axis in 0..3 {
+            moment[axis] += sums[1 + axis];
+            momentum[axis] += sums[4 + axis];
+        }
+    }
+    // As the CPU: a massless halo is centred on its reference member.
+    let weight = if mass > 0.0 { mass } else { 1.0 };
+    let com = [0, 1, 2].map(|axis| {
+        let x = reference[axis] + moment[axis] / weight;
+        frame.map_or(x, |frame| frame.wrap(x))
+    });
+    Centred {
+        mass,
+        com,
+        velocity: momentum.map(|p| p / weight),
+    }
+}
+
+/// The device arrays both sum kernels read.
+struct Sums<'a> {
+    members: &'a CudaSlice<u32>,
+    first: &'a CudaSlice<u32>,
+    halo: &'a CudaSlice<u32>,
+    n_chunks: u32,
+    linked: &'a super::fof_cuda::Linked,
+    frame: Option<BoxFrame>,
+}
+
+impl Sums<'_> {
+    fn periodic(&self) -> (i32, f64) {
+        self.frame.map_or((0, 0.0), |f| (1, f.size))
+    }
+
+    /// Per chunk: mass, moment (3) and momentum (3).
+    fn moments(
+        &self,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        kernels: &Kernels,
+        device: &GpuDevice,
+        reference: &[[f64; 3]],
+        masses: &Masses,
+        velocities: Option<&[[f32; 3]]>,
+    ) -> Result<Vec<f64>, FofError> {
+        let reference_dev = gpu(stream.clone_htod(reference.as_flattened()))?;
+        let (masses_dev, per_particle, uniform) = match masses {
+            Masses::PerParticle(m) => (upload_pinned(device.context(), stream, m)?, 1i32, 0.0),
+            Masses::Uniform(m) => (gpu(stream.clone_htod(&[0f32]))?, 0i32, f64::from(*m)),
+        };
+        let (velocities_dev, has_velocities) = match velocities {
+            Some(v) => (
+                upload_pinned(device.context(), stream, v.as_flattened())?,
+                1i32,
+            ),
+            None => (gpu(stream.clone_htod(&[0f32]))?, 0i32),
+        };
+        let (periodic, box_size) = self.periodic();
+        let n_chunks = self.n_chunks as usize;
+        let mut partial = alloc::<f64>(stream, 7 * n_chunks)?;
+        let [sx, sy, sz] = &self.linked.sorted_positions;
+        let mut launch = stream.launch_builder(&kernels.halo_sums);
+        launch
+            .arg(self.members)
+            .arg(self.first)
+            .arg(self.halo)
+            .arg(&self.n_chunks)
+            .arg(&self.linked.order)
+            .arg(sx)
+            .arg(sy)
+            .arg(sz)
+            .arg(&reference_dev)
+            .arg(&periodic)
+            .arg(&box_size)
+            .arg(&masses_dev)
+            .arg(&per_particle)
+            .arg(&uniform)
+            .arg(&velocities_dev)
+            .arg(&has_velocities)
+            .arg(&mut partial);
+        // SAFETY: chunk k covers members first[k]..first[k+1] (within the kept total), each a
+        // sorted position < n; order maps it to a particle < n (masses and velocities hold n
+        // entries when flagged); halo[k] < the halo count that reference holds.
+        gpu(unsafe { launch.launch(per_element(n_chunks)) })?;
+        gpu(stream.clone_dtoh(&partial))
+    }
+
+    /// Per chunk: sum and maximum of the squared distances from the halo centre.
+    fn radii(
+        &self,
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        kernels: &Kernels,
+        com: &[[f64; 3]],
+    ) -> Result<Vec<f64>, FofError> {
+        let com_dev = gpu(stream.clone_htod(com.as_flattened()))?;
+        let (periodic, box_size) = self.periodic();
+        let n_chunks = self.n_chunks as usize;
+        let mut partial = alloc::<f64>(stream, 2 * n_chunks)?;
+        let [sx, sy, sz] = &self.linked.sorted_positions;
+        let mut launch = stream.launch_builder(&kernels.halo_radii);
+        launch
+            .arg(self.members)
+            .arg(self.first)
+            .arg(self.halo)
+            .arg(&self.n_chunks)
+            .arg(sx)
+            .arg(sy)
+            .arg(sz)
+            .arg(&com_dev)
+            .arg(&periodic)
+            .arg(&box_size)
+            .arg(&mut partial);
+        // SAFETY: as in `moments`; com holds one centre per halo.
+        gpu(unsafe { launch.launch(per_element(n_chunks)) })?;
+        gpu(stream.clone_dtoh(&partial))
+    }
+}

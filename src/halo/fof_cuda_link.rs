@@ -1,0 +1,172 @@
+//! The link step of the CUDA friends-of-friends linker (`fof_cuda.rs`): the per-cell hash
+//! linker (any cell order) and the Morton block-table linker (kernels/fof_blocks.cu).
+
+use super::FofError;
+use super::fof_cuda_support::{
+    Kernels, StageTimer, alloc, block_stencil_masks, fill_bytes, gpu, per_element,
+};
+use crate::jobs::Progress;
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use std::sync::Arc;
+
+/// The sorted cells that the link kernels read.
+pub(super) struct SortedCells<'a> {
+    pub(super) cell_start: &'a CudaSlice<u32>,
+    pub(super) cell_coords: &'a CudaSlice<u64>,
+    pub(super) sx: &'a CudaSlice<f64>,
+    pub(super) sy: &'a CudaSlice<f64>,
+    pub(super) sz: &'a CudaSlice<f64>,
+}
+
+/// The grid and link rule that the link kernels take.
+pub(super) struct LinkGeometry<'a> {
+    pub(super) n_cells: usize,
+    pub(super) dims32: [u32; 3],
+    pub(super) periodic: i32,
+    pub(super) box_size: f64,
+    pub(super) ll2: f64,
+    pub(super) stencil: &'a CudaSlice<i32>,
+    pub(super) n_stencil: u32,
+}
+
+/// Any cell order: a hash table of the non-empty cells, one probe per half-stencil offset.
+pub(super) fn link_by_cells(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    timer: &mut StageTimer<'_>,
+    sorted: &SortedCells<'_>,
+    g: &LinkGeometry<'_>,
+    parent: &mut CudaSlice<u32>,
+    progress: &Progress,
+) -> Result<(), FofError> {
+    let n_cells32 = g.n_cells as u32;
+    let table_len = (2 * g.n_cells).next_power_of_two().max(1024);
+    let mask = (table_len - 1) as u64;
+    let mut table_keys = alloc::<u64>(stream, table_len)?;
+    // The empty-slot marker is all ones.
+    fill_bytes(stream, &mut table_keys, 0xff)?;
+    let mut table_values = alloc::<u32>(stream, table_len)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.hash_insert);
+        launch
+            .arg(sorted.cell_coords)
+            .arg(&n_cells32)
+            .arg(&mut table_keys)
+            .arg(&mut table_values)
+            .arg(&mask);
+        // SAFETY: the table has at least 2·n_cells slots (mask = len − 1, a power of two), so
+        // linear probing always finds an empty slot; one thread per cell.
+        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    }
+    timer.stage("cell hash")?;
+    progress.check()?;
+    progress.report("cuda: linking", 0, 1);
+    let mut launch = stream.launch_builder(&kernels.link);
+    launch
+        .arg(sorted.cell_start)
+        .arg(sorted.cell_coords)
+        .arg(&n_cells32)
+        .arg(sorted.sx)
+        .arg(sorted.sy)
+        .arg(sorted.sz)
+        .arg(&table_keys)
+        .arg(&table_values)
+        .arg(&mask)
+        .arg(g.stencil)
+        .arg(&g.n_stencil)
+        .arg(&g.dims32[0])
+        .arg(&g.dims32[1])
+        .arg(&g.dims32[2])
+        .arg(&g.periodic)
+        .arg(&g.box_size)
+        .arg(&g.ll2)
+        .arg(parent);
+    // SAFETY: cell indices from the table are < n_cells; member ranges from cell_start lie in
+    // 0..n (the sorted arrays' length); stencil holds 3·n_stencil ints.
+    gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    Ok(())
+}
+
+/// Morton order: a hash table of the non-empty 4×4×4 blocks (first cell, occupancy mask), one
+/// probe per neighbour block instead of one per neighbour cell (kernels/fof.cu §6b).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn link_by_blocks(
+    stream: &Arc<CudaStream>,
+    kernels: &Kernels,
+    timer: &mut StageTimer<'_>,
+    sorted: &SortedCells<'_>,
+    g: &LinkGeometry<'_>,
+    stencil: &[i32],
+    parent: &mut CudaSlice<u32>,
+    progress: &Progress,
+) -> Result<(), FofError> {
+    let n_cells32 = g.n_cells as u32;
+    let mut counters = gpu(stream.alloc_zeros::<u32>(1))?;
+    {
+        let mut launch = stream.launch_builder(&kernels.block_count);
+        launch
+            .arg(sorted.cell_coords)
+            .arg(&n_cells32)
+            .arg(&mut counters);
+        // SAFETY: cell_coords holds n_cells entries; counters one word.
+        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    }
+    let n_blocks = gpu(stream.clone_dtoh(&counters))?[0] as usize;
+    let table_len = (2 * n_blocks).next_power_of_two().max(1024);
+    let mask = (table_len - 1) as u64;
+    let mut table_keys = alloc::<u64>(stream, table_len)?;
+    // The empty-slot marker is all ones.
+    fill_bytes(stream, &mut table_keys, 0xff)?;
+    let mut table_first = alloc::<u32>(stream, table_len)?;
+    let mut table_occupied = alloc::<u64>(stream, table_len)?;
+    {
+        let mut launch = stream.launch_builder(&kernels.block_insert);
+        launch
+            .arg(sorted.cell_coords)
+            .arg(&n_cells32)
+            .arg(&mut table_keys)
+            .arg(&mut table_first)
+            .arg(&mut table_occupied)
+            .arg(&mask);
+        // SAFETY: the table has at least 2·n_blocks slots (a power of two), so linear probing
+        // always finds an empty slot; one thread per cell, the block heads insert.
+        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    }
+    timer.stage("block table")?;
+    progress.check()?;
+    progress.report("cuda: linking", 0, 1);
+    let masks = block_stencil_masks(stencil);
+    let use_masks = i32::from(masks.is_some());
+    // Never read when use_masks is 0; a one-word placeholder keeps the argument valid.
+    let masks_dev = gpu(stream.clone_htod(&masks.unwrap_or_else(|| vec![0u64])))?;
+    let reach = stencil.iter().map(|d| d.abs()).max().unwrap_or(0);
+    let mut launch = stream.launch_builder(&kernels.link_blocks);
+    launch
+        .arg(sorted.cell_start)
+        .arg(sorted.cell_coords)
+        .arg(&n_cells32)
+        .arg(sorted.sx)
+        .arg(sorted.sy)
+        .arg(sorted.sz)
+        .arg(&table_keys)
+        .arg(&table_first)
+        .arg(&table_occupied)
+        .arg(&mask)
+        .arg(&masks_dev)
+        .arg(&use_masks)
+        .arg(g.stencil)
+        .arg(&g.n_stencil)
+        .arg(&reach)
+        .arg(&g.dims32[0])
+        .arg(&g.dims32[1])
+        .arg(&g.dims32[2])
+        .arg(&g.periodic)
+        .arg(&g.box_size)
+        .arg(&g.ll2)
+        .arg(parent);
+    // SAFETY: block table entries hold a block's first cell and its occupancy, so every cell
+    // index derived (first + popcount below the bit) is < n_cells; masks hold 64·27 words when
+    // use_masks is 1; stencil holds 3·n_stencil ints; member ranges lie in 0..n.
+    gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    Ok(())
+}
