@@ -1,7 +1,7 @@
 // Step 5b of the pipeline: one thread block per (tile, segment of at most `segment` medium
 // particles). The block accumulates its splats in a shared-memory copy of the tile plus a
 // border of `margin` pixels (the border w plus the CPU box's one-pixel widening), in 64-bit fixed
-// point, then adds the non-zero values to the global tau with integer atomics: borders shared
+// point (CHANNELS values per pixel), then adds the non-zero values to the global tau with integer atomics: borders shared
 // with neighbouring tiles are combined without races, and the sum is the same in any order.
 // MEDIUM_LANES threads work on one splat (its box pixels strided over the group).
 // Needs render_common.cuh before it.
@@ -38,7 +38,7 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
     int side = tile_px + 2 * margin;
     int x0 = (int)(tile % tiles_x) * tile_px - margin;
     int y0 = (int)(tile / tiles_x) * tile_px - margin;
-    int cells = side * side * 3;
+    int cells = side * side * CHANNELS;
     for (int k = threadIdx.x; k < cells; k += blockDim.x) region[k] = 0ull;
     __syncthreads();
 
@@ -59,11 +59,12 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
         for (int k = lane; k < count; k += MEDIUM_LANES) {
             int col = b[0] + k % bw;
             int row = b[2] + k / bw;
-            unsigned long long w[3];
+            unsigned long long w[CHANNELS];
             if (!splat_weight(s, col, row, scale, w)) continue;
-            int at = ((row - y0) * side + (col - x0)) * 3;
-            for (int c = 0; c < 3; ++c) {
-                if (w[c] != 0) atomicAdd(&region[at + c], w[c]);
+            int at = ((row - y0) * side + (col - x0)) * CHANNELS;
+#pragma unroll
+            for (int c = 0; c < CHANNELS; ++c) {
+                if (w[c] != 0) shared_add_u64(&region[at + c], w[c]);
             }
         }
     }
@@ -71,10 +72,11 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
     for (int k = threadIdx.x; k < cells; k += blockDim.x) {
         unsigned long long v = region[k];
         if (v == 0) continue;
-        int cell = k / 3;
+        int cell = k / CHANNELS;
         int col = x0 + cell % side;
         int row = y0 + cell / side;
         if (col < 0 || row < 0 || col >= width || row >= height) continue;
-        atomicAdd(&tau_fixed[((size_t)row * (size_t)width + (size_t)col) * 3 + (k % 3)], v);
+        atomicAdd(&tau_fixed[((size_t)row * (size_t)width + (size_t)col) * CHANNELS + (k % CHANNELS)],
+                  v);
     }
 }

@@ -125,6 +125,38 @@ pub fn apply<T: Copy + Send + Sync>(values: &[T], order: &[u32]) -> Vec<T> {
     order.par_iter().map(|&i| values[i as usize]).collect()
 }
 
+/// Reorders every per-particle array of `species` (positions, masses, velocities, IDs,
+/// smoothing lengths, fields) along `curve`; arrays of another length than the positions are
+/// left alone. `Curve::None` keeps file order.
+pub fn reorder_species(species: &mut crate::data::Species, curve: Curve, bits: u32) {
+    if curve == Curve::None || species.positions.len() > u32::MAX as usize {
+        return;
+    }
+    let n = species.positions.len();
+    let order = permutation(&species.positions, curve, bits);
+    fn permute<T: Copy + Send + Sync>(values: &mut Vec<T>, order: &[u32], n: usize) {
+        if values.len() == n {
+            *values = apply(values, order);
+        }
+    }
+    permute(&mut species.positions, &order, n);
+    if let crate::data::Masses::PerParticle(m) = &mut species.masses {
+        permute(m, &order, n);
+    }
+    if let Some(v) = &mut species.velocities {
+        permute(v, &order, n);
+    }
+    if let Some(v) = &mut species.ids {
+        permute(v, &order, n);
+    }
+    if let Some(v) = &mut species.smoothing_lengths {
+        permute(v, &order, n);
+    }
+    for field in &mut species.fields {
+        permute(&mut field.values, &order, n);
+    }
+}
+
 /// Lower corner and side of the smallest cube holding every finite position (side ≥ tiny).
 fn bounding_cube(positions: &[[f32; 3]]) -> ([f64; 3], f64) {
     let mut lo = [f64::INFINITY; 3];
@@ -201,5 +233,45 @@ mod tests {
                     .all(|w| keys[w[0] as usize] <= keys[w[1] as usize])
             );
         }
+    }
+
+    /// Every per-particle array moves with its particle: (position, h, field, id) tuples are the
+    /// same set before and after, and the positions end in Morton-key order.
+    #[test]
+    fn reorder_species_moves_every_array_together() {
+        let mut species = crate::data::Species::empty(crate::data::SpeciesKind::Gas);
+        species.positions = (0..300)
+            .map(|i| {
+                let t = i as f32 * 0.618_034;
+                [t.fract(), (t * 5.0).fract(), (t * 11.0).fract()]
+            })
+            .collect();
+        species.smoothing_lengths = Some((0..300).map(|i| i as f32 * 0.5).collect());
+        species.ids = Some((0..300).map(|i| 1000 + i as u64).collect());
+        species.masses = crate::data::Masses::PerParticle((0..300).map(|i| i as f32).collect());
+        species.fields.push(crate::data::Field {
+            name: "T".to_owned(),
+            values: (0..300).map(|i| i as f32 * 2.0).collect(),
+            units: Default::default(),
+        });
+        let before = species.positions.clone();
+        reorder_species(&mut species, Curve::Morton, 10);
+        let ids = species.ids.as_ref().expect("ids");
+        let h = species.smoothing_lengths.as_ref().expect("h");
+        let crate::data::Masses::PerParticle(m) = &species.masses else {
+            panic!("masses became uniform");
+        };
+        for (k, &id) in ids.iter().enumerate() {
+            let i = (id - 1000) as usize;
+            assert_eq!(species.positions[k], before[i]);
+            assert_eq!(h[k], i as f32 * 0.5);
+            assert_eq!(m[k], i as f32);
+            assert_eq!(species.fields[0].values[k], i as f32 * 2.0);
+        }
+        let mut sorted_ids = ids.clone();
+        sorted_ids.sort_unstable();
+        assert_eq!(sorted_ids, (1000..1300).collect::<Vec<u64>>());
+        let keys = keys(&species.positions, Curve::Morton, 10);
+        assert!(keys.windows(2).all(|w| w[0] <= w[1]));
     }
 }

@@ -54,6 +54,16 @@ pub struct CudaTuning {
     pub tile_px: u32,
     /// Threads sharing one splat in the medium kernel (1, 2, 4, 8, 16 or 32).
     pub medium_lanes: u32,
+    /// Threads sharing one splat in the wide-border tile pass of large splats (1 to 32, as
+    /// `medium_lanes`): bigger splats keep more lanes busy.
+    pub wide_lanes: u32,
+    /// Shared-memory tile sums as two native 32-bit atomics with a carry instead of a 64-bit
+    /// atomic (a compare-and-swap loop on Hopper); both give the same bits.
+    pub split_shared_atomics: bool,
+    /// Accumulate one fixed-point value per pixel instead of three when no species of the frame
+    /// has a colour field (grey splats: the three sums are equal); same bits, a third of the
+    /// atomics.
+    pub grey_channel: bool,
     /// Medium splats per thread block (a tile with more gets several blocks).
     pub segment: u32,
     /// Medium splats with R below this many pixels go to the direct atomic kernel with the
@@ -73,19 +83,27 @@ pub struct CudaTuning {
     pub large: LargePath,
 }
 
+impl CudaTuning {
+    /// The defaults, chosen by measurement on an H200 (BENCHMARKS.md, "CUDA Splotch renderer").
+    pub const DEFAULT: Self = Self {
+        tile_px: 16,
+        medium_lanes: 8,
+        wide_lanes: 32,
+        split_shared_atomics: true,
+        grey_channel: true,
+        segment: 2048,
+        direct_cut_px: 1.5,
+        gpu_border_px: 32.0,
+        wide_segment: 256,
+        chunk_particles: 1 << 25,
+        resident: true,
+        large: LargePath::Cpu,
+    };
+}
+
 impl Default for CudaTuning {
     fn default() -> Self {
-        Self {
-            tile_px: 16,
-            medium_lanes: 8,
-            segment: 2048,
-            direct_cut_px: 1.5,
-            gpu_border_px: 32.0,
-            wide_segment: 256,
-            chunk_particles: 1 << 25,
-            resident: true,
-            large: LargePath::Cpu,
-        }
+        Self::DEFAULT
     }
 }
 
@@ -153,7 +171,7 @@ impl CudaRenderer {
     /// Compiles the kernels and creates the streams on `device`.
     pub fn new(device: Arc<GpuDevice>, tuning: CudaTuning) -> Result<Self, RenderError> {
         check_tuning(&tuning)?;
-        let kernels = Kernels::load(&device, tuning.medium_lanes)?;
+        let kernels = Kernels::load(&device, &tuning)?;
         let compute = device.context().new_stream().map_err(GpuError::from)?;
         let copy = device.context().new_stream().map_err(GpuError::from)?;
         let staging = Staging::new(&copy)?;
@@ -277,11 +295,12 @@ fn check_tuning(tuning: &CudaTuning) -> Result<(), RenderError> {
             tuning.tile_px
         )));
     }
-    if ![1, 2, 4, 8, 16, 32].contains(&tuning.medium_lanes) {
-        return Err(RenderError::setting(format!(
-            "CUDA medium lanes {} must be 1, 2, 4, 8, 16 or 32",
-            tuning.medium_lanes
-        )));
+    for (what, lanes) in [("medium", tuning.medium_lanes), ("wide", tuning.wide_lanes)] {
+        if ![1, 2, 4, 8, 16, 32].contains(&lanes) {
+            return Err(RenderError::setting(format!(
+                "CUDA {what} lanes {lanes} must be 1, 2, 4, 8, 16 or 32"
+            )));
+        }
     }
     let finite = |v: f32| v >= 0.0 && v.is_finite();
     if !finite(tuning.direct_cut_px) || !finite(tuning.gpu_border_px) {
