@@ -107,7 +107,9 @@ fn grey_frames_match_the_cpu_and_every_variant_bit_for_bit() {
         let mut s = settings(&snapshot, 512, size_factor, false);
         s.min_radius_px = min_radius;
         let counts = check_against_cpu(&mut main, &snapshot, &s);
-        assert!(counts.active() > 100_000, "{counts:?}");
+        // CPU counts: 57970 active at 0.02 without r_min (the rest touch no pixel), all 200000
+        // from 0.05 on.
+        assert!(counts.active() > 50_000, "{counts:?}");
         let reference = gpu_tau(&mut main, &snapshot, &s);
         for (k, r) in variants.iter_mut().enumerate() {
             assert_eq!(
