@@ -10,6 +10,62 @@
 #define MEDIUM_LANES 8
 #endif
 
+// 1: separable weights. The lanes of a group own columns of the splat's box (wx: one expf per
+// column) and walk its rows in steps of MEDIUM_LANES: lane j computes dy^2 and rgb * wy for row
+// step + j (one expf per row and column block) and the group shares them by shuffles. The
+// inside test (dy^2 > cut^2, then dx^2 + dy^2 <= cut^2) and the product wx * (rgb * wy) are the
+// CPU's (splat_cpu.rs `splat_one`), so every value, and tau, is the same bits as with
+// `splat_weight` per pixel. Set by the Rust loader.
+#ifndef SEPARABLE_WEIGHTS
+#define SEPARABLE_WEIGHTS 0
+#endif
+
+#if SEPARABLE_WEIGHTS
+// Adds splat `s`, box b (inside the region), to the shared region; called by the MEDIUM_LANES
+// lanes of one group (mask `group_mask`) together: every loop bound below is the same for all
+// of them, so the shuffles see the whole group.
+__device__ __forceinline__ void splat_separable(const SplatC& s, const int* b, int lane,
+                                                unsigned int group_mask, int x0, int y0,
+                                                int side, double scale,
+                                                unsigned long long* region) {
+    float cut2 = s.cut_px * s.cut_px;
+    float inv_sigma2 = 1.0f / (s.sigma_px * s.sigma_px);
+    for (int col0 = b[0]; col0 <= b[1]; col0 += MEDIUM_LANES) {
+        int col = col0 + lane;
+        bool col_ok = col <= b[1];
+        float dx = ((float)col + 0.5f) - s.x_px;
+        float dx2 = dx * dx;
+        float wx = expf(-dx2 * inv_sigma2);
+        for (int row0 = b[2]; row0 <= b[3]; row0 += MEDIUM_LANES) {
+            float dy = ((float)(row0 + lane) + 0.5f) - s.y_px;
+            float my_dy2 = dy * dy;
+            float my_wy = expf(-my_dy2 * inv_sigma2);
+            float my_e[CHANNELS];
+#pragma unroll
+            for (int c = 0; c < CHANNELS; ++c) my_e[c] = s.rgb[c] * my_wy;
+            int rows = b[3] - row0 + 1;
+            if (rows > MEDIUM_LANES) rows = MEDIUM_LANES;
+            for (int j = 0; j < rows; ++j) {
+                float dy2 = __shfl_sync(group_mask, my_dy2, j, MEDIUM_LANES);
+                float e[CHANNELS];
+#pragma unroll
+                for (int c = 0; c < CHANNELS; ++c) {
+                    e[c] = __shfl_sync(group_mask, my_e[c], j, MEDIUM_LANES);
+                }
+                if (!col_ok || dy2 > cut2 || !(dx2 + dy2 <= cut2)) continue;
+                int at = ((row0 + j - y0) * side + (col - x0)) * CHANNELS;
+#pragma unroll
+                for (int c = 0; c < CHANNELS; ++c) {
+                    float w = wx * e[c];
+                    unsigned long long v = __double2ull_rn((double)w * scale);
+                    if (v != 0) shared_add_u64(&region[at + c], v);
+                }
+            }
+        }
+    }
+}
+#endif
+
 // Tiles are keys tile_base .. tile_base + n_tiles - 1 of the sort (tile_base = n_tiles for the
 // wide-border pass of large splats); block b handles segment seg_start[tile_base] + b.
 extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
@@ -44,6 +100,11 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
 
     int group = threadIdx.x / MEDIUM_LANES;
     int lane = threadIdx.x % MEDIUM_LANES;
+    // The group's lanes within its warp (MEDIUM_LANES divides 32).
+    unsigned int group_mask =
+        (MEDIUM_LANES == 32 ? 0xffffffffu : ((1u << MEDIUM_LANES) - 1u))
+        << ((threadIdx.x & 31) / MEDIUM_LANES * MEDIUM_LANES);
+    (void)group_mask;
     int groups = blockDim.x / MEDIUM_LANES;
     int img_x1 = width - 1, img_y1 = height - 1;
     int reg_x1 = x0 + side - 1, reg_y1 = y0 + side - 1;
@@ -54,6 +115,9 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
                        reg_y1 < img_y1 ? reg_y1 : img_y1, b)) {
             continue;
         }
+#if SEPARABLE_WEIGHTS
+        splat_separable(s, b, lane, group_mask, x0, y0, side, scale, region);
+#else
         int bw = b[1] - b[0] + 1;
         int count = bw * (b[3] - b[2] + 1);
         for (int k = lane; k < count; k += MEDIUM_LANES) {
@@ -67,6 +131,7 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
                 if (w[c] != 0) shared_add_u64(&region[at + c], w[c]);
             }
         }
+#endif
     }
     __syncthreads();
     for (int k = threadIdx.x; k < cells; k += blockDim.x) {

@@ -94,6 +94,25 @@ fn grey_frames_match_the_cpu_and_every_variant_bit_for_bit() {
             tile_px: 32,
             ..gpu
         }),
+        renderer(CudaTuning {
+            separable_weights: !gpu.separable_weights,
+            ..gpu
+        }),
+        renderer(CudaTuning {
+            separable_weights: !gpu.separable_weights,
+            grey_medium_split_atomics: !gpu.grey_medium_split_atomics,
+            medium_lanes: 32,
+            wide_lanes: 4,
+            tile_px: 32,
+            ..gpu
+        }),
+        renderer(CudaTuning {
+            separable_weights: !gpu.separable_weights,
+            medium_lanes: 2,
+            wide_lanes: 8,
+            morton_upload: false,
+            ..gpu
+        }),
     ];
     let mut cpu_large = renderer(CudaTuning::default());
     // All small (no minimum radius), mixed, medium, medium + large, all large.
@@ -125,7 +144,7 @@ fn grey_frames_match_the_cpu_and_every_variant_bit_for_bit() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn coloured_frames_give_the_same_bits_with_either_shared_atomics() {
+fn coloured_frames_give_the_same_bits_with_either_shared_atomics_and_weights() {
     let snapshot = clustered_snapshot(150_000, 9);
     let gpu = CudaTuning {
         large: LargePath::Gpu,
@@ -137,11 +156,20 @@ fn coloured_frames_give_the_same_bits_with_either_shared_atomics() {
         wide_lanes: 16,
         ..gpu
     });
+    let mut separable = renderer(CudaTuning {
+        separable_weights: !gpu.separable_weights,
+        ..gpu
+    });
     for size_factor in [0.2f32, 1.0, 6.0] {
         let s = settings(&snapshot, 400, size_factor, true);
         check_against_cpu(&mut split, &snapshot, &s);
         let a = gpu_tau(&mut split, &snapshot, &s);
         assert_eq!(gpu_tau(&mut native, &snapshot, &s), a, "at {size_factor}");
+        assert_eq!(
+            gpu_tau(&mut separable, &snapshot, &s),
+            a,
+            "separable weights at {size_factor}"
+        );
     }
 }
 
@@ -179,6 +207,59 @@ fn reordered_and_chunked_particles_give_the_same_bits() {
             assert_eq!(gpu_tau(&mut chunked, &snapshot, &s), reference, "chunked");
         }
     }
+}
+
+/// The default Morton-ordered resident copy gives the same bits as file order and as streamed
+/// chunks, on both large paths: with large splats on the CPU the copied-back indices must map
+/// to file order, or the CPU's f32 sums would run in another order.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn morton_upload_gives_the_same_bits_as_file_order_on_both_large_paths() {
+    let snapshot = clustered_snapshot(300_000, 5);
+    let defaults = CudaTuning::default();
+    assert!(defaults.morton_upload, "Morton upload is the default");
+    for large in [LargePath::Cpu, LargePath::Gpu] {
+        for (size_factor, colour) in [(0.3f32, false), (3.0, false), (3.0, true)] {
+            let s = settings(&snapshot, 480, size_factor, colour);
+            let tuning = CudaTuning { large, ..defaults };
+            let mut morton = renderer(tuning);
+            let out = morton
+                .render(&snapshot, &s, &Progress::none())
+                .expect("cuda render");
+            assert!(morton.is_resident());
+            if size_factor > 1.0 {
+                assert!(out.stats.counts.large > 0, "{:?}", out.stats.counts);
+            }
+            let mut file = renderer(CudaTuning {
+                morton_upload: false,
+                ..tuning
+            });
+            let what = format!("{large:?}, size {size_factor}, colour {colour}");
+            assert_eq!(
+                gpu_tau(&mut file, &snapshot, &s),
+                out.tau,
+                "file order, {what}"
+            );
+            let mut chunked = renderer(CudaTuning {
+                chunk_particles: 7_777,
+                resident: false,
+                ..tuning
+            });
+            assert_eq!(
+                gpu_tau(&mut chunked, &snapshot, &s),
+                out.tau,
+                "chunked, {what}"
+            );
+            assert_eq!(
+                gpu_tau(&mut morton, &snapshot, &s),
+                out.tau,
+                "repeated, {what}"
+            );
+        }
+    }
+    // The Morton renderer still matches the CPU reference with large splats on the CPU.
+    let mut r = renderer(CudaTuning::default());
+    check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 480, 3.0, false));
 }
 
 /// A small grey scene with every class, chunked, for compute-sanitizer (memcheck, racecheck).

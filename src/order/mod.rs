@@ -114,7 +114,18 @@ pub fn keys(positions: &[[f32; 3]], curve: Curve, bits: u32) -> Vec<u64> {
 
 /// The permutation that sorts `positions` along `curve` (stable: ties keep file order).
 pub fn permutation(positions: &[[f32; 3]], curve: Curve, bits: u32) -> Vec<u32> {
-    let keys = keys(positions, curve, bits);
+    let keys = keys(positions, curve, bits.clamp(1, MAX_BITS));
+    if 3 * bits.clamp(1, MAX_BITS) <= 32 && positions.len() <= 1 << 32 {
+        // Key and index packed in one u64 (key above the 32 index bits): one sort of plain
+        // words, no indirect key reads; the same order as a stable sort by key.
+        let mut packed: Vec<u64> = keys
+            .par_iter()
+            .enumerate()
+            .map(|(i, &k)| (k << 32) | i as u64)
+            .collect();
+        packed.par_sort_unstable();
+        return packed.par_iter().map(|&w| w as u32).collect();
+    }
     let mut order: Vec<u32> = (0..positions.len() as u32).collect();
     order.par_sort_by_key(|&i| keys[i as usize]);
     order
@@ -221,17 +232,23 @@ mod tests {
                 [t.fract(), (t * 7.0).fract(), (t * 13.0).fract()]
             })
             .collect();
-        for curve in [Curve::None, Curve::Morton, Curve::Hilbert] {
-            let order = permutation(&positions, curve, 10);
+        for (curve, bits) in [
+            (Curve::None, 10),
+            (Curve::Morton, 10),
+            (Curve::Hilbert, 10),
+            (Curve::Morton, 21),
+            (Curve::Hilbert, 21),
+        ] {
+            let order = permutation(&positions, curve, bits);
             let mut seen = order.clone();
             seen.sort_unstable();
             assert_eq!(seen, (0..500).collect::<Vec<u32>>());
-            let keys = keys(&positions, curve, 10);
-            assert!(
-                order
-                    .windows(2)
-                    .all(|w| keys[w[0] as usize] <= keys[w[1] as usize])
-            );
+            let keys = keys(&positions, curve, bits);
+            // Sorted by key, ties in file order (what a stable sort gives).
+            assert!(order.windows(2).all(|w| {
+                let (a, b) = (keys[w[0] as usize], keys[w[1] as usize]);
+                a < b || (a == b && w[0] < w[1])
+            }));
         }
     }
 

@@ -45,9 +45,10 @@ pub struct CudaBenchArgs {
     /// Threads per large splat in the wide tile pass to try (comma separated).
     #[arg(long, value_delimiter = ',', default_values_t = [CudaTuning::DEFAULT.wide_lanes])]
     pub wide_lanes: Vec<u32>,
-    /// Shared-memory atomics of the tile kernels to try: split (two 32-bit adds with a carry)
-    /// and/or native (64-bit atomicAdd).
-    #[arg(long, value_delimiter = ',', default_values = ["split"])]
+    /// Shared-memory atomics of the tile kernels to try: split (two 32-bit adds with a carry),
+    /// native (64-bit atomicAdd), per-pass (the default: native in the grey medium pass, split
+    /// elsewhere).
+    #[arg(long, value_delimiter = ',', default_values = ["per-pass"])]
     pub shared_atomics: Vec<SharedAtomics>,
     /// One accumulated channel for grey frames (on) or always three (off), to try.
     #[arg(long, value_delimiter = ',', default_values = ["on"])]
@@ -55,6 +56,21 @@ pub struct CudaBenchArgs {
     /// Particle orders to try: the snapshot is reordered along this curve before rendering.
     #[arg(long, value_delimiter = ',', default_values = ["none"])]
     pub order: Vec<Curve>,
+    /// Separable weights in the tile passes to try (on, off).
+    #[arg(long, value_delimiter = ',', default_values = ["off"])]
+    pub separable: Vec<GreyChannel>,
+    /// Order of the resident copy to try: morton (the default: reordered at upload) or file.
+    #[arg(long, value_delimiter = ',', default_values = ["morton"])]
+    pub upload_order: Vec<UploadOrder>,
+}
+
+/// Order of the resident copy (see [`CudaTuning::morton_upload`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum UploadOrder {
+    /// Morton order, reordered at upload.
+    Morton,
+    /// File order.
+    File,
 }
 
 /// Shared-memory atomics of the tile kernels (see [`CudaTuning::split_shared_atomics`]).
@@ -64,6 +80,8 @@ pub enum SharedAtomics {
     Split,
     /// One 64-bit atomicAdd.
     Native,
+    /// Native in the medium pass of grey frames, split elsewhere (the measured best per pass).
+    PerPass,
 }
 
 /// Whether grey frames accumulate one channel (see [`CudaTuning::grey_channel`]).
@@ -84,7 +102,7 @@ pub fn run(args: &BenchRenderArgs) -> anyhow::Result<()> {
     eprintln!("device: {}", device.info());
     let mut rows = Vec::new();
     eprintln!(
-        "{:>10} {:>5} {:>5} {:>4} {:>3} {:>3} {:>4} {:>6} {:>5} {:>7} {:>9} {:>9} {:>9}  stages (ms)",
+        "{:>10} {:>5} {:>5} {:>4} {:>3} {:>3} {:>4} {:>6} {:>5} {:>9} {:>9} {:>9} {:>9}  stages (ms)",
         "particles",
         "side",
         "R0",
@@ -153,20 +171,29 @@ fn bench_snapshot(
             for &wide_lanes in &c.wide_lanes {
                 for &cut in &c.direct_cut {
                     for &atomics in &c.shared_atomics {
-                        for &grey in &c.grey {
-                            configs.push(CudaTuning {
-                                tile_px: tile,
-                                medium_lanes: lanes,
-                                wide_lanes,
-                                split_shared_atomics: atomics == SharedAtomics::Split,
-                                grey_channel: grey == GreyChannel::On,
-                                segment: c.segment,
-                                direct_cut_px: cut,
-                                gpu_border_px: c.gpu_border,
-                                wide_segment: c.wide_segment,
-                                large: c.large,
-                                ..CudaTuning::DEFAULT
-                            });
+                        for (&grey, &upload) in c
+                            .grey
+                            .iter()
+                            .flat_map(|g| c.upload_order.iter().map(move |u| (g, u)))
+                        {
+                            for &separable in &c.separable {
+                                configs.push(CudaTuning {
+                                    tile_px: tile,
+                                    medium_lanes: lanes,
+                                    wide_lanes,
+                                    split_shared_atomics: atomics != SharedAtomics::Native,
+                                    grey_medium_split_atomics: atomics == SharedAtomics::Split,
+                                    morton_upload: upload == UploadOrder::Morton,
+                                    separable_weights: separable == GreyChannel::On,
+                                    grey_channel: grey == GreyChannel::On,
+                                    segment: c.segment,
+                                    direct_cut_px: cut,
+                                    gpu_border_px: c.gpu_border,
+                                    wide_segment: c.wide_segment,
+                                    large: c.large,
+                                    ..CudaTuning::DEFAULT
+                                });
+                            }
                         }
                     }
                 }
@@ -205,7 +232,7 @@ fn bench_snapshot(
                 .collect();
             let rate = n as f64 / seconds;
             eprintln!(
-                "{:>10} {:>5} {:>5.1} {:>4} {:>3} {:>3} {:>4.1} {:>6} {:>5} {:>7} {:>9.3} {:>9.2} {:>9.2}  {}  counts {:?}",
+                "{:>10} {:>5} {:>5.1} {:>4} {:>3} {:>3} {:>4.1} {:>6} {:>5} {:>9} {:>9.3} {:>9.2} {:>9.2}  {}  counts {:?}",
                 n,
                 side,
                 r0,
@@ -213,13 +240,21 @@ fn bench_snapshot(
                 tuning.medium_lanes,
                 tuning.wide_lanes,
                 tuning.direct_cut_px,
-                if tuning.split_shared_atomics {
-                    "split"
-                } else {
-                    "native"
+                match (
+                    tuning.split_shared_atomics,
+                    tuning.grey_medium_split_atomics
+                ) {
+                    (true, true) => "split",
+                    (false, false) => "native",
+                    (true, false) => "pass",
+                    (false, true) => "mixed",
                 },
                 if tuning.grey_channel { "on" } else { "off" },
-                order_name,
+                format!(
+                    "{order_name}{}{}",
+                    if tuning.morton_upload { "+m" } else { "" },
+                    if tuning.separable_weights { "+s" } else { "" }
+                ),
                 first_s,
                 seconds * 1e3,
                 rate / 1e9,

@@ -512,7 +512,15 @@ fn run_chunks(
                             .copy
                             .clone_dtoh(&scratch.large.slice(0..count))
                             .map_err(GpuError::from)?;
-                        large_host.extend(list.into_iter().map(|l| (si, l)));
+                        // Resident data in Morton order: back to the file-order index, so
+                        // the CPU sums the large splats in the same order as when streaming.
+                        let file_index = species.upload_order.as_deref();
+                        large_host.extend(list.into_iter().map(|mut l| {
+                            if let Some(&i) = file_index.and_then(|o| o.get(l.index as usize)) {
+                                l.index = i;
+                            }
+                            (si, l)
+                        }));
                     }
                     LargePath::Gpu => {
                         let count_u32 = count as u32;

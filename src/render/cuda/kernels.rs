@@ -47,27 +47,40 @@ fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuErr
 
 impl SplatKernels {
     fn load(device: &GpuDevice, tuning: &CudaTuning, channels: u32) -> Result<Self, GpuError> {
-        let split = u32::from(tuning.split_shared_atomics);
-        let defines = |lanes: u32| {
-            format!(
-                "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
-                 #define MEDIUM_LANES {lanes}\n"
-            )
-        };
-        let build = |file: &str, body: &str, lanes: u32| {
+        let sep = u32::from(tuning.separable_weights);
+        let build = |file: &str, body: &str, lanes: u32, split: bool| {
+            let split = u32::from(split);
             device.module(
-                &format!("{file} (channels {channels}, lanes {lanes}, split {split})"),
-                &format!("{}{COMMON}\n{body}", defines(lanes)),
+                &format!(
+                    "{file} (channels {channels}, lanes {lanes}, split {split}, separable {sep})"
+                ),
+                &format!(
+                    "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
+                     #define MEDIUM_LANES {lanes}\n#define SEPARABLE_WEIGHTS {sep}\n\
+                     {COMMON}\n{body}"
+                ),
             )
         };
-        let small = build("render_small.cu", SMALL, 1)?;
-        let medium = build("render_medium.cu", MEDIUM, tuning.medium_lanes)?;
-        let wide = if tuning.wide_lanes == tuning.medium_lanes {
+        // The medium pass of grey frames has its own atomics choice (measured per pass).
+        let medium_split = if channels == 1 {
+            tuning.grey_medium_split_atomics
+        } else {
+            tuning.split_shared_atomics
+        };
+        let wide_split = tuning.split_shared_atomics;
+        let small = build("render_small.cu", SMALL, 1, wide_split)?;
+        let medium = build(
+            "render_medium.cu",
+            MEDIUM,
+            tuning.medium_lanes,
+            medium_split,
+        )?;
+        let wide = if tuning.wide_lanes == tuning.medium_lanes && medium_split == wide_split {
             medium.clone()
         } else {
-            build("render_medium.cu", MEDIUM, tuning.wide_lanes)?
+            build("render_medium.cu", MEDIUM, tuning.wide_lanes, wide_split)?
         };
-        let large = build("render_large.cu", LARGE, 1)?;
+        let large = build("render_large.cu", LARGE, 1, wide_split)?;
         Ok(Self {
             channels,
             small: function(&small, "small_splat")?,
