@@ -194,17 +194,57 @@ __device__ __forceinline__ int project_particle(const ViewC& v, const StyleC& st
     return cls;
 }
 
-// `pixel_box` of splat_cpu.rs: the footprint widened by one pixel, clamped; false when empty.
+// Colour channels accumulated per pixel: 3, or 1 when every species of the frame is grey (no
+// colour field: rgb[0] == rgb[1] == rgb[2] for every splat, so the three fixed-point sums are the
+// same integers and one is enough; `compose` reads it for all three). Set by the Rust loader.
+#ifndef CHANNELS
+#define CHANNELS 3
+#endif
+
+// 1: shared-memory 64-bit adds are done as two native 32-bit atomics with a carry (Hopper has no
+// native 64-bit shared atomicAdd: it compiles to a compare-and-swap loop). Set by the loader.
+#ifndef SPLIT_SHARED_ATOMICS
+#define SPLIT_SHARED_ATOMICS 1
+#endif
+
+// `sample_range` of splat_cpu.rs: the indices i with ((i + 0.5) - centre)^2 <= cut^2 in f32,
+// from ceil/floor of centre -+ cut - 0.5 moved by one where rounding put an end on the wrong side.
+__device__ __forceinline__ bool sample_inside(int i, float centre, float cut2) {
+    float d = ((float)i + 0.5f) - centre;
+    return d * d <= cut2;
+}
+
+__device__ __forceinline__ void sample_range(float centre, float cut, float cut2, int* lo_out,
+                                             int* hi_out) {
+    int lo = sat_int(ceilf(centre - cut - 0.5f));
+    int hi = sat_int(floorf(centre + cut - 0.5f));
+    if (sample_inside(sat_sub1(lo), centre, cut2)) {
+        lo = sat_sub1(lo);
+    } else if (!sample_inside(lo, centre, cut2)) {
+        lo = sat_add1(lo);
+    }
+    if (sample_inside(sat_add1(hi), centre, cut2)) {
+        hi = sat_add1(hi);
+    } else if (!sample_inside(hi, centre, cut2)) {
+        hi = sat_sub1(hi);
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+}
+
+// `pixel_box` of splat_cpu.rs: the exact footprint box (columns with dx^2 <= R^2, rows with
+// dy^2 <= R^2; a pixel outside it fails the disc test dx^2 + dy^2 <= R^2 too, since adding
+// dy^2 >= 0 cannot round below dx^2), clamped; false when empty or not finite.
 __device__ __forceinline__ bool pixel_box(const SplatC& s, int x_lo, int x_hi, int y_lo, int y_hi,
                                           int* b) {
     if (!(s.cut_px >= 0.0f && s.sigma_px > 0.0f && isfinite(s.x_px) && isfinite(s.y_px) &&
           isfinite(s.cut_px))) {
         return false;
     }
-    int i0 = sat_sub1(sat_int(ceilf(s.x_px - s.cut_px - 0.5f)));
-    int i1 = sat_add1(sat_int(floorf(s.x_px + s.cut_px - 0.5f)));
-    int j0 = sat_sub1(sat_int(ceilf(s.y_px - s.cut_px - 0.5f)));
-    int j1 = sat_add1(sat_int(floorf(s.y_px + s.cut_px - 0.5f)));
+    float cut2 = s.cut_px * s.cut_px;
+    int i0, i1, j0, j1;
+    sample_range(s.x_px, s.cut_px, cut2, &i0, &i1);
+    sample_range(s.y_px, s.cut_px, cut2, &j0, &j1);
     b[0] = i0 > x_lo ? i0 : x_lo;
     b[1] = i1 < x_hi ? i1 : x_hi;
     b[2] = j0 > y_lo ? j0 : y_lo;
@@ -213,7 +253,8 @@ __device__ __forceinline__ bool pixel_box(const SplatC& s, int x_lo, int x_hi, i
 }
 
 // The contribution of splat `s` to pixel (col, row), in the CPU splatter's order
-// (wx * (rgb * wy)), converted to fixed point; false when the pixel is outside the disc.
+// (wx * (rgb * wy)), converted to fixed point (CHANNELS values); false when the pixel is outside
+// the disc.
 __device__ __forceinline__ bool splat_weight(const SplatC& s, int col, int row, double scale,
                                              unsigned long long* out) {
     float cut2 = s.cut_px * s.cut_px;
@@ -226,10 +267,30 @@ __device__ __forceinline__ bool splat_weight(const SplatC& s, int col, int row, 
     if (!(dx2 + dy2 <= cut2)) return false;
     float wx = expf(-dx2 * inv_sigma2);
     float wy = expf(-dy2 * inv_sigma2);
-    for (int c = 0; c < 3; ++c) {
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) {
         float e = s.rgb[c] * wy;
         float w = wx * e;
         out[c] = __double2ull_rn((double)w * scale);
     }
     return true;
+}
+
+// *p += v on a 64-bit shared-memory word. With SPLIT_SHARED_ATOMICS the low 32-bit half gets
+// a native atomicAdd and the high half v_hi plus the carry out of the low half (old + v_lo
+// wrapped): the word ends as the exact 64-bit sum modulo 2^64 whatever the order, and the frame's
+// bound keeps every sum below 2^62, so the result is the same as a 64-bit atomicAdd's.
+__device__ __forceinline__ void shared_add_u64(unsigned long long* p, unsigned long long v) {
+#if SPLIT_SHARED_ATOMICS
+    unsigned int* half = reinterpret_cast<unsigned int*>(p);  // little-endian: [0] low, [1] high
+    unsigned int lo = (unsigned int)v;
+    unsigned int hi = (unsigned int)(v >> 32);
+    if (lo != 0) {
+        unsigned int old = atomicAdd(&half[0], lo);
+        hi += (old + lo < old) ? 1u : 0u;
+    }
+    if (hi != 0) atomicAdd(&half[1], hi);
+#else
+    atomicAdd(p, v);
+#endif
 }

@@ -4,11 +4,13 @@
 
 extern "C" __global__ void compose(const unsigned long long* __restrict__ tau_fixed,
                                    const float* __restrict__ tau_cpu, int has_cpu,
-                                   unsigned long long n,
+                                   int channels, unsigned long long n,
                                    double inv_scale, float* __restrict__ tau) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float v = (float)((double)tau_fixed[i] * inv_scale);
+    // One fixed-point value per pixel (grey frame) serves all three channels.
+    unsigned long long fixed = channels == 1 ? tau_fixed[i / 3] : tau_fixed[i];
+    float v = (float)((double)fixed * inv_scale);
     if (has_cpu) v = v + tau_cpu[i];
     tau[i] = v;
 }

@@ -16,10 +16,11 @@ extern "C" __global__ void large_splat(const LargeC* __restrict__ large, unsigne
     for (long long k = lane; k < count; k += 32) {
         int col = b[0] + (int)(k % bw);
         int row = b[2] + (int)(k / bw);
-        unsigned long long w[3];
+        unsigned long long w[CHANNELS];
         if (!splat_weight(s, col, row, scale, w)) continue;
-        size_t at = ((size_t)row * (size_t)width + (size_t)col) * 3;
-        for (int c = 0; c < 3; ++c) {
+        size_t at = ((size_t)row * (size_t)width + (size_t)col) * CHANNELS;
+#pragma unroll
+        for (int c = 0; c < CHANNELS; ++c) {
             if (w[c] != 0) atomicAdd(&tau_fixed[at + c], w[c]);
         }
     }

@@ -1,7 +1,7 @@
 // Step 4 of the pipeline: small particles (footprint box of one pixel), and medium ones with a
 // box of a few pixels, are added straight into the global fixed-point tau with 64-bit integer
 // atomics, with the weight the CPU gives them: the Gaussian at each pixel's sample point, over
-// the CPU splatter's widened box with its disc test. Needs render_common.cuh before it.
+// the CPU splatter's exact box with its disc test. tau_fixed holds CHANNELS values per pixel. Needs render_common.cuh before it.
 
 extern "C" __global__ void small_splat(ViewC view, StyleC style, const float* __restrict__ pos, const float* __restrict__ h,
     const float* __restrict__ intensity, const float* __restrict__ colour,
@@ -18,10 +18,11 @@ extern "C" __global__ void small_splat(ViewC view, StyleC style, const float* __
     if (!pixel_box(s, 0, view.width_px - 1, 0, view.height_px - 1, b)) return;
     for (int row = b[2]; row <= b[3]; ++row) {
         for (int col = b[0]; col <= b[1]; ++col) {
-            unsigned long long w[3];
+            unsigned long long w[CHANNELS];
             if (!splat_weight(s, col, row, scale, w)) continue;
-            size_t at = ((size_t)row * (size_t)view.width_px + (size_t)col) * 3;
-            for (int c = 0; c < 3; ++c) {
+            size_t at = ((size_t)row * (size_t)view.width_px + (size_t)col) * CHANNELS;
+#pragma unroll
+            for (int c = 0; c < CHANNELS; ++c) {
                 if (w[c] != 0) atomicAdd(&tau_fixed[at + c], w[c]);
             }
         }

@@ -24,15 +24,8 @@ use std::sync::Arc;
 /// threads are busy writing PNGs and encoding H.264, and even idle they splat large particles
 /// 28× slower than the wide-border GPU pass (BENCHMARKS-rgpu.md, "Large splats").
 pub const MOVIE_CUDA_TUNING: CudaTuning = CudaTuning {
-    tile_px: 16,
-    medium_lanes: 8,
-    segment: 2048,
-    direct_cut_px: 1.5,
-    gpu_border_px: 32.0,
-    wide_segment: 256,
-    chunk_particles: 1 << 25,
-    resident: true,
     large: LargePath::Gpu,
+    ..CudaTuning::DEFAULT
 };
 
 /// The back-end doing the work, with its buffers.

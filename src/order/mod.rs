@@ -114,7 +114,18 @@ pub fn keys(positions: &[[f32; 3]], curve: Curve, bits: u32) -> Vec<u64> {
 
 /// The permutation that sorts `positions` along `curve` (stable: ties keep file order).
 pub fn permutation(positions: &[[f32; 3]], curve: Curve, bits: u32) -> Vec<u32> {
-    let keys = keys(positions, curve, bits);
+    let keys = keys(positions, curve, bits.clamp(1, MAX_BITS));
+    if 3 * bits.clamp(1, MAX_BITS) <= 32 && positions.len() <= 1 << 32 {
+        // Key and index packed in one u64 (key above the 32 index bits): one sort of plain
+        // words, no indirect key reads; the same order as a stable sort by key.
+        let mut packed: Vec<u64> = keys
+            .par_iter()
+            .enumerate()
+            .map(|(i, &k)| (k << 32) | i as u64)
+            .collect();
+        packed.par_sort_unstable();
+        return packed.par_iter().map(|&w| w as u32).collect();
+    }
     let mut order: Vec<u32> = (0..positions.len() as u32).collect();
     order.par_sort_by_key(|&i| keys[i as usize]);
     order
@@ -123,6 +134,38 @@ pub fn permutation(positions: &[[f32; 3]], curve: Curve, bits: u32) -> Vec<u32> 
 /// Applies `order` to `values`: out[k] = values[order[k]].
 pub fn apply<T: Copy + Send + Sync>(values: &[T], order: &[u32]) -> Vec<T> {
     order.par_iter().map(|&i| values[i as usize]).collect()
+}
+
+/// Reorders every per-particle array of `species` (positions, masses, velocities, IDs,
+/// smoothing lengths, fields) along `curve`; arrays of another length than the positions are
+/// left alone. `Curve::None` keeps file order.
+pub fn reorder_species(species: &mut crate::data::Species, curve: Curve, bits: u32) {
+    if curve == Curve::None || species.positions.len() > u32::MAX as usize {
+        return;
+    }
+    let n = species.positions.len();
+    let order = permutation(&species.positions, curve, bits);
+    fn permute<T: Copy + Send + Sync>(values: &mut Vec<T>, order: &[u32], n: usize) {
+        if values.len() == n {
+            *values = apply(values, order);
+        }
+    }
+    permute(&mut species.positions, &order, n);
+    if let crate::data::Masses::PerParticle(m) = &mut species.masses {
+        permute(m, &order, n);
+    }
+    if let Some(v) = &mut species.velocities {
+        permute(v, &order, n);
+    }
+    if let Some(v) = &mut species.ids {
+        permute(v, &order, n);
+    }
+    if let Some(v) = &mut species.smoothing_lengths {
+        permute(v, &order, n);
+    }
+    for field in &mut species.fields {
+        permute(&mut field.values, &order, n);
+    }
 }
 
 /// Lower corner and side of the smallest cube holding every finite position (side ≥ tiny).
@@ -189,17 +232,63 @@ mod tests {
                 [t.fract(), (t * 7.0).fract(), (t * 13.0).fract()]
             })
             .collect();
-        for curve in [Curve::None, Curve::Morton, Curve::Hilbert] {
-            let order = permutation(&positions, curve, 10);
+        for (curve, bits) in [
+            (Curve::None, 10),
+            (Curve::Morton, 10),
+            (Curve::Hilbert, 10),
+            (Curve::Morton, 21),
+            (Curve::Hilbert, 21),
+        ] {
+            let order = permutation(&positions, curve, bits);
             let mut seen = order.clone();
             seen.sort_unstable();
             assert_eq!(seen, (0..500).collect::<Vec<u32>>());
-            let keys = keys(&positions, curve, 10);
-            assert!(
-                order
-                    .windows(2)
-                    .all(|w| keys[w[0] as usize] <= keys[w[1] as usize])
-            );
+            let keys = keys(&positions, curve, bits);
+            // Sorted by key, ties in file order (what a stable sort gives).
+            assert!(order.windows(2).all(|w| {
+                let (a, b) = (keys[w[0] as usize], keys[w[1] as usize]);
+                a < b || (a == b && w[0] < w[1])
+            }));
         }
+    }
+
+    /// Every per-particle array moves with its particle: (position, h, field, id) tuples are the
+    /// same set before and after, and the positions end in Morton-key order.
+    #[test]
+    fn reorder_species_moves_every_array_together() {
+        let mut species = crate::data::Species::empty(crate::data::SpeciesKind::Gas);
+        species.positions = (0..300)
+            .map(|i| {
+                let t = i as f32 * 0.618_034;
+                [t.fract(), (t * 5.0).fract(), (t * 11.0).fract()]
+            })
+            .collect();
+        species.smoothing_lengths = Some((0..300).map(|i| i as f32 * 0.5).collect());
+        species.ids = Some((0..300).map(|i| 1000 + i as u64).collect());
+        species.masses = crate::data::Masses::PerParticle((0..300).map(|i| i as f32).collect());
+        species.fields.push(crate::data::Field {
+            name: "T".to_owned(),
+            values: (0..300).map(|i| i as f32 * 2.0).collect(),
+            units: Default::default(),
+        });
+        let before = species.positions.clone();
+        reorder_species(&mut species, Curve::Morton, 10);
+        let ids = species.ids.as_ref().expect("ids");
+        let h = species.smoothing_lengths.as_ref().expect("h");
+        let crate::data::Masses::PerParticle(m) = &species.masses else {
+            panic!("masses became uniform");
+        };
+        for (k, &id) in ids.iter().enumerate() {
+            let i = (id - 1000) as usize;
+            assert_eq!(species.positions[k], before[i]);
+            assert_eq!(h[k], i as f32 * 0.5);
+            assert_eq!(m[k], i as f32);
+            assert_eq!(species.fields[0].values[k], i as f32 * 2.0);
+        }
+        let mut sorted_ids = ids.clone();
+        sorted_ids.sort_unstable();
+        assert_eq!(sorted_ids, (1000..1300).collect::<Vec<u64>>());
+        let keys = keys(&species.positions, Curve::Morton, 10);
+        assert!(keys.windows(2).all(|w| w[0] <= w[1]));
     }
 }

@@ -5,7 +5,13 @@ use super::data;
 use super::{CudaRenderer, ImageBuffers, MIN_CHUNK, Scratch, is_out_of_memory};
 use crate::data::Snapshot;
 use crate::gpu::GpuError;
+use crate::order::Curve;
 use crate::render::{RenderError, RenderSettings};
+
+/// Morton quantisation bits per axis for the upload order: 2^10 cells across the data's
+/// bounding cube are a few pixels on screen at 2048² (finer than a 16 px tile), and 30-bit keys
+/// let [`crate::order::permutation`] sort packed 64-bit words.
+const UPLOAD_ORDER_BITS: u32 = 10;
 
 /// Uploads every species when data plus scratch fit in device memory (else they stream).
 pub(super) fn make_resident(
@@ -48,12 +54,25 @@ pub(super) fn make_resident(
             Ok(a) => a,
             Err(e) if is_out_of_memory(&e) => {
                 // Does not fit after all: stream everything.
-                loaded.iter_mut().for_each(|s| s.resident = None);
+                loaded.iter_mut().for_each(|s| {
+                    s.resident = None;
+                    s.upload_order = None;
+                });
                 return Ok(());
             }
             Err(e) => return Err(e.into()),
         };
-        data::upload_range(&mut r.staging, &r.copy, &host, 0..species.n, &mut arrays)?;
+        let positions = &snapshot
+            .species(species.kind)
+            .ok_or_else(|| RenderError::setting(format!("species {} vanished", species.kind)))?
+            .positions;
+        if r.tuning.morton_upload && species.n > 1 && species.n <= u32::MAX as usize {
+            let order = crate::order::permutation(positions, Curve::Morton, UPLOAD_ORDER_BITS);
+            data::upload_in_order(&mut r.staging, &r.copy, &host, &order, &mut arrays)?;
+            species.upload_order = Some(order);
+        } else {
+            data::upload_range(&mut r.staging, &r.copy, &host, 0..species.n, &mut arrays)?;
+        }
         species.resident = Some(arrays);
     }
     r.copy.synchronize().map_err(GpuError::from)?;

@@ -200,17 +200,28 @@ fn run_chunks(
         LargePath::Gpu => wide_border_px(r.tuning.gpu_border_px, tile_px, settings.border_px),
         LargePath::Cpu => 0.0,
     };
+    // Grey frames (no species with a colour field: every splat has rgb[0] = rgb[1] = rgb[2])
+    // accumulate one fixed-point value per pixel.
+    let grey = r.tuning.grey_channel && loaded.iter().all(|s| s.colour_norm.is_none());
+    let kernels = if grey {
+        &r.kernels.grey
+    } else {
+        &r.kernels.rgb
+    };
+    let channels = kernels.channels as usize;
+    // `tile_shared` was sized for RGB; a grey region is a third of it.
+    let tile_shared = tile_shared / 3 * channels;
     let wide_margin = wide_border.ceil() as usize + 2;
-    let wide_shared = (tile_px + 2 * wide_margin).pow(2) * 3 * 8;
-    let max_shared = tile_shared.max(if wide_border > 0.0 { wide_shared } else { 0 });
-    if max_shared > 48 * 1024 {
-        r.kernels
-            .medium
-            .set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                max_shared as i32,
-            )
-            .map_err(GpuError::from)?;
+    let wide_shared = (tile_px + 2 * wide_margin).pow(2) * channels * 8;
+    for (function, shared) in [(&kernels.medium, tile_shared), (&kernels.wide, wide_shared)] {
+        if shared > 48 * 1024 {
+            function
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+                .map_err(GpuError::from)?;
+        }
     }
     let direct_cut = r.tuning.direct_cut_px;
 
@@ -249,8 +260,9 @@ fn run_chunks(
         .ok_or_else(|| RenderError::setting("no image"))?;
     let dummy: CudaSlice<f32> = stream.alloc_zeros(3).map_err(GpuError::from)?;
     let t0 = Timer::event(&stream)?;
+    let used_fixed = width * height * channels;
     stream
-        .memset_zeros(&mut image.tau_fixed)
+        .memset_zeros(&mut image.tau_fixed.slice_mut(0..used_fixed))
         .map_err(GpuError::from)?;
     stream
         .memset_zeros(&mut scratch.class_count)
@@ -410,7 +422,7 @@ fn run_chunks(
             timer.marks.push(("sort", e1.clone(), e2.clone()));
 
             // (4) small.
-            let mut launch = stream.launch_builder(&r.kernels.small);
+            let mut launch = stream.launch_builder(&kernels.small);
             launch
                 .arg(&view_c)
                 .arg(&style_c)
@@ -423,7 +435,8 @@ fn run_chunks(
                 .arg(&scratch.keys)
                 .arg(&scale)
                 .arg(&mut image.tau_fixed);
-            // SAFETY: writes only pixels clamped to the W×H image (3·W·H entries).
+            // SAFETY: writes only pixels clamped to the W×H image (`channels`·W·H ≤ 3·W·H
+            // entries, the kernel compiled for `channels`).
             unsafe { launch.launch(launch_config(grid(len, BLOCK as usize), 0)) }
                 .map_err(GpuError::from)?;
             let e3 = Timer::event(&stream)?;
@@ -433,7 +446,7 @@ fn run_chunks(
             let blocks = n_tiles + len.div_ceil(segment as usize);
             let (margin_i32, side) = (margin as i32, tile_shared);
             let zero_u32 = 0u32;
-            let mut launch = stream.launch_builder(&r.kernels.medium);
+            let mut launch = stream.launch_builder(&kernels.medium);
             launch
                 .arg(&scratch.sorted)
                 .arg(&scratch.tile_start)
@@ -456,7 +469,7 @@ fn run_chunks(
             if wide_border > 0.0 {
                 let blocks = n_tiles + len.div_ceil(wide_segment as usize);
                 let wide_margin_i32 = wide_margin as i32;
-                let mut launch = stream.launch_builder(&r.kernels.medium);
+                let mut launch = stream.launch_builder(&kernels.wide);
                 launch
                     .arg(&scratch.sorted)
                     .arg(&scratch.tile_start)
@@ -499,12 +512,20 @@ fn run_chunks(
                             .copy
                             .clone_dtoh(&scratch.large.slice(0..count))
                             .map_err(GpuError::from)?;
-                        large_host.extend(list.into_iter().map(|l| (si, l)));
+                        // Resident data in Morton order: back to the file-order index, so
+                        // the CPU sums the large splats in the same order as when streaming.
+                        let file_index = species.upload_order.as_deref();
+                        large_host.extend(list.into_iter().map(|mut l| {
+                            if let Some(&i) = file_index.and_then(|o| o.get(l.index as usize)) {
+                                l.index = i;
+                            }
+                            (si, l)
+                        }));
                     }
                     LargePath::Gpu => {
                         let count_u32 = count as u32;
                         let zero = 0u32;
-                        let mut launch = stream.launch_builder(&r.kernels.large);
+                        let mut launch = stream.launch_builder(&kernels.large);
                         launch
                             .arg(&scratch.large)
                             .arg(&zero)
@@ -547,15 +568,17 @@ fn run_chunks(
     let n_values = (width * height * 3) as u64;
     let mut launch = stream.launch_builder(&r.kernels.compose);
     let has_cpu_i32 = i32::from(has_cpu);
+    let channels_i32 = channels as i32;
     launch
         .arg(&image.tau_fixed)
         .arg(&image.tau_cpu)
         .arg(&has_cpu_i32)
+        .arg(&channels_i32)
         .arg(&n_values)
         .arg(&inv_scale)
         .arg(&mut image.tau);
-    // SAFETY: all three buffers hold n_values entries; tau_cpu is read only when it was
-    // filled this frame (has_cpu).
+    // SAFETY: all three buffers hold n_values entries (a grey frame reads tau_fixed[i / 3]);
+    // tau_cpu is read only when it was filled this frame (has_cpu).
     unsafe { launch.launch(launch_config(grid(n_values as usize, BLOCK as usize), 0)) }
         .map_err(GpuError::from)?;
     let c1 = Timer::event(&stream)?;

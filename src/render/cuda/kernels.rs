@@ -1,7 +1,9 @@
 //! The renderer's CUDA kernels (kernels/render_*.cu), compiled by NVRTC for the device.
 
+use super::CudaTuning;
 use crate::gpu::{GpuDevice, GpuError};
-use cudarc::driver::CudaFunction;
+use cudarc::driver::{CudaFunction, CudaModule};
+use std::sync::Arc;
 
 /// Shared device code, prepended to every kernel file that projects or splats.
 const COMMON: &str = include_str!("../../../kernels/render_common.cuh");
@@ -12,45 +14,96 @@ const MEDIUM: &str = include_str!("../../../kernels/render_medium.cu");
 const LARGE: &str = include_str!("../../../kernels/render_large.cu");
 const COMPOSE: &str = include_str!("../../../kernels/render_compose.cu");
 
+/// The splatting kernels for one number of accumulated channels.
+#[derive(Debug)]
+pub(crate) struct SplatKernels {
+    /// Fixed-point values per pixel (3, or 1 for grey frames).
+    pub(crate) channels: u32,
+    pub(crate) small: CudaFunction,
+    pub(crate) medium: CudaFunction,
+    /// The tile kernel compiled with the wide pass's lane count.
+    pub(crate) wide: CudaFunction,
+    pub(crate) large: CudaFunction,
+}
+
 /// Every kernel function of the pipeline.
 #[derive(Debug)]
 pub(crate) struct Kernels {
     pub(crate) classify: CudaFunction,
     pub(crate) tile_scan: CudaFunction,
     pub(crate) scatter: CudaFunction,
-    pub(crate) small: CudaFunction,
-    pub(crate) medium: CudaFunction,
-    pub(crate) large: CudaFunction,
+    /// RGB accumulation (any frame).
+    pub(crate) rgb: SplatKernels,
+    /// One channel (frames whose species all lack a colour field).
+    pub(crate) grey: SplatKernels,
     pub(crate) compose: CudaFunction,
     pub(crate) tone8: CudaFunction,
     pub(crate) tone16: CudaFunction,
 }
 
+fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {
+    module.load_function(name).map_err(GpuError::from)
+}
+
+impl SplatKernels {
+    fn load(device: &GpuDevice, tuning: &CudaTuning, channels: u32) -> Result<Self, GpuError> {
+        let sep = u32::from(tuning.separable_weights);
+        let build = |file: &str, body: &str, lanes: u32, split: bool| {
+            let split = u32::from(split);
+            device.module(
+                &format!(
+                    "{file} (channels {channels}, lanes {lanes}, split {split}, separable {sep})"
+                ),
+                &format!(
+                    "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
+                     #define MEDIUM_LANES {lanes}\n#define SEPARABLE_WEIGHTS {sep}\n\
+                     {COMMON}\n{body}"
+                ),
+            )
+        };
+        // The medium pass of grey frames has its own atomics choice (measured per pass).
+        let medium_split = if channels == 1 {
+            tuning.grey_medium_split_atomics
+        } else {
+            tuning.split_shared_atomics
+        };
+        let wide_split = tuning.split_shared_atomics;
+        let small = build("render_small.cu", SMALL, 1, wide_split)?;
+        let medium = build(
+            "render_medium.cu",
+            MEDIUM,
+            tuning.medium_lanes,
+            medium_split,
+        )?;
+        let wide = if tuning.wide_lanes == tuning.medium_lanes && medium_split == wide_split {
+            medium.clone()
+        } else {
+            build("render_medium.cu", MEDIUM, tuning.wide_lanes, wide_split)?
+        };
+        let large = build("render_large.cu", LARGE, 1, wide_split)?;
+        Ok(Self {
+            channels,
+            small: function(&small, "small_splat")?,
+            medium: function(&medium, "medium_tiles")?,
+            wide: function(&wide, "medium_tiles")?,
+            large: function(&large, "large_splat")?,
+        })
+    }
+}
+
 impl Kernels {
-    /// Compiles (or loads from the cache) every kernel; `medium_lanes` threads share a splat in
-    /// the tile kernel.
-    pub(crate) fn load(device: &GpuDevice, medium_lanes: u32) -> Result<Self, GpuError> {
+    /// Compiles (or loads from the cache) every kernel for `tuning` (lane counts, atomics).
+    pub(crate) fn load(device: &GpuDevice, tuning: &CudaTuning) -> Result<Self, GpuError> {
         let with_common = |body: &str| format!("{COMMON}\n{body}");
         let classify = device.module("render_classify.cu", &with_common(CLASSIFY))?;
         let sort = device.module("render_tile_sort.cu", &with_common(TILE_SORT))?;
-        let small = device.module("render_small.cu", &with_common(SMALL))?;
-        let medium_source = format!("#define MEDIUM_LANES {medium_lanes}\n{COMMON}\n{MEDIUM}");
-        let medium = device.module(
-            &format!("render_medium.cu (lanes {medium_lanes})"),
-            &medium_source,
-        )?;
-        let large = device.module("render_large.cu", &with_common(LARGE))?;
         let compose = device.module("render_compose.cu", COMPOSE)?;
-        let function = |module: &std::sync::Arc<cudarc::driver::CudaModule>, name: &str| {
-            module.load_function(name).map_err(GpuError::from)
-        };
         Ok(Self {
             classify: function(&classify, "classify")?,
             tile_scan: function(&sort, "tile_scan")?,
             scatter: function(&sort, "scatter")?,
-            small: function(&small, "small_splat")?,
-            medium: function(&medium, "medium_tiles")?,
-            large: function(&large, "large_splat")?,
+            rgb: SplatKernels::load(device, tuning, 3)?,
+            grey: SplatKernels::load(device, tuning, 1)?,
             compose: function(&compose, "compose")?,
             tone8: function(&compose, "tone8")?,
             tone16: function(&compose, "tone16")?,

@@ -54,6 +54,23 @@ pub struct CudaTuning {
     pub tile_px: u32,
     /// Threads sharing one splat in the medium kernel (1, 2, 4, 8, 16 or 32).
     pub medium_lanes: u32,
+    /// Threads sharing one splat in the wide-border tile pass of large splats (1 to 32, as
+    /// `medium_lanes`): bigger splats keep more lanes busy.
+    pub wide_lanes: u32,
+    /// Shared-memory tile sums as two native 32-bit atomics with a carry instead of a 64-bit
+    /// atomic (a compare-and-swap loop on Hopper); both give the same bits. Applies to the
+    /// wide-border pass and to the medium pass of RGB frames.
+    pub split_shared_atomics: bool,
+    /// The same choice for the medium pass of grey frames (one channel), where the 64-bit
+    /// atomic measured faster on an H200 (23.3 vs 26.3 ms at 10⁸, R0 = 4).
+    pub grey_medium_split_atomics: bool,
+    /// Accumulate one fixed-point value per pixel instead of three when no species of the frame
+    /// has a colour field (grey splats: the three sums are equal); same bits, a third of the
+    /// atomics.
+    pub grey_channel: bool,
+    /// Separable weights in the tile passes: one expf per column and per row of a splat's box
+    /// (lanes own columns, rows shared by shuffles) instead of two per pixel; same bits.
+    pub separable_weights: bool,
     /// Medium splats per thread block (a tile with more gets several blocks).
     pub segment: u32,
     /// Medium splats with R below this many pixels go to the direct atomic kernel with the
@@ -69,23 +86,38 @@ pub struct CudaTuning {
     pub chunk_particles: usize,
     /// Keep data resident on the device when they fit (false: stream every frame).
     pub resident: bool,
+    /// Upload the resident copy in Morton order (particles close in space close in memory: a
+    /// warp's particles share a tile, so the sort's atomics collapse). τ does not change: the
+    /// sums are fixed point, and large splats drawn on the CPU keep their file-order index.
+    pub morton_upload: bool,
     /// Where large splats go.
     pub large: LargePath,
 }
 
+impl CudaTuning {
+    /// The defaults, chosen by measurement on an H200 (BENCHMARKS.md, "CUDA Splotch renderer").
+    pub const DEFAULT: Self = Self {
+        tile_px: 16,
+        medium_lanes: 8,
+        wide_lanes: 32,
+        split_shared_atomics: true,
+        grey_medium_split_atomics: false,
+        grey_channel: true,
+        separable_weights: false,
+        segment: 2048,
+        direct_cut_px: 1.5,
+        gpu_border_px: 32.0,
+        wide_segment: 256,
+        chunk_particles: 1 << 25,
+        resident: true,
+        morton_upload: true,
+        large: LargePath::Cpu,
+    };
+}
+
 impl Default for CudaTuning {
     fn default() -> Self {
-        Self {
-            tile_px: 16,
-            medium_lanes: 8,
-            segment: 2048,
-            direct_cut_px: 1.5,
-            gpu_border_px: 32.0,
-            wide_segment: 256,
-            chunk_particles: 1 << 25,
-            resident: true,
-            large: LargePath::Cpu,
-        }
+        Self::DEFAULT
     }
 }
 
@@ -153,7 +185,7 @@ impl CudaRenderer {
     /// Compiles the kernels and creates the streams on `device`.
     pub fn new(device: Arc<GpuDevice>, tuning: CudaTuning) -> Result<Self, RenderError> {
         check_tuning(&tuning)?;
-        let kernels = Kernels::load(&device, tuning.medium_lanes)?;
+        let kernels = Kernels::load(&device, &tuning)?;
         let compute = device.context().new_stream().map_err(GpuError::from)?;
         let copy = device.context().new_stream().map_err(GpuError::from)?;
         let staging = Staging::new(&copy)?;
@@ -277,11 +309,12 @@ fn check_tuning(tuning: &CudaTuning) -> Result<(), RenderError> {
             tuning.tile_px
         )));
     }
-    if ![1, 2, 4, 8, 16, 32].contains(&tuning.medium_lanes) {
-        return Err(RenderError::setting(format!(
-            "CUDA medium lanes {} must be 1, 2, 4, 8, 16 or 32",
-            tuning.medium_lanes
-        )));
+    for (what, lanes) in [("medium", tuning.medium_lanes), ("wide", tuning.wide_lanes)] {
+        if ![1, 2, 4, 8, 16, 32].contains(&lanes) {
+            return Err(RenderError::setting(format!(
+                "CUDA {what} lanes {lanes} must be 1, 2, 4, 8, 16 or 32"
+            )));
+        }
     }
     let finite = |v: f32| v >= 0.0 && v.is_finite();
     if !finite(tuning.direct_cut_px) || !finite(tuning.gpu_border_px) {
