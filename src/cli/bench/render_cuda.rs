@@ -56,11 +56,11 @@ pub struct CudaBenchArgs {
     /// Particle orders to try: the snapshot is reordered along this curve before rendering.
     #[arg(long, value_delimiter = ',', default_values = ["none"])]
     pub order: Vec<Curve>,
-    /// Separable weights in the tile passes to try (on, off).
-    #[arg(long, value_delimiter = ',', default_values = ["off"])]
+    /// Separable weights in the tile passes to try (on, the default, or off).
+    #[arg(long, value_delimiter = ',', default_values = ["on"])]
     pub separable: Vec<GreyChannel>,
-    /// Order of the resident copy to try: morton (the default: reordered at upload) or file.
-    #[arg(long, value_delimiter = ',', default_values = ["morton"])]
+    /// Order of the resident copy to try: file (the default) or morton (reordered at upload).
+    #[arg(long, value_delimiter = ',', default_values = ["file"])]
     pub upload_order: Vec<UploadOrder>,
 }
 

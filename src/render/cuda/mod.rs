@@ -89,6 +89,8 @@ pub struct CudaTuning {
     /// Upload the resident copy in Morton order (particles close in space close in memory: a
     /// warp's particles share a tile, so the sort's atomics collapse). τ does not change: the
     /// sums are fixed point, and large splats drawn on the CPU keep their file-order index.
+    /// Off by default: on an H200 it saves 12 ms per frame at 10⁸, R0 = 4 px, but the host-side
+    /// reorder adds 1.4 s to the first frame (BENCHMARKS.md, session 3b).
     pub morton_upload: bool,
     /// Where large splats go.
     pub large: LargePath,
@@ -103,14 +105,14 @@ impl CudaTuning {
         split_shared_atomics: true,
         grey_medium_split_atomics: false,
         grey_channel: true,
-        separable_weights: false,
+        separable_weights: true,
         segment: 2048,
         direct_cut_px: 1.5,
         gpu_border_px: 32.0,
         wide_segment: 256,
         chunk_particles: 1 << 25,
         resident: true,
-        morton_upload: true,
+        morton_upload: false,
         large: LargePath::Cpu,
     };
 }
