@@ -55,24 +55,7 @@ pub fn catalogue_cuda(
     progress: &Progress,
 ) -> Result<CudaCatalogueOutput, FofError> {
     let n = positions.len();
-    if let Masses::PerParticle(m) = masses
-        && m.len() != n
-    {
-        return Err(FofError::LengthMismatch {
-            what: "masses",
-            expected: n,
-            got: m.len(),
-        });
-    }
-    if let Some(v) = velocities
-        && v.len() != n
-    {
-        return Err(FofError::LengthMismatch {
-            what: "velocities",
-            expected: n,
-            got: v.len(),
-        });
-    }
+    super::check_lengths(n, masses, velocities)?;
     if n == 0 {
         return Ok(CudaCatalogueOutput {
             catalogue: Catalogue {

@@ -3,7 +3,7 @@
 
 use super::FofError;
 use super::fof_cuda_support::{
-    Kernels, StageTimer, alloc, block_stencil_masks, fill_bytes, gpu, per_element,
+    Kernels, StageTimer, alloc, block_stencil_masks, empty_hash_keys, gpu, per_element,
 };
 use crate::jobs::Progress;
 use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
@@ -40,12 +40,8 @@ pub(super) fn link_by_cells(
     progress: &Progress,
 ) -> Result<(), FofError> {
     let n_cells32 = g.n_cells as u32;
-    let table_len = (2 * g.n_cells).next_power_of_two().max(1024);
-    let mask = (table_len - 1) as u64;
-    let mut table_keys = alloc::<u64>(stream, table_len)?;
-    // The empty-slot marker is all ones.
-    fill_bytes(stream, &mut table_keys, 0xff)?;
-    let mut table_values = alloc::<u32>(stream, table_len)?;
+    let (mut table_keys, mask) = empty_hash_keys(stream, g.n_cells)?;
+    let mut table_values = alloc::<u32>(stream, table_keys.len())?;
     {
         let mut launch = stream.launch_builder(&kernels.hash_insert);
         launch
@@ -112,13 +108,9 @@ pub(super) fn link_by_blocks(
         gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
     }
     let n_blocks = gpu(stream.clone_dtoh(&counters))?[0] as usize;
-    let table_len = (2 * n_blocks).next_power_of_two().max(1024);
-    let mask = (table_len - 1) as u64;
-    let mut table_keys = alloc::<u64>(stream, table_len)?;
-    // The empty-slot marker is all ones.
-    fill_bytes(stream, &mut table_keys, 0xff)?;
-    let mut table_first = alloc::<u32>(stream, table_len)?;
-    let mut table_occupied = alloc::<u64>(stream, table_len)?;
+    let (mut table_keys, mask) = empty_hash_keys(stream, n_blocks)?;
+    let mut table_first = alloc::<u32>(stream, table_keys.len())?;
+    let mut table_occupied = alloc::<u64>(stream, table_keys.len())?;
     {
         let mut launch = stream.launch_builder(&kernels.block_insert);
         launch

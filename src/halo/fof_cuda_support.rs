@@ -212,6 +212,18 @@ pub(super) fn alloc<T: DeviceRepr + ValidAsZeroBits>(
     })
 }
 
+/// An empty open-addressing table for at least `entries` keys: its key array (every slot the
+/// all-ones empty marker) and the index mask (length − 1, a power of two ≥ 2·entries).
+pub(super) fn empty_hash_keys(
+    stream: &Arc<CudaStream>,
+    entries: usize,
+) -> Result<(CudaSlice<u64>, u64), FofError> {
+    let table_len = (2 * entries).next_power_of_two().max(1024);
+    let mut keys = alloc::<u64>(stream, table_len)?;
+    fill_bytes(stream, &mut keys, 0xff)?;
+    Ok((keys, (table_len - 1) as u64))
+}
+
 /// Sets every byte of `buffer` to `value`.
 pub(super) fn fill_bytes<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
@@ -396,10 +408,9 @@ pub fn half_stencil_offsets(linking_length: f64, side: f64) -> Vec<i32> {
 }
 
 /// Morton-local index (0..63) of a cell at local coordinates (0..4 each) inside its 4×4×4
-/// block: the low 6 bits of its Morton key (as `morton_local` in kernels/fof.cu).
+/// block: the low 6 bits of its Morton key (as `morton_local` in kernels/fof_blocks.cu).
 fn morton_local(x: i32, y: i32, z: i32) -> u32 {
-    let (x, y, z) = (x as u32, y as u32, z as u32);
-    (x & 1) | ((y & 1) << 1) | ((z & 1) << 2) | ((x & 2) << 2) | ((y & 2) << 3) | ((z & 2) << 4)
+    (crate::order::morton_key([x as u32, y as u32, z as u32]) & 63) as u32
 }
 
 /// For `fof_link_blocks`: per Morton-local cell position (64) and neighbour block offset (27,

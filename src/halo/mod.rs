@@ -382,21 +382,12 @@ fn extents(positions: &[[f32; 3]]) -> [f64; 3] {
 }
 
 /// Validates sizes, numbers and parameters before any work.
-fn check_inputs(
-    positions: &[[f32; 3]],
+/// Per-particle masses and velocities, where given, hold one entry per position (`n`).
+pub(crate) fn check_lengths(
+    n: usize,
     masses: &Masses,
     velocities: Option<&[[f32; 3]]>,
-    params: &FofParams,
 ) -> Result<(), FofError> {
-    let n = positions.len();
-    if n == 0 {
-        return Err(FofError::EmptySelection {
-            selection: "empty position array".to_owned(),
-        });
-    }
-    if n > i32::MAX as usize {
-        return Err(FofError::TooManyParticles(n));
-    }
     if let Masses::PerParticle(m) = masses
         && m.len() != n
     {
@@ -415,6 +406,25 @@ fn check_inputs(
             got: v.len(),
         });
     }
+    Ok(())
+}
+
+fn check_inputs(
+    positions: &[[f32; 3]],
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+    params: &FofParams,
+) -> Result<(), FofError> {
+    let n = positions.len();
+    if n == 0 {
+        return Err(FofError::EmptySelection {
+            selection: "empty position array".to_owned(),
+        });
+    }
+    if n > i32::MAX as usize {
+        return Err(FofError::TooManyParticles(n));
+    }
+    check_lengths(n, masses, velocities)?;
     match params.linking_length {
         LinkingLength::Relative(b) if !(b.is_finite() && b > 0.0) => {
             return Err(FofError::InvalidB(b));

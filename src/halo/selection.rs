@@ -63,24 +63,7 @@ pub fn select_particles(
         });
     }
     for s in &chosen {
-        if let Masses::PerParticle(m) = &s.masses
-            && m.len() != s.len()
-        {
-            return Err(FofError::LengthMismatch {
-                what: "masses",
-                expected: s.len(),
-                got: m.len(),
-            });
-        }
-        if let Some(v) = &s.velocities
-            && v.len() != s.len()
-        {
-            return Err(FofError::LengthMismatch {
-                what: "velocities",
-                expected: s.len(),
-                got: v.len(),
-            });
-        }
+        super::check_lengths(s.len(), &s.masses, s.velocities.as_deref())?;
     }
 
     let mut positions = Vec::with_capacity(n);
