@@ -52,13 +52,13 @@ pub struct CudaBenchArgs {
     pub shared_atomics: Vec<SharedAtomics>,
     /// One accumulated channel for grey frames (on) or always three (off), to try.
     #[arg(long, value_delimiter = ',', default_values = ["on"])]
-    pub grey: Vec<GreyChannel>,
+    pub grey: Vec<Switch>,
     /// Particle orders to try: the snapshot is reordered along this curve before rendering.
     #[arg(long, value_delimiter = ',', default_values = ["none"])]
     pub order: Vec<Curve>,
     /// Separable weights in the tile passes to try (on, the default, or off).
     #[arg(long, value_delimiter = ',', default_values = ["on"])]
-    pub separable: Vec<GreyChannel>,
+    pub separable: Vec<Switch>,
     /// Order of the resident copy to try: file (the default) or morton (reordered at upload).
     #[arg(long, value_delimiter = ',', default_values = ["file"])]
     pub upload_order: Vec<UploadOrder>,
@@ -84,12 +84,12 @@ pub enum SharedAtomics {
     PerPass,
 }
 
-/// Whether grey frames accumulate one channel (see [`CudaTuning::grey_channel`]).
+/// An on/off tuning switch to try (grey channel, separable weights).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GreyChannel {
-    /// One channel for grey frames.
+pub enum Switch {
+    /// Switched on.
     On,
-    /// Always three.
+    /// Switched off.
     Off,
 }
 
@@ -184,8 +184,8 @@ fn bench_snapshot(
                                     split_shared_atomics: atomics != SharedAtomics::Native,
                                     grey_medium_split_atomics: atomics == SharedAtomics::Split,
                                     morton_upload: upload == UploadOrder::Morton,
-                                    separable_weights: separable == GreyChannel::On,
-                                    grey_channel: grey == GreyChannel::On,
+                                    separable_weights: separable == Switch::On,
+                                    grey_channel: grey == Switch::On,
                                     segment: c.segment,
                                     direct_cut_px: cut,
                                     gpu_border_px: c.gpu_border,

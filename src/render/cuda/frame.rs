@@ -101,8 +101,8 @@ pub(super) fn render_frame(
     // Border w plus the CPU box's one-pixel widening plus one pixel against f32 rounding.
     let margin = settings.border_px.ceil() as usize + 2;
     let side = tile_px + 2 * margin;
-    let tile_shared = side * side * 3 * 8;
-    if tile_shared > MAX_TILE_SHARED_BYTES {
+    // The RGB region (the largest: a grey frame's is a third) must fit in shared memory.
+    if side * side * 3 * 8 > MAX_TILE_SHARED_BYTES {
         return Err(RenderError::setting(format!(
             "tile border {} px is too wide for the CUDA tile kernel (at most 32 px)",
             settings.border_px
@@ -140,7 +140,6 @@ pub(super) fn render_frame(
         global_brightness,
         &loaded,
         margin,
-        tile_shared,
         progress,
         &mut timings,
     );
@@ -178,7 +177,6 @@ fn run_chunks(
     global_brightness: f32,
     loaded: &[data::LoadedSpecies],
     margin: usize,
-    tile_shared: usize,
     progress: &Progress,
     timings: &mut Vec<StageTime>,
 ) -> Result<(ClassCounts, u64), RenderError> {
@@ -209,8 +207,8 @@ fn run_chunks(
         &r.kernels.rgb
     };
     let channels = kernels.channels as usize;
-    // `tile_shared` was sized for RGB; a grey region is a third of it.
-    let tile_shared = tile_shared / 3 * channels;
+    // Shared-memory regions: (tile + 2·margin)² pixels of `channels` 64-bit sums.
+    let tile_shared = (tile_px + 2 * margin).pow(2) * channels * 8;
     let wide_margin = wide_border.ceil() as usize + 2;
     let wide_shared = (tile_px + 2 * wide_margin).pow(2) * channels * 8;
     for (function, shared) in [(&kernels.medium, tile_shared), (&kernels.wide, wide_shared)] {
@@ -444,7 +442,7 @@ fn run_chunks(
 
             // (5b) medium tiles.
             let blocks = n_tiles + len.div_ceil(segment as usize);
-            let (margin_i32, side) = (margin as i32, tile_shared);
+            let margin_i32 = margin as i32;
             let zero_u32 = 0u32;
             let mut launch = stream.launch_builder(&kernels.medium);
             launch
@@ -462,8 +460,9 @@ fn run_chunks(
                 .arg(&scale)
                 .arg(&mut image.tau_fixed);
             // SAFETY: blocks beyond seg_start[n_tiles] return at once; shared memory holds the
-            // (tile + 2·margin)² RGB region; global writes are clamped to the image.
-            unsafe { launch.launch(launch_config(blocks as u32, side)) }.map_err(GpuError::from)?;
+            // (tile + 2·margin)² region of `channels` sums; global writes are clamped to the image.
+            unsafe { launch.launch(launch_config(blocks as u32, tile_shared)) }
+                .map_err(GpuError::from)?;
             let e4 = Timer::event(&stream)?;
             timer.marks.push(("medium", e3.clone(), e4.clone()));
             if wide_border > 0.0 {
