@@ -7,7 +7,7 @@ use super::project::{
     project_particle,
 };
 use super::smoothing::knn_smoothing_lengths;
-use super::splat_cpu::{self, Isa, Merge, Splatter};
+use super::splat_cpu::{self, Isa, Merge, SplatProfile, Splatter};
 use super::tau::TauBuffer;
 use super::{
     Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, SpeciesStyle,
@@ -241,6 +241,17 @@ impl CpuRenderer {
     /// The instruction set the hot loops run with.
     pub fn isa(&mut self) -> Isa {
         self.splatter.isa()
+    }
+
+    /// Most row bands a hot tile is split into (see [`splat_cpu::Splatter::set_max_bands`]; the
+    /// image is the same bits for any value).
+    pub fn set_max_bands(&mut self, max_bands: usize) {
+        self.splatter.set_max_bands(max_bands);
+    }
+
+    /// Where the splatter's time went in the last frame (per pass, wall and summed over tasks).
+    pub fn splat_profile(&self) -> SplatProfile {
+        self.splatter.profile()
     }
 
     /// Renders into `tau` (resized and zeroed; row 0 at the top). Under auto exposure τ is the

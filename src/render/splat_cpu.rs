@@ -25,14 +25,18 @@
 use super::project::{Splat, ceil_i32, floor_i32};
 use super::tau::TauBuffer;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+#[path = "splat_cpu_draw.rs"]
+mod draw;
 #[path = "splat_cpu_exp.rs"]
 pub mod exp;
 #[path = "splat_cpu_tile.rs"]
 mod tile;
+pub use draw::SplatProfile;
 pub use exp::{Isa, exp_f32};
-use tile::render_tile_for;
+use std::time::Instant;
 
 /// Tile side in pixels.
 pub const TILE_PX: usize = 64;
@@ -81,7 +85,12 @@ struct SmallSplat {
 #[derive(Debug, Default)]
 pub struct Splatter {
     chunks: Vec<ChunkBins>,
-    tiles: Vec<TileBuf>,
+    /// Draw units (tiles, or row bands of hot tiles) and per-thread tile buffers.
+    draw: draw::DrawScratch,
+    /// Most row bands a hot tile is split into (1: never split).
+    max_bands: Option<usize>,
+    /// Where the last frame's time went.
+    profile: SplatProfile,
     /// Per-thread staging of the chunk being binned (indexed by rayon thread).
     staging: Vec<Mutex<Staging>>,
     /// Layout and chunk count of the last [`Splatter::bin`].
@@ -104,31 +113,15 @@ pub struct ChunkSink<'a> {
 }
 
 /// One chunk's records sorted by tile: tile t owns `small[offsets[t][0]..offsets[t + 1][0]]`
-/// and `large[offsets[t][1]..offsets[t + 1][1]]`.
+/// and `large[offsets[t][1]..offsets[t + 1][1]]`; `cost[t]` estimates the work they take
+/// ([`draw::SMALL_COST`], [`draw::large_cost`]), to split hot tiles across threads.
 #[derive(Debug, Default)]
 struct ChunkBins {
     offsets: Vec<[u32; 2]>,
+    cost: Vec<u32>,
     cursor: Vec<[u32; 2]>,
     small: Vec<SmallSplat>,
     large: Vec<Splat>,
-}
-
-/// A tile's private τ: three planes (R, G, B) of TILE_PX² values (and a pad), row stride
-/// TILE_PX, so that
-/// a row of a splat is three contiguous runs (vectorised with the column weights as they are).
-#[derive(Debug, Default)]
-struct TileBuf {
-    data: Vec<f32>,
-    used: bool,
-}
-
-impl TileBuf {
-    /// The R, G and B planes.
-    fn planes(&self) -> [&[f32]; 3] {
-        let (r, gb) = self.data.split_at(PLANE_LEN);
-        let (g, b) = gb.split_at(PLANE_LEN);
-        [r, g, b].map(|p| &p[..TILE_AREA])
-    }
 }
 
 /// Values per tile plane: TILE_AREA and a pad that a full vector of columns may run into past
@@ -158,25 +151,32 @@ impl Grid {
         self.tiles_x * self.tiles_y
     }
 
-    /// Tiles (x0, x1, y0, y1 inclusive) that the splat's footprint may touch: a box one pixel
-    /// wider than the exact one each side (cheap; a tile it misses costs an empty test).
+    /// Pixels (x0, x1, y0, y1 inclusive, clipped to the image) that the splat's footprint may
+    /// touch: a box one pixel wider than the exact one each side (cheap; a tile it misses costs
+    /// an empty test).
     #[inline]
-    fn tile_range(&self, s: &Splat) -> Option<[usize; 4]> {
+    fn pixel_span(&self, s: &Splat) -> Option<[i32; 4]> {
         let i0 = floor_i32(s.x_px - s.cut_px - 1.5).max(0);
         let i1 = floor_i32(s.x_px + s.cut_px + 0.5).min(self.width - 1);
         let j0 = floor_i32(s.y_px - s.cut_px - 1.5).max(0);
         let j1 = floor_i32(s.y_px + s.cut_px + 0.5).min(self.height - 1);
-        if i0 > i1 || j0 > j1 {
-            return None;
-        }
-        let t = TILE_PX as i32;
-        Some([
-            (i0 / t) as usize,
-            (i1 / t) as usize,
-            (j0 / t) as usize,
-            (j1 / t) as usize,
-        ])
+        (i0 <= i1 && j0 <= j1).then_some([i0, i1, j0, j1])
     }
+}
+
+/// Tiles (x0, x1, y0, y1 inclusive) holding the pixels of a [`Grid::pixel_span`].
+#[inline]
+fn tiles_of([i0, i1, j0, j1]: [i32; 4]) -> [usize; 4] {
+    let t = TILE_PX as i32;
+    [i0 / t, i1 / t, j0 / t, j1 / t].map(|v| v as usize)
+}
+
+/// Pixels of `lo..=hi` inside tile `tile` (of TILE_PX along that axis).
+#[inline]
+fn overlap(lo: i32, hi: i32, tile: usize) -> u32 {
+    let t0 = (tile * TILE_PX) as i32;
+    let t1 = t0 + TILE_PX as i32 - 1;
+    (hi.min(t1) - lo.max(t0) + 1).max(0) as u32
 }
 
 /// The splat's footprint box: columns i with (i + 0.5 − x)² ≤ R² and rows likewise, evaluated
@@ -300,19 +300,27 @@ impl ChunkSink<'_> {
 }
 
 impl ChunkBins {
-    /// Counting sort of one chunk's staged records by tile.
+    /// Counting sort of one chunk's staged records by tile, with each tile's work estimate.
     fn fill(&mut self, staging: &Staging, grid: &Grid) {
         let n_tiles = grid.n_tiles();
         self.offsets.clear();
         self.offsets.resize(n_tiles + 1, [0, 0]);
+        self.cost.clear();
+        self.cost.resize(n_tiles, 0);
         for (tile, _) in &staging.small {
             self.offsets[*tile as usize + 1][0] += 1;
+            self.cost[*tile as usize] += draw::SMALL_COST;
         }
         for s in &staging.large {
-            if let Some([tx0, tx1, ty0, ty1]) = grid.tile_range(s) {
+            if let Some(span) = grid.pixel_span(s) {
+                let [tx0, tx1, ty0, ty1] = tiles_of(span);
                 for ty in ty0..=ty1 {
+                    let rows = overlap(span[2], span[3], ty);
                     for tx in tx0..=tx1 {
-                        self.offsets[ty * grid.tiles_x + tx + 1][1] += 1;
+                        let t = ty * grid.tiles_x + tx;
+                        self.offsets[t + 1][1] += 1;
+                        let cols = overlap(span[0], span[1], tx);
+                        self.cost[t] = self.cost[t].saturating_add(draw::large_cost(cols, rows));
                     }
                 }
             }
@@ -336,7 +344,8 @@ impl ChunkBins {
             *slot += 1;
         }
         for s in &staging.large {
-            if let Some([tx0, tx1, ty0, ty1]) = grid.tile_range(s) {
+            if let Some(span) = grid.pixel_span(s) {
+                let [tx0, tx1, ty0, ty1] = tiles_of(span);
                 for ty in ty0..=ty1 {
                     for tx in tx0..=tx1 {
                         let slot = &mut self.cursor[ty * grid.tiles_x + tx][1];
@@ -415,10 +424,15 @@ impl Splatter {
             self.staging.resize_with(threads, Mutex::default);
         }
         let staging = &self.staging;
+        let bin_start = Instant::now();
+        let produce_ns = AtomicU64::new(0);
+        let sort_ns = AtomicU64::new(0);
         self.chunks[..n_chunks]
             .par_iter_mut()
             .enumerate()
+            .with_max_len(1)
             .for_each(|(c, bins)| {
+                let produce_start = Instant::now();
                 // The staging slot only holds this chunk's records until they are sorted, so
                 // which thread's slot is used never changes the result.
                 let slot = rayon::current_thread_index().unwrap_or(0) % staging.len();
@@ -430,8 +444,18 @@ impl Splatter {
                     staging: &mut stage,
                 };
                 produce(c, &mut sink);
+                let sort_start = Instant::now();
                 bins.fill(&stage, &grid);
+                produce_ns.fetch_add(nanos(sort_start - produce_start), Ordering::Relaxed);
+                sort_ns.fetch_add(nanos(sort_start.elapsed()), Ordering::Relaxed);
             });
+        self.profile = SplatProfile {
+            bin_wall_s: bin_start.elapsed().as_secs_f64(),
+            produce_busy_s: produce_ns.into_inner() as f64 * 1e-9,
+            sort_busy_s: sort_ns.into_inner() as f64 * 1e-9,
+            chunks: n_chunks,
+            ..SplatProfile::default()
+        };
         self.binned = Some((grid, n_chunks));
     }
 
@@ -452,56 +476,28 @@ impl Splatter {
             return;
         }
         let isa = self.isa();
+        let max_bands = self.max_bands.unwrap_or(draw::DEFAULT_MAX_BANDS);
         let chunks = &self.chunks[..n_chunks];
-        self.tiles.resize_with(grid.n_tiles(), TileBuf::default);
-        let row_len = grid.width as usize * 3;
-        // One task per strip of tiles, its tiles in parallel inside it; the strip is merged as
-        // soon as its tiles are drawn, while they are still in cache.
-        tau.data
-            .par_chunks_mut(TILE_PX * row_len)
-            .zip(self.tiles.par_chunks_mut(grid.tiles_x))
-            .enumerate()
-            .for_each(|(ty, (strip, tiles))| {
-                tiles.par_iter_mut().enumerate().for_each(|(tx, tile)| {
-                    render_tile_for(isa, ty * grid.tiles_x + tx, &grid, chunks, tile);
-                });
-                for (ry, dst) in strip.chunks_mut(row_len).enumerate() {
-                    for (tx, tile) in tiles.iter().enumerate() {
-                        let x0 = tx * TILE_PX;
-                        let x1 = (x0 + TILE_PX).min(grid.width as usize);
-                        let dst = &mut dst[x0 * 3..x1 * 3];
-                        if !tile.used {
-                            if merge == Merge::Overwrite {
-                                dst.fill(0.0);
-                            }
-                            continue;
-                        }
-                        let [r, g, b] = tile.planes().map(|p| &p[ry * TILE_PX..][..x1 - x0]);
-                        let src = r.iter().zip(g).zip(b);
-                        match merge {
-                            Merge::Add => {
-                                dst.chunks_exact_mut(3)
-                                    .zip(src)
-                                    .for_each(|(d, ((r, g), b))| {
-                                        d[0] += r;
-                                        d[1] += g;
-                                        d[2] += b;
-                                    })
-                            }
-                            Merge::Overwrite => {
-                                dst.chunks_exact_mut(3)
-                                    .zip(src)
-                                    .for_each(|(d, ((r, g), b))| {
-                                        d[0] = *r;
-                                        d[1] = *g;
-                                        d[2] = *b;
-                                    })
-                            }
-                        }
-                    }
-                }
-            });
+        self.draw
+            .draw(isa, &grid, chunks, max_bands, tau, merge, &mut self.profile);
     }
+
+    /// Splits tiles whose work is far above the mean into at most `max_bands` row bands drawn
+    /// on different threads (1: never split). The image bits are the same for any value: every
+    /// pixel still sums its contributions in the same order.
+    pub fn set_max_bands(&mut self, max_bands: usize) {
+        self.max_bands = Some(max_bands.max(1));
+    }
+
+    /// Where the time of the last [`Splatter::bin`] and [`Splatter::draw_into`] went.
+    pub fn profile(&self) -> SplatProfile {
+        self.profile
+    }
+}
+
+/// Nanoseconds of `d`, saturating.
+fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Adds `splats` into `tau` with fresh scratch (see [`Splatter`] to reuse it across frames).

@@ -235,3 +235,62 @@ fn every_instruction_set_gives_the_same_bits() {
         .count();
     assert_eq!(differ, 0, "{}", splatter.isa().name());
 }
+
+#[test]
+fn hot_tiles_split_into_bands_give_the_same_bits() {
+    // A cluster of splats of every size over one corner makes those tiles far hotter than the
+    // rest, so with 4 threads they are cut into row bands (also across a partial last tile row).
+    let (width, height) = (150, 97);
+    let mut splats = pseudo_random_splats(300, width as f32, height as f32);
+    let cluster = pseudo_random_splats(900, 50.0, 40.0);
+    for (k, mut s) in cluster.into_iter().enumerate() {
+        let r = 0.3 + 6.0 * (k % 9) as f32 / 9.0;
+        (s.sigma_px, s.cut_px) = (SIGMA_FACTOR * r, CUT_FACTOR * r);
+        s.x_px += 40.0;
+        s.y_px += 50.0;
+        splats.push(s);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .expect("pool");
+    let draw = |max_bands: usize, merge: Merge| {
+        let mut splatter = Splatter::new();
+        splatter.set_max_bands(max_bands);
+        let mut tau = TauBuffer::new(width, height);
+        tau.data.fill(0.25);
+        pool.install(|| {
+            splatter.bin(width, height, 1, |_, sink| {
+                splats.iter().for_each(|s| sink.push(s))
+            });
+            splatter.draw_into(&mut tau, merge);
+        });
+        (tau, splatter.profile())
+    };
+    for merge in [Merge::Overwrite, Merge::Add] {
+        let (whole, whole_profile) = draw(1, merge);
+        let (banded, banded_profile) = draw(64, merge);
+        assert_eq!(whole_profile.split_tiles, 0);
+        assert_eq!(whole_profile.units, 6);
+        assert!(banded_profile.split_tiles >= 2, "{banded_profile:?}");
+        assert!(banded_profile.units > 12, "{banded_profile:?}");
+        let differ = whole
+            .data
+            .iter()
+            .zip(&banded.data)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(differ, 0, "{merge:?}");
+        assert!(whole.data.iter().filter(|v| **v > 0.3).count() > 3000);
+    }
+    // Single-thread reference: the documented per-pixel order.
+    let want = f32_reference(&splats, width, height);
+    let (banded, _) = draw(64, Merge::Overwrite);
+    let differ = banded
+        .data
+        .iter()
+        .zip(&want)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    assert_eq!(differ, 0);
+}

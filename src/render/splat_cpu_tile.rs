@@ -2,73 +2,103 @@
 //! splat of each chunk, into the tile's R, G and B planes.
 
 use super::exp::exp_f32;
-use super::{ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, TILE_PX, TileBuf, pixel_box};
+use super::{ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, TILE_PX, pixel_box};
 use crate::render::project::Splat;
 
 /// Columns per vector block of the row loop (8 f32 lanes with AVX2).
 pub(super) const BLOCK: usize = 8;
 
-/// [`render_tile`] compiled for `isa` (one the CPU has: see [`Splatter::isa`]).
-pub(super) fn render_tile_for(
+/// [`render_unit`] compiled for `isa` (one the CPU has: see [`super::Splatter::isa`]).
+pub(super) fn render_unit_for(
     isa: Isa,
     t: usize,
+    row_lo: usize,
+    row_hi: usize,
     grid: &Grid,
     chunks: &[ChunkBins],
-    tile: &mut TileBuf,
-) {
+    buffer: &mut Vec<f32>,
+) -> usize {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx2Fma {
         // SAFETY: `Splatter::isa` only yields Avx2Fma where the CPU has AVX2 and FMA.
-        unsafe { render_tile_avx2(t, grid, chunks, tile) };
-        return;
+        return unsafe { render_unit_avx2(t, row_lo, row_hi, grid, chunks, buffer) };
     }
     let _ = isa;
-    render_tile(t, grid, chunks, tile);
+    render_unit(t, row_lo, row_hi, grid, chunks, buffer)
 }
 
-/// [`render_tile`] with 8-wide vectors (no FMA contraction: Rust never fuses a·b + c).
+/// [`render_unit`] with 8-wide vectors (no FMA contraction: Rust never fuses a·b + c).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn render_tile_avx2(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
-    render_tile(t, grid, chunks, tile);
+fn render_unit_avx2(
+    t: usize,
+    row_lo: usize,
+    row_hi: usize,
+    grid: &Grid,
+    chunks: &[ChunkBins],
+    buffer: &mut Vec<f32>,
+) -> usize {
+    render_unit(t, row_lo, row_hi, grid, chunks, buffer)
 }
 
-/// Renders tile `t`'s records, chunk by chunk in input order, into its private buffer.
+/// Renders rows `row_lo..row_hi` (relative to the tile) of tile `t`, chunk by chunk in input
+/// order, into `buffer`: R, G and B planes of the returned length each (row stride TILE_PX,
+/// row 0 = row_lo, and a pad); 0 when the tile has no record (the buffer is then untouched).
+/// Any band of rows gets, pixel by pixel, the same operations in the same order as the whole
+/// tile.
 #[inline(always)]
-fn render_tile(t: usize, grid: &Grid, chunks: &[ChunkBins], tile: &mut TileBuf) {
-    tile.used = false;
+fn render_unit(
+    t: usize,
+    row_lo: usize,
+    row_hi: usize,
+    grid: &Grid,
+    chunks: &[ChunkBins],
+    buffer: &mut Vec<f32>,
+) -> usize {
     let tx = t % grid.tiles_x;
     let ty = t / grid.tiles_x;
     let x0 = (tx * TILE_PX) as i32;
     let y0 = (ty * TILE_PX) as i32;
     let x1 = (x0 + TILE_PX as i32).min(grid.width) - 1;
-    let y1 = (y0 + TILE_PX as i32).min(grid.height) - 1;
+    let tile_rows = ((y0 + TILE_PX as i32).min(grid.height) - y0) as usize;
+    let whole = row_lo == 0 && row_hi >= tile_rows;
+    let band = [y0 + row_lo as i32, y0 + row_hi.min(tile_rows) as i32 - 1];
+    let plane_len = (row_hi - row_lo) * TILE_PX + BLOCK;
+    debug_assert!(plane_len <= PLANE_LEN);
+    let mut used = false;
     let mut scratch = ColumnScratch::default();
     for chunk in chunks {
         let (small, large) = chunk.tile(t);
         if small.is_empty() && large.is_empty() {
             continue;
         }
-        if !tile.used {
-            tile.data.clear();
-            tile.data.resize(3 * PLANE_LEN, 0.0);
-            tile.used = true;
+        if !used {
+            buffer.clear();
+            buffer.resize(3 * plane_len, 0.0);
+            used = true;
         }
-        let mut planes = planes_mut(&mut tile.data);
-        for p in small {
-            add_small(p, &mut planes);
+        let mut planes = planes_mut(buffer, plane_len);
+        if whole {
+            for p in small {
+                add_small(p, &mut planes);
+            }
+        } else {
+            for p in small {
+                add_small_band(p, row_lo, row_hi, &mut planes);
+            }
         }
         for s in large {
-            splat_one(s, [x0, x1, y0, y1], &mut planes, &mut scratch);
+            splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
         }
     }
+    if used { plane_len } else { 0 }
 }
 
-/// Mutable R, G and B planes (with their pads) of a tile buffer of 3·PLANE_LEN values.
+/// Mutable R, G and B planes (with their pads) of a buffer of 3·`plane_len` values.
 #[inline(always)]
-fn planes_mut(data: &mut [f32]) -> [&mut [f32]; 3] {
-    let (r, gb) = data.split_at_mut(PLANE_LEN);
-    let (g, b) = gb.split_at_mut(PLANE_LEN);
+fn planes_mut(data: &mut [f32], plane_len: usize) -> [&mut [f32]; 3] {
+    let (r, gb) = data.split_at_mut(plane_len);
+    let (g, b) = gb.split_at_mut(plane_len);
     [r, g, b]
 }
 
@@ -105,6 +135,37 @@ fn add_small(p: &SmallSplat, [pr, pg, pb]: &mut [&mut [f32]; 3]) {
         for c in 0..SMALL_SIDE {
             if row_mask & (1 << c) != 0 {
                 let k = p.pixel as usize + r * TILE_PX + c;
+                let w = p.wx[c];
+                pr[k] += w * e[0];
+                pg[k] += w * e[1];
+                pb[k] += w * e[2];
+            }
+        }
+    }
+}
+
+/// [`add_small`] restricted to tile rows `row_lo..row_hi`, into planes whose row 0 is
+/// `row_lo`: the same operations for each pixel drawn.
+#[inline(always)]
+fn add_small_band(
+    p: &SmallSplat,
+    row_lo: usize,
+    row_hi: usize,
+    [pr, pg, pb]: &mut [&mut [f32]; 3],
+) {
+    let top = p.pixel as usize / TILE_PX;
+    let col = p.pixel as usize % TILE_PX;
+    for r in 0..SMALL_SIDE {
+        let row = top + r;
+        let row_mask = (p.mask >> (SMALL_SIDE * r)) & ((1 << SMALL_SIDE) - 1);
+        if row_mask == 0 || row < row_lo || row >= row_hi {
+            continue;
+        }
+        let wy = p.wy[r];
+        let e = [p.rgb[0] * wy, p.rgb[1] * wy, p.rgb[2] * wy];
+        for c in 0..SMALL_SIDE {
+            if row_mask & (1 << c) != 0 {
+                let k = (row - row_lo) * TILE_PX + col + c;
                 let w = p.wx[c];
                 pr[k] += w * e[0];
                 pg[k] += w * e[1];

@@ -4,6 +4,7 @@
 use crate::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
 use crate::jobs::Progress;
 use crate::render::project::{ParticleClass, StyleParams, ViewParams, project_particle};
+use crate::render::splat_cpu::SplatProfile;
 use crate::render::synthetic::clustered_snapshot;
 use crate::render::{
     Bounds, Brightness, Camera, CpuRenderer, RenderSettings, SpeciesStyle, TauBuffer,
@@ -51,6 +52,13 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     let threads = rayon::current_num_threads();
     let mut rows = Vec::new();
     let mut renderer = CpuRenderer::new();
+    // Measuring knob: HALOSCOPE_CPU_BANDS=1 draws every tile on one thread (no hot-tile split).
+    let max_bands = std::env::var("HALOSCOPE_CPU_BANDS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    if let Some(bands) = max_bands {
+        renderer.set_max_bands(bands);
+    }
     let isa = renderer.isa().name();
     eprintln!("CPU hot loops: {isa} ({threads} threads)");
     let mut tau = TauBuffer::default();
@@ -148,7 +156,7 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "threads": threads, "isa": isa, "cases": rows })
+            serde_json::json!({ "threads": threads, "isa": isa, "max_bands": max_bands, "cases": rows })
         );
     }
     Ok(())
@@ -222,18 +230,22 @@ fn time_case(
     repeat: usize,
     threads: usize,
 ) -> anyhow::Result<serde_json::Value> {
-    let mut best: Option<(crate::render::RenderStats, Option<f64>)> = None;
+    type Frame = (crate::render::RenderStats, Option<f64>, SplatProfile);
+    let mut best: Option<Frame> = None;
     for _ in 0..repeat.max(1) {
         let cpu_before = process_cpu_seconds();
         let stats = renderer.render_into(snapshot, settings, &Progress::none(), tau)?;
         let cpu = cpu_before
             .zip(process_cpu_seconds())
             .map(|(before, after)| after - before);
-        if best.as_ref().is_none_or(|(b, _)| stats.seconds < b.seconds) {
-            best = Some((stats, cpu));
+        if best
+            .as_ref()
+            .is_none_or(|(b, _, _)| stats.seconds < b.seconds)
+        {
+            best = Some((stats, cpu, renderer.splat_profile()));
         }
     }
-    let (stats, cpu_seconds) = best.context("no frame")?;
+    let (stats, cpu_seconds, profile) = best.context("no frame")?;
     let stage = |name: &str| {
         stats
             .timings
@@ -254,7 +266,28 @@ fn time_case(
         "particles_per_cpu_second": cpu_seconds.map(|c| stats.particles as f64 / c),
         "counts": stats.counts,
         "min_radius_px": settings.min_radius_px,
+        "profile": profile_json(&profile, threads),
     }))
+}
+
+/// The splatter's per-pass breakdown, with each pass's parallel efficiency (busy time summed
+/// over tasks / (wall · threads)).
+fn profile_json(p: &SplatProfile, threads: usize) -> serde_json::Value {
+    let efficiency = |busy: f64, wall: f64| busy / (wall * threads as f64);
+    serde_json::json!({
+        "bin_wall_s": p.bin_wall_s,
+        "produce_busy_s": p.produce_busy_s,
+        "sort_busy_s": p.sort_busy_s,
+        "bin_efficiency": efficiency(p.produce_busy_s + p.sort_busy_s, p.bin_wall_s),
+        "chunks": p.chunks,
+        "draw_wall_s": p.draw_wall_s,
+        "draw_busy_s": p.draw_busy_s,
+        "merge_busy_s": p.merge_busy_s,
+        "draw_efficiency": efficiency(p.draw_busy_s + p.merge_busy_s, p.draw_wall_s),
+        "slowest_unit_s": p.slowest_unit_s,
+        "units": p.units,
+        "split_tiles": p.split_tiles,
+    })
 }
 
 /// CPU time of every thread of this process so far (Linux `/proc/self/task/*/schedstat`, ns on
@@ -292,5 +325,22 @@ fn print_row(n: u64, side: u32, r0: f32, row: &serde_json::Value, threads: usize
         active,
         counts["large"].as_u64().unwrap_or(0),
         threads
+    );
+    let p = &row["profile"];
+    let pf = |k: &str| p[k].as_f64().unwrap_or(f64::NAN);
+    eprintln!(
+        "{:>34} bin {:.3}s (produce {:.3}, sort {:.3} busy; eff {:.2})  draw {:.3}s (tiles {:.3}, merge {:.3} busy; eff {:.2}; slowest unit {:.4}s; {} units, {} split)",
+        "",
+        pf("bin_wall_s"),
+        pf("produce_busy_s"),
+        pf("sort_busy_s"),
+        pf("bin_efficiency"),
+        pf("draw_wall_s"),
+        pf("draw_busy_s"),
+        pf("merge_busy_s"),
+        pf("draw_efficiency"),
+        pf("slowest_unit_s"),
+        p["units"].as_u64().unwrap_or(0),
+        p["split_tiles"].as_u64().unwrap_or(0),
     );
 }

@@ -1,0 +1,254 @@
+//! Drawing binned splats into τ (see `splat_cpu.rs`): the tiles, with hot tiles cut into row
+//! bands, are independent units that any thread draws into its own tile buffer and writes
+//! straight into its rectangle of τ.
+//!
+//! Why bands: clustered data put a large share of the work into a few tiles; one thread per
+//! tile then leaves the others idle at the end of the frame (issue 3: near-linear scaling). A
+//! band walks the tile's records in the same order as the whole tile and draws only its rows,
+//! so every pixel still sums the same contributions in the same order: τ has the same bits for
+//! any split (and so for any thread count).
+//! Why per-thread buffers: a tile buffer is written, then read back at once by the merge, while
+//! it is still in the core's cache; no frame-sized set of tile buffers goes through memory.
+
+use super::tile::{BLOCK, render_unit_for};
+use super::{ChunkBins, Grid, Isa, Merge, TILE_PX, nanos};
+use crate::render::tau::TauBuffer;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+/// Default most row bands per hot tile (8 rows each at TILE_PX = 64).
+pub(super) const DEFAULT_MAX_BANDS: usize = 8;
+/// Units of work aimed at per thread: a tile costing more than total / (threads · this) is
+/// split (more units even out the tail of the frame; each band repeats a splat's set-up).
+const UNITS_PER_THREAD: u64 = 8;
+/// Work estimate of one small record (about three vector blocks of a row).
+pub(super) const SMALL_COST: u32 = 3;
+
+/// Work estimate of a splat covering `cols`×`rows` pixels of a tile: its row blocks of
+/// [`BLOCK`] columns, and the set-up (weights of every column and row).
+#[inline]
+pub(super) fn large_cost(cols: u32, rows: u32) -> u32 {
+    cols.div_ceil(BLOCK as u32) * rows + (cols + rows) / 4 + 4
+}
+
+/// Where the time of the last frame of a [`super::Splatter`] went: wall time of the two
+/// parallel passes and the time summed over all their tasks ("busy"); busy / (wall · threads)
+/// is the pass's parallel efficiency.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SplatProfile {
+    /// Wall seconds of the projection and binning pass.
+    pub bin_wall_s: f64,
+    /// Seconds in projection and classification, summed over chunks.
+    pub produce_busy_s: f64,
+    /// Seconds in the counting sort by tile, summed over chunks.
+    pub sort_busy_s: f64,
+    /// Input chunks binned.
+    pub chunks: usize,
+    /// Wall seconds of the drawing pass (planning, tiles and merge).
+    pub draw_wall_s: f64,
+    /// Seconds drawing tile units, summed over units.
+    pub draw_busy_s: f64,
+    /// Seconds writing units into τ, summed over units.
+    pub merge_busy_s: f64,
+    /// Seconds of the slowest unit (drawing and writing).
+    pub slowest_unit_s: f64,
+    /// Units drawn (tiles plus the extra bands of split tiles).
+    pub units: usize,
+    /// Tiles split into bands.
+    pub split_tiles: usize,
+}
+
+/// One unit of the drawing pass: rows `row_lo..row_hi` (relative to the tile) of tile `tile`.
+#[derive(Debug, Clone, Copy)]
+struct Unit {
+    tile: u32,
+    row_lo: u16,
+    row_hi: u16,
+}
+
+/// Reusable scratch of the drawing pass.
+#[derive(Debug, Default)]
+pub(super) struct DrawScratch {
+    tile_cost: Vec<u64>,
+    units: Vec<Unit>,
+    /// Tile buffers, one per rayon thread (R, G, B planes of up to PLANE_LEN values).
+    buffers: Vec<Mutex<Vec<f32>>>,
+}
+
+/// τ shared by the units, each of which writes only its own rectangle.
+#[derive(Clone, Copy)]
+struct TauRows {
+    ptr: *mut f32,
+    width: usize,
+    height: usize,
+}
+
+// SAFETY: `TauRows` is only used inside `DrawScratch::draw`, while the τ buffer it points to is
+// mutably borrowed, and each unit touches a rectangle of τ that no other unit touches.
+unsafe impl Send for TauRows {}
+// SAFETY: as above.
+unsafe impl Sync for TauRows {}
+
+impl TauRows {
+    /// Columns `x0..x1` (RGB values) of row `y`, or an empty slice if out of range.
+    ///
+    /// # Safety
+    /// No other live reference may overlap that part of the row.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn row(&self, y: usize, x0: usize, x1: usize) -> &mut [f32] {
+        if y >= self.height || x0 > x1 || x1 > self.width {
+            return &mut [];
+        }
+        // SAFETY: in bounds of the width·height·3 buffer (checked above); exclusive by the
+        // caller's guarantee.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.ptr.add((y * self.width + x0) * 3), (x1 - x0) * 3)
+        }
+    }
+}
+
+impl DrawScratch {
+    /// Draws every tile of `grid` from `chunks` into `tau` (already sized to the grid).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn draw(
+        &mut self,
+        isa: Isa,
+        grid: &Grid,
+        chunks: &[ChunkBins],
+        max_bands: usize,
+        tau: &mut TauBuffer,
+        merge: Merge,
+        profile: &mut SplatProfile,
+    ) {
+        let start = Instant::now();
+        let threads = rayon::current_num_threads().max(1);
+        profile.split_tiles = self.plan(grid, chunks, max_bands, threads);
+        profile.units = self.units.len();
+        if self.buffers.len() < threads {
+            self.buffers.resize_with(threads, Mutex::default);
+        }
+        let expected = grid.width as usize * grid.height as usize * 3;
+        if tau.data.len() != expected {
+            return;
+        }
+        let rows = TauRows {
+            ptr: tau.data.as_mut_ptr(),
+            width: grid.width as usize,
+            height: grid.height as usize,
+        };
+        let buffers = &self.buffers;
+        let draw_ns = AtomicU64::new(0);
+        let merge_ns = AtomicU64::new(0);
+        let slowest_ns = AtomicU64::new(0);
+        self.units.par_iter().with_max_len(1).for_each(|unit| {
+            let unit_start = Instant::now();
+            let slot = rayon::current_thread_index().unwrap_or(0) % buffers.len();
+            let mut buffer = buffers[slot].lock().unwrap_or_else(PoisonError::into_inner);
+            let t = unit.tile as usize;
+            let (row_lo, row_hi) = (unit.row_lo as usize, unit.row_hi as usize);
+            let plane_len = render_unit_for(isa, t, row_lo, row_hi, grid, chunks, &mut buffer);
+            let merge_start = Instant::now();
+            let x0 = (t % grid.tiles_x) * TILE_PX;
+            let x1 = (x0 + TILE_PX).min(grid.width as usize);
+            let y0 = (t / grid.tiles_x) * TILE_PX;
+            for ry in row_lo..row_hi {
+                // SAFETY: units cover disjoint rectangles of τ (tiles are disjoint, and the
+                // bands of one tile are disjoint row ranges), so this row span is touched by
+                // this unit only; `rows` lives no longer than the borrow of `tau`.
+                let dst = unsafe { rows.row(y0 + ry, x0, x1) };
+                write_row(dst, &buffer, plane_len, (ry - row_lo) * TILE_PX, merge);
+            }
+            let done = Instant::now();
+            draw_ns.fetch_add(nanos(merge_start - unit_start), Ordering::Relaxed);
+            merge_ns.fetch_add(nanos(done - merge_start), Ordering::Relaxed);
+            slowest_ns.fetch_max(nanos(done - unit_start), Ordering::Relaxed);
+        });
+        profile.draw_busy_s = draw_ns.into_inner() as f64 * 1e-9;
+        profile.merge_busy_s = merge_ns.into_inner() as f64 * 1e-9;
+        profile.slowest_unit_s = slowest_ns.into_inner() as f64 * 1e-9;
+        profile.draw_wall_s = start.elapsed().as_secs_f64();
+    }
+
+    /// Lists the units: every tile, cut into row bands where its work estimate is far above
+    /// the mean share of a thread. Returns how many tiles were split.
+    fn plan(
+        &mut self,
+        grid: &Grid,
+        chunks: &[ChunkBins],
+        max_bands: usize,
+        threads: usize,
+    ) -> usize {
+        let n_tiles = grid.n_tiles();
+        self.tile_cost.clear();
+        self.tile_cost.resize(n_tiles, 0);
+        self.tile_cost
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(64)
+            .for_each(|(t, cost)| {
+                *cost = chunks
+                    .iter()
+                    .map(|c| u64::from(c.cost.get(t).copied().unwrap_or(0)))
+                    .sum();
+            });
+        let total: u64 = self.tile_cost.iter().sum();
+        let target = (total / (threads as u64 * UNITS_PER_THREAD)).max(1);
+        self.units.clear();
+        let mut split = 0;
+        for (t, &cost) in self.tile_cost.iter().enumerate() {
+            let y0 = (t / grid.tiles_x) * TILE_PX;
+            let tile_rows = TILE_PX.min(grid.height as usize - y0);
+            let bands = if threads > 1 {
+                (cost.div_ceil(target) as usize).clamp(1, max_bands.min(tile_rows))
+            } else {
+                1
+            };
+            split += usize::from(bands > 1);
+            let band_rows = tile_rows.div_ceil(bands);
+            for row_lo in (0..tile_rows).step_by(band_rows) {
+                self.units.push(Unit {
+                    tile: t as u32,
+                    row_lo: row_lo as u16,
+                    row_hi: (row_lo + band_rows).min(tile_rows) as u16,
+                });
+            }
+        }
+        split
+    }
+}
+
+/// Writes (or adds) one row of a unit's R, G, B planes (`plane_len` values each, the row at
+/// `at`; `plane_len` 0: nothing drawn, τ = 0 or unchanged) into its RGB span of τ.
+#[inline]
+fn write_row(dst: &mut [f32], buffer: &[f32], plane_len: usize, at: usize, merge: Merge) {
+    let n = dst.len() / 3;
+    if plane_len == 0 || buffer.len() < 3 * plane_len || at + n > plane_len {
+        if merge == Merge::Overwrite {
+            dst.fill(0.0);
+        }
+        return;
+    }
+    let (r, gb) = buffer.split_at(plane_len);
+    let (g, b) = gb.split_at(plane_len);
+    let src = r[at..at + n].iter().zip(&g[at..at + n]).zip(&b[at..at + n]);
+    match merge {
+        Merge::Add => dst
+            .chunks_exact_mut(3)
+            .zip(src)
+            .for_each(|(d, ((r, g), b))| {
+                d[0] += r;
+                d[1] += g;
+                d[2] += b;
+            }),
+        Merge::Overwrite => dst
+            .chunks_exact_mut(3)
+            .zip(src)
+            .for_each(|(d, ((r, g), b))| {
+                d[0] = *r;
+                d[1] = *g;
+                d[2] = *b;
+            }),
+    }
+}
