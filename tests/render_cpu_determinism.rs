@@ -115,3 +115,39 @@ fn tau_bits_do_not_depend_on_the_instruction_set() {
         assert!(same, "size factor {size_factor}: {isas:?} differ");
     }
 }
+
+#[test]
+fn hot_tiles_split_across_threads_keep_the_bits() {
+    // Clustered data on a 400×300 image (7×5 tiles, the last row partial): with 8 threads the
+    // tiles holding the halos cost more than 1/64 of the frame and are drawn as row bands on
+    // several threads; one thread never splits. The bits must not change, at one-pixel and at
+    // many-pixel radii.
+    let snapshot = clustered_snapshot(30_000, 5);
+    for size_factor in [0.3, 2.0] {
+        let s = settings(&snapshot, 400, 300, size_factor);
+        let mut tau = [TauBuffer::default(), TauBuffer::default()];
+        let mut split = [0, 0];
+        for ((threads, tau), split) in [1, 8].into_iter().zip(&mut tau).zip(&mut split) {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            let mut renderer = CpuRenderer::new();
+            pool.install(|| renderer.render_into(&snapshot, &s, &Progress::none(), tau))
+                .expect("render");
+            *split = renderer.splat_profile().split_tiles;
+        }
+        assert_eq!(split[0], 0);
+        assert!(split[1] > 0, "size factor {size_factor}: nothing split");
+        assert!(tau[0].data.iter().filter(|v| **v > 0.0).count() > 5_000);
+        let same = tau[0]
+            .data
+            .iter()
+            .zip(&tau[1].data)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(
+            same,
+            "size factor {size_factor}: split tiles changed the bits"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! Tiled CPU splatter: τ += exp(−d²/σ²)·e over the disc d ≤ R of every splat (issue 3; notes §9).
 //!
-//! Screen tiles of [`TILE_PX`]² pixels are each owned by one rayon task, so there are no atomics.
+//! Screen tiles of [`TILE_PX`]² pixels (or row bands of a hot tile) are each owned by one rayon
+//! task, so there are no atomics.
 //! The input is cut into chunks of a fixed length ([`chunk_len`], a function of the image size
 //! only). Each chunk is produced (projected) and binned by tile in one pass on one thread
 //! ([`Splatter::bin`]): a splat whose footprint box is at most [`SMALL_SIDE`]² pixels inside one
@@ -18,9 +19,9 @@
 //! compiled for the CPU's widest vectors ([`Isa`], chosen at run time); no fused multiply-add is
 //! used, so every instruction set gives the same bits.
 //! A pixel (i, j) is inside when dx² + dy² ≤ R² in f32, with dx = (i + 0.5) − x, dy = (j + 0.5) − y.
-//! Tiles hold R, G and B planes, so a splat's row is three contiguous runs that the row loop
-//! updates with the column weights as they are (vectorised, no shuffles); the planes are
-//! interleaved into τ when a strip of tiles is merged.
+//! Tile buffers hold R, G and B planes, so a splat's row is three contiguous runs that the row
+//! loop updates with the column weights as they are (vectorised, no shuffles); each drawn tile or
+//! band is interleaved into its rectangle of τ at once (`splat_cpu_draw.rs`).
 
 use super::project::{Splat, ceil_i32, floor_i32};
 use super::tau::TauBuffer;
@@ -85,12 +86,13 @@ struct SmallSplat {
 #[derive(Debug, Default)]
 pub struct Splatter {
     chunks: Vec<ChunkBins>,
-    /// Draw units (tiles, or row bands of hot tiles) and per-thread tile buffers.
-    draw: draw::DrawScratch,
+    /// Draw units (tiles, or row bands of hot tiles) and per-thread tile buffers (boxed, like
+    /// the profile, to keep the renderer small where it is held by value).
+    draw: Box<draw::DrawScratch>,
     /// Most row bands a hot tile is split into (1: never split).
     max_bands: Option<usize>,
     /// Where the last frame's time went.
-    profile: SplatProfile,
+    profile: Box<SplatProfile>,
     /// Per-thread staging of the chunk being binned (indexed by rayon thread).
     staging: Vec<Mutex<Staging>>,
     /// Layout and chunk count of the last [`Splatter::bin`].
@@ -449,7 +451,7 @@ impl Splatter {
                 produce_ns.fetch_add(nanos(sort_start - produce_start), Ordering::Relaxed);
                 sort_ns.fetch_add(nanos(sort_start.elapsed()), Ordering::Relaxed);
             });
-        self.profile = SplatProfile {
+        *self.profile = SplatProfile {
             bin_wall_s: bin_start.elapsed().as_secs_f64(),
             produce_busy_s: produce_ns.into_inner() as f64 * 1e-9,
             sort_busy_s: sort_ns.into_inner() as f64 * 1e-9,
@@ -491,7 +493,7 @@ impl Splatter {
 
     /// Where the time of the last [`Splatter::bin`] and [`Splatter::draw_into`] went.
     pub fn profile(&self) -> SplatProfile {
-        self.profile
+        *self.profile
     }
 }
 
