@@ -1,10 +1,12 @@
-//! Ways to bring 4-byte per-particle labels from the device into a host `Vec<i32>`, measured
-//! side by side by `haloscope bench fof --backend cuda` (BENCHMARKS.md, FoF "Session 4"): at
-//! 10⁸ particles the labels are 0.4 GB, and the download took 0.032–0.037 s of the labelled
-//! end-to-end time. The library uses [`LabelDownload::Staged`] (`download_pinned`).
+//! Ways to bring 4-byte per-particle labels from the device into a host `Vec<i32>`, and the
+//! float32 positions up, measured side by side by `haloscope bench fof --backend cuda`
+//! (BENCHMARKS.md, FoF "Session 4"): at 10⁸ particles the labels are 0.4 GB (0.032–0.037 s of
+//! the labelled end-to-end time) and the positions 1.2 GB (most of "upload + cell keys",
+//! 0.056 s). The library uses [`LabelDownload::Staged`] (`download_pinned`) and
+//! [`PositionUpload::Staged`] (`upload_pinned`).
 
 use super::FofError;
-use super::fof_cuda_support::{download_pinned, fill_bytes, gpu};
+use super::fof_cuda_support::{download_pinned, download_staged, fill_bytes, gpu, upload_staged};
 use crate::gpu::GpuDevice;
 use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice, sys};
 use rayon::prelude::*;
@@ -22,6 +24,8 @@ pub enum LabelDownload {
     /// Two alternating 8 MiB pinned staging buffers, DMA of one overlapped with the rayon
     /// copy-out (and first touch) of the other (the library's method).
     Staged,
+    /// As `Staged` with 32 MiB buffers (a quarter of the event waits and rayon joins).
+    Staged32,
     /// One `cuMemcpyDtoH` straight into a fresh pageable `Vec` (the driver stages it).
     Pageable,
     /// A fresh `Vec` page-locked with `cuMemHostRegister`, DMA straight into it, unregistered.
@@ -33,8 +37,9 @@ pub enum LabelDownload {
 
 impl LabelDownload {
     /// All methods, in the order the benchmark runs them.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::Staged,
+        Self::Staged32,
         Self::Pageable,
         Self::Registered,
         Self::PinnedWhole,
@@ -44,6 +49,7 @@ impl LabelDownload {
     pub fn name(self) -> &'static str {
         match self {
             Self::Staged => "staged",
+            Self::Staged32 => "staged-32MiB",
             Self::Pageable => "pageable",
             Self::Registered => "registered",
             Self::PinnedWhole => "pinned-whole",
@@ -102,6 +108,9 @@ fn download(
     let stream = device.stream().clone();
     match method {
         LabelDownload::Staged => download_pinned(device.context(), &stream, src, n, |w| w as i32),
+        LabelDownload::Staged32 => {
+            download_staged(device.context(), &stream, src, n, |w| w as i32, 1 << 23)
+        }
         LabelDownload::Pageable => {
             // SAFETY: u32 and i32 have the same size and every bit pattern is valid for both.
             let view = unsafe { src.transmute::<i32>(n) };
@@ -154,4 +163,96 @@ fn download(
             Ok(out)
         }
     }
+}
+
+/// How positions are uploaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PositionUpload {
+    /// Two alternating 8 MiB pinned staging buffers, rayon copy-in of one overlapped with the
+    /// DMA of the other (the library's method).
+    Staged,
+    /// As `Staged` with 32 MiB buffers.
+    Staged32,
+    /// One `cuMemcpyHtoD` from the pageable slice (the driver stages it).
+    Pageable,
+    /// The caller's slice page-locked with `cuMemHostRegister`, DMA straight from it,
+    /// unregistered (registration counted).
+    Registered,
+}
+
+impl PositionUpload {
+    /// All methods, in the order the benchmark runs them.
+    pub const ALL: [Self; 4] = [
+        Self::Staged,
+        Self::Staged32,
+        Self::Pageable,
+        Self::Registered,
+    ];
+
+    /// Name in the benchmark's output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Staged => "staged",
+            Self::Staged32 => "staged-32MiB",
+            Self::Pageable => "pageable",
+            Self::Registered => "registered",
+        }
+    }
+}
+
+/// Times `repeats` uploads of `values` with `method` (after one warm-up); the last upload is
+/// downloaded again and compared with `values`. Returns the wall seconds of each.
+pub fn time_position_upload(
+    device: &GpuDevice,
+    values: &[f32],
+    method: PositionUpload,
+    repeats: usize,
+) -> Result<Vec<f64>, FofError> {
+    let stream = device.stream().clone();
+    let context = device.context();
+    let mut seconds = Vec::with_capacity(repeats);
+    let mut last = None;
+    for round in 0..=repeats {
+        let start = Instant::now();
+        let uploaded = match method {
+            PositionUpload::Staged => upload_staged(context, &stream, values, 1 << 21)?,
+            PositionUpload::Staged32 => upload_staged(context, &stream, values, 1 << 23)?,
+            PositionUpload::Pageable => gpu(stream.clone_htod(values))?,
+            PositionUpload::Registered => {
+                let mut dst = super::fof_cuda_support::alloc::<f32>(&stream, values.len())?;
+                gpu(context.bind_to_thread())?;
+                let bytes = std::mem::size_of_val(values);
+                // SAFETY: `values` outlives the copy (stream synchronised before unregistering);
+                // the driver only reads the registered pages.
+                unsafe {
+                    gpu(sys::cuMemHostRegister_v2(values.as_ptr() as *mut _, bytes, 0).result())?;
+                }
+                let copied = gpu(stream.memcpy_htod(values, &mut dst))
+                    .and_then(|()| gpu(stream.synchronize()));
+                // SAFETY: registered above, no copy in flight (synchronised or failed).
+                unsafe {
+                    gpu(sys::cuMemHostUnregister(values.as_ptr() as *mut _).result())?;
+                }
+                copied?;
+                dst
+            }
+        };
+        gpu(stream.synchronize())?;
+        let elapsed = start.elapsed().as_secs_f64();
+        if round > 0 {
+            seconds.push(elapsed);
+        }
+        last = Some(uploaded);
+    }
+    let back = match &last {
+        Some(uploaded) => gpu(stream.clone_dtoh(uploaded))?,
+        None => Vec::new(),
+    };
+    if back != values {
+        return Err(FofError::BackendUnavailable(format!(
+            "position upload {} returned wrong values",
+            method.name()
+        )));
+    }
+    Ok(seconds)
 }

@@ -29,7 +29,9 @@ pub use fof_cuda::{
     partition_cuda,
 };
 pub use fof_cuda_catalogue::{CudaCatalogueOutput, catalogue_cuda};
-pub use fof_cuda_download::{LabelDownload, time_label_download};
+pub use fof_cuda_download::{
+    LabelDownload, PositionUpload, time_label_download, time_position_upload,
+};
 pub use periodic::BoxFrame;
 pub use selection::{SelectedParticles, parse_species, select_particles, snapshot_box_size};
 pub use union_find::AtomicUnionFind;
