@@ -719,6 +719,35 @@ fn device_catalogue_on_a_small_clustered_set() {
             &gpu.catalogue,
         );
     }
+    // The same set squeezed into a quarter of the periodic box: the grid then has more than
+    // 3 blocks per particle, so the link uses the hash of the non-empty blocks instead of the
+    // dense block table (src/halo/fof_cuda_link.rs), both checked here.
+    let squeezed: Vec<[f32; 3]> = points.iter().map(|p| p.map(|x| 0.25 * x)).collect();
+    let frame = Some(frame_of_unit_box());
+    let ids = link_components(&squeezed, 0.25 * ll, frame, &Progress::none()).expect("cpu");
+    let cpu = catalogue::build(&ids, &squeezed, &masses, Some(&velocities), frame, 8);
+    let gpu = haloscope::halo::catalogue_cuda(
+        &device,
+        &squeezed,
+        &masses,
+        Some(&velocities),
+        0.25 * ll,
+        frame,
+        CellOrder::Morton,
+        8,
+        true,
+        &Progress::none(),
+    )
+    .expect("cuda catalogue");
+    assert!(!cpu.halos.is_empty());
+    assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 2.0);
+}
+
+fn frame_of_unit_box() -> BoxFrame {
+    BoxFrame {
+        lower: 0.0,
+        size: 1.0,
+    }
 }
 
 /// `catalogue_cuda` without labels returns none and exactly `labelled`'s halos and set count.

@@ -523,6 +523,7 @@ fn link_on_device(
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
     }
     let geometry = LinkGeometry {
+        n_particles: n,
         n_cells,
         dims32,
         periodic,
