@@ -719,9 +719,9 @@ fn device_catalogue_on_a_small_clustered_set() {
             &gpu.catalogue,
         );
     }
-    // The same set squeezed into a quarter of the periodic box: the grid then has more than
-    // 3 blocks per particle, so the link uses the hash of the non-empty blocks instead of the
-    // dense block table (src/halo/fof_cuda_link.rs), both checked here.
+    // Above, 270 cells per axis: 10.5 blocks per particle, the dense block table. The same set
+    // squeezed into a quarter of the periodic box has 656 blocks per particle, so the link
+    // uses the hash of the non-empty blocks instead (src/halo/fof_cuda_link.rs).
     let squeezed: Vec<[f32; 3]> = points.iter().map(|p| p.map(|x| 0.25 * x)).collect();
     let frame = Some(frame_of_unit_box());
     let ids = link_components(&squeezed, 0.25 * ll, frame, &Progress::none()).expect("cpu");

@@ -88,6 +88,10 @@ pub(super) fn link_by_cells(
 /// Dense block tables hold at most this many blocks per particle (12 bytes each, so memory
 /// stays O(N): ≤ 144 bytes per particle). With a relative linking length the grid (cells of
 /// side ll/√3) has 3^(3/2) / (64 b³) blocks per particle: 10.1 at b = 0.2, 3.7 at b = 0.28.
+/// Measured on an H200 at 10⁸ (BENCHMARKS.md, FoF Session 4): at 3.7 per particle the dense
+/// table halves the block-table stage (0.019 → 0.009 s); at 10.1 (a 12 GB table) it gained
+/// nothing measurable over the hash (0.0195 vs 0.0206 s). A limit of 8 would spare that
+/// memory at b = 0.2; it stays at 12, the value the device tests ran with.
 pub const DENSE_BLOCKS_PER_PARTICLE: u64 = 12;
 
 /// Environment variable overriding [`DENSE_BLOCKS_PER_PARTICLE`] (0: always the hash), to
