@@ -72,6 +72,33 @@ __device__ u64 block_find(const u64* __restrict__ table_keys, u64 mask, u64 key)
     }
 }
 
+// Dense alternative to the hash (when the grid has few blocks per non-empty cell): slot =
+// row-major block index over ceil(dims / 4) blocks, no probing; an empty block has occupancy 0.
+// Block coordinates are ≥ 0 here; those beyond the grid have no slot.
+__device__ u64 block_slot(const u64* __restrict__ table_keys, u64 mask, int dense, u32 nbx,
+                          u32 nby, u32 nbz, u32 bx, u32 by, u32 bz) {
+    if (dense) {
+        if (bx >= nbx || by >= nby || bz >= nbz) return EMPTY_KEY;
+        return (u64)bx + (u64)nbx * ((u64)by + (u64)nby * (u64)bz);
+    }
+    return block_find(table_keys, mask, pack_coords(bx, by, bz));
+}
+
+// Dense block table: every cell ORs its bit into its block's occupancy (zeroed before), the
+// block's first cell (in sorted order) writes its index. No count, no probing.
+extern "C" __global__ void fof_block_dense(const u64* __restrict__ cell_coords, u32 n_cells,
+                                           u32 nbx, u32 nby, u32* __restrict__ table_first,
+                                           u64* __restrict__ table_occupied) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u64 coords = cell_coords[c];
+    u32 x = (u32)(coords & 0x1fffffULL), y = (u32)((coords >> 21) & 0x1fffffULL),
+        z = (u32)((coords >> 42) & 0x1fffffULL);
+    u64 slot = (u64)(x >> 2) + (u64)nbx * ((u64)(y >> 2) + (u64)nby * (u64)(z >> 2));
+    atomicOr(&table_occupied[slot], 1ULL << morton_local(x & 3u, y & 3u, z & 3u));
+    if (is_block_head(cell_coords, c)) table_first[slot] = c;
+}
+
 // Cells c and b (b from c's half stencil) join when some member pair is within ll.
 __device__ void link_cells(const u32* __restrict__ cell_start, const double* __restrict__ sx,
                            const double* __restrict__ sy, const double* __restrict__ sz,
@@ -121,13 +148,14 @@ extern "C" __global__ void fof_link_blocks(const u32* __restrict__ cell_start,
                                            const int* __restrict__ stencil, u32 n_stencil,
                                            int reach, u32 dim_x, u32 dim_y, u32 dim_z,
                                            int periodic, double box_size, double ll2,
-                                           u32* parent) {
+                                           int dense, u32* parent) {
     u32 c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= n_cells) return;
     u64 coords = cell_coords[c];
     int cell[3] = {(int)(coords & 0x1fffffULL), (int)((coords >> 21) & 0x1fffffULL),
                    (int)((coords >> 42) & 0x1fffffULL)};
     int dims[3] = {(int)dim_x, (int)dim_y, (int)dim_z};
+    u32 nbx = (dim_x + 3u) >> 2, nby = (dim_y + 3u) >> 2, nbz = (dim_z + 3u) >> 2;
     bool wrap_blocks = periodic && dims[0] % 4 == 0 && dims[1] % 4 == 0 && dims[2] % 4 == 0;
     bool interior = true;
     for (int a = 0; a < 3; a++) interior = interior && cell[a] >= reach && cell[a] + reach < dims[a];
@@ -148,7 +176,8 @@ extern "C" __global__ void fof_link_blocks(const u32* __restrict__ cell_start,
                 }
             }
             if (!inside) continue;
-            u64 slot = block_find(table_keys, mask, pack_coords(q[0], q[1], q[2]));
+            u64 slot =
+                block_slot(table_keys, mask, dense, nbx, nby, nbz, q[0], q[1], q[2]);
             if (slot == EMPTY_KEY) continue;
             u64 occupied = table_occupied[slot];
             u64 hits = occupied & wanted;
@@ -181,7 +210,8 @@ extern "C" __global__ void fof_link_blocks(const u32* __restrict__ cell_start,
         u64 key = pack_coords((u32)q[0] >> 2, (u32)q[1] >> 2, (u32)q[2] >> 2);
         if (key != cached_key) {
             cached_key = key;
-            cached_slot = block_find(table_keys, mask, key);
+            cached_slot = block_slot(table_keys, mask, dense, nbx, nby, nbz, (u32)q[0] >> 2,
+                                     (u32)q[1] >> 2, (u32)q[2] >> 2);
         }
         if (cached_slot == EMPTY_KEY) continue;
         u64 occupied = table_occupied[cached_slot];

@@ -92,8 +92,13 @@ fn assert_same_partition(
 }
 
 /// `find_halos` on the CUDA back-end gives the CPU's result: labels, set count, sizes and
-/// smallest members exactly, the float sums within the device catalogue's stated tolerance.
+/// smallest members exactly, the float sums within the device catalogue's stated tolerance; and
+/// without labels the CUDA back-end returns none and the same catalogue bit for bit.
 fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, params: FofParams) {
+    let params = FofParams {
+        labels: true,
+        ..params
+    };
     let cpu = find_halos(
         positions,
         masses,
@@ -116,8 +121,30 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
         &Progress::none(),
     )
     .expect("cuda");
+    let unlabelled = find_halos(
+        positions,
+        masses,
+        None,
+        &FofParams {
+            backend: FofBackend::Cuda,
+            labels: false,
+            ..params.clone()
+        },
+        &Progress::none(),
+    )
+    .expect("cuda without labels");
+    assert_eq!(
+        FofResult {
+            labels: gpu.labels.clone(),
+            ..unlabelled.clone()
+        },
+        gpu,
+        "the CUDA catalogue depends on whether labels were asked for"
+    );
+    assert_eq!(unlabelled.labels, None);
     assert_eq!(cpu.backend, FofBackend::Cpu);
     assert_eq!(gpu.backend, FofBackend::Cuda);
+    assert!(cpu.labels.is_some() && gpu.labels.is_some());
     let scale = cpu.frame.map_or_else(|| extent(positions), |f| f.size);
     assert_catalogues_agree(
         &as_catalogue(&cpu),
@@ -301,6 +328,7 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
             min_members,
             box_size,
             backend: FofBackend::Cuda,
+            labels: true,
         };
         let result = find_halos(
             &selected.positions,
@@ -352,7 +380,7 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
         if let Some(name) = reference_name {
             let r = reference(name);
             assert_eq!(
-                labels_sha256(&result.labels),
+                labels_sha256(result.labels.as_deref().expect("labels asked for")),
                 r["label_sha256"].as_str().expect("hex"),
                 "{name}"
             );
@@ -619,10 +647,21 @@ fn device_catalogue_agrees_with_the_cpu_catalogue() {
                     frame,
                     CellOrder::Morton,
                     20,
+                    true,
                     &Progress::none(),
                 )
                 .expect("cuda catalogue");
                 assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 100.0);
+                assert_same_without_labels(
+                    &device,
+                    &points,
+                    masses,
+                    velocities,
+                    ll,
+                    frame,
+                    20,
+                    &gpu.catalogue,
+                );
                 eprintln!(
                     "catalogue n={n} periodic={} velocities={}: {} halos agree, {:.3} s",
                     frame.is_some(),
@@ -663,10 +702,84 @@ fn device_catalogue_on_a_small_clustered_set() {
             frame,
             CellOrder::Morton,
             8,
+            true,
             &Progress::none(),
         )
         .expect("cuda catalogue");
         assert!(!cpu.halos.is_empty());
         assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 2.0);
+        assert_same_without_labels(
+            &device,
+            &points,
+            &masses,
+            Some(&velocities),
+            ll,
+            frame,
+            8,
+            &gpu.catalogue,
+        );
     }
+    // Above, 270 cells per axis: 10.5 blocks per particle, the dense block table. The same set
+    // squeezed into a quarter of the periodic box has 656 blocks per particle, so the link
+    // uses the hash of the non-empty blocks instead (src/halo/fof_cuda_link.rs).
+    let squeezed: Vec<[f32; 3]> = points.iter().map(|p| p.map(|x| 0.25 * x)).collect();
+    let frame = Some(frame_of_unit_box());
+    let ids = link_components(&squeezed, 0.25 * ll, frame, &Progress::none()).expect("cpu");
+    let cpu = catalogue::build(&ids, &squeezed, &masses, Some(&velocities), frame, 8);
+    let gpu = haloscope::halo::catalogue_cuda(
+        &device,
+        &squeezed,
+        &masses,
+        Some(&velocities),
+        0.25 * ll,
+        frame,
+        CellOrder::Morton,
+        8,
+        true,
+        &Progress::none(),
+    )
+    .expect("cuda catalogue");
+    assert!(!cpu.halos.is_empty());
+    assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 2.0);
+}
+
+fn frame_of_unit_box() -> BoxFrame {
+    BoxFrame {
+        lower: 0.0,
+        size: 1.0,
+    }
+}
+
+/// `catalogue_cuda` without labels returns none and exactly `labelled`'s halos and set count.
+#[allow(clippy::too_many_arguments)]
+fn assert_same_without_labels(
+    device: &GpuDevice,
+    points: &[[f32; 3]],
+    masses: &haloscope::data::Masses,
+    velocities: Option<&[[f32; 3]]>,
+    ll: f64,
+    frame: Option<BoxFrame>,
+    min_members: usize,
+    labelled: &catalogue::Catalogue,
+) {
+    let unlabelled = haloscope::halo::catalogue_cuda(
+        device,
+        points,
+        masses,
+        velocities,
+        ll,
+        frame,
+        CellOrder::Morton,
+        min_members,
+        false,
+        &Progress::none(),
+    )
+    .expect("cuda catalogue without labels");
+    assert_eq!(unlabelled.catalogue.labels, None);
+    assert!(labelled.labels.is_some());
+    assert_eq!(unlabelled.catalogue.halos, labelled.halos);
+    assert_eq!(
+        unlabelled.catalogue.n_sets_all_sizes,
+        labelled.n_sets_all_sizes
+    );
 }

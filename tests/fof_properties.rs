@@ -97,6 +97,7 @@ fn thousands_of_clustered_points_match_brute_force_with_catalogue() {
             min_members: 5,
             box_size,
             backend: FofBackend::Cpu,
+            labels: true,
         };
         let result = find_halos(&points, &masses, None, &params, &Progress::none()).expect("fof");
         let frame = box_size.map(|size| BoxFrame::for_positions(&points, size));
@@ -106,6 +107,16 @@ fn thousands_of_clustered_points_match_brute_force_with_catalogue() {
         assert_eq!(result.labels, expected.labels);
         assert_eq!(result.halos, expected.halos);
         assert_eq!(result.n_sets_all_sizes, expected.n_sets_all_sizes);
+        // Without labels: none returned, the same catalogue bit for bit.
+        let unlabelled = FofParams {
+            labels: false,
+            ..params
+        };
+        let without =
+            find_halos(&points, &masses, None, &unlabelled, &Progress::none()).expect("fof");
+        assert_eq!(without.labels, None);
+        assert_eq!(without.halos, expected.halos);
+        assert_eq!(without.n_sets_all_sizes, expected.n_sets_all_sizes);
     }
 }
 
@@ -123,6 +134,7 @@ fn a_dense_clump_far_bigger_than_a_cell_is_one_halo() {
         min_members: 20,
         box_size: Some(1.0),
         backend: FofBackend::Auto,
+        labels: false,
     };
     let result = find_halos(
         &points,

@@ -177,6 +177,8 @@ impl HalosPanel {
             box_size: self.periodic.then_some(self.box_size),
             // The library picks CUDA when its FoF back-end exists and a device is present.
             backend: FofBackend::Auto,
+            // The overlay draws halos only; per-particle labels would cost a 4 B/particle download.
+            labels: false,
         };
         let snapshot = document.snapshot.clone();
         let kinds = species.clone();
@@ -378,7 +380,7 @@ mod tests {
             radius_rms: 0.05,
         };
         let result = FofResult {
-            labels: Vec::new(),
+            labels: None,
             halos: vec![halo(30, 1.0, 0.5), halo(25, 3.0, 0.1), halo(25, 2.0, 0.9)],
             n_particles: 80,
             n_sets_all_sizes: 3,

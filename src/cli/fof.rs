@@ -88,6 +88,8 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         min_members: args.min_members,
         box_size,
         backend: args.backend.into(),
+        // Per-particle labels only when they are written (0.4 GB at 10⁸ particles).
+        labels: args.labels.is_some(),
     };
     let start = Instant::now();
     let selected = halo::select_particles(&snapshot, &species).map_err(in_file)?;
@@ -104,8 +106,13 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     if let Some(out) = &args.out {
         export::write_catalogue(out, &result).context("writing the catalogue")?;
     }
-    if let Some(labels) = &args.labels {
-        export::write_labels(labels, &result.labels).context("writing the labels")?;
+    if let Some(path) = &args.labels {
+        // `params.labels` asked for them, so both back-ends return them.
+        let labels = result
+            .labels
+            .as_deref()
+            .context("the friends-of-friends back-end returned no labels")?;
+        export::write_labels(path, labels).context("writing the labels")?;
     }
     let species_names: Vec<&str> = selected.species.iter().map(|k| k.name()).collect();
     if args.json {

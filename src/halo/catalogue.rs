@@ -40,8 +40,9 @@ pub struct Halo {
 pub struct Catalogue {
     /// Halos by size descending, ties by smallest member index.
     pub halos: Vec<Halo>,
-    /// Per particle: index of its halo in `halos`, or −1.
-    pub labels: Vec<i32>,
+    /// Per particle: index of its halo in `halos`, or −1; `None` when labels were not asked
+    /// for (the CUDA back-end then skips their 4-byte-per-particle download).
+    pub labels: Option<Vec<i32>>,
     /// Number of friends-of-friends sets of every size (singletons included).
     pub n_sets_all_sizes: usize,
 }
@@ -215,7 +216,7 @@ pub fn build_from_partition(
         .collect();
     Catalogue {
         halos,
-        labels,
+        labels: Some(labels),
         n_sets_all_sizes,
     }
 }
@@ -374,7 +375,7 @@ mod tests {
         };
         let cat = build(&ids, &positions, &masses, None, Some(frame), 2);
         assert_eq!(cat.n_sets_all_sizes, 3);
-        assert_eq!(cat.labels, vec![1, 0, 0, 1, 0, -1]);
+        assert_eq!(cat.labels, Some(vec![1, 0, 0, 1, 0, -1]));
         assert_eq!(cat.halos.len(), 2);
         let big = &cat.halos[0];
         assert_eq!((big.size, big.min_index, big.mass), (3, 1, 4.0));

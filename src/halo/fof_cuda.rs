@@ -189,12 +189,14 @@ pub fn partition_cuda(
         frame,
         order,
         min_members,
+        true,
         progress,
     )?;
     // The label words are i32 ranks (−1 = all ones) written as u32.
-    let labels = download_pinned(device.context(), &stream, &on_device.labels, n, |w| {
-        w as i32
-    })?;
+    let labels = match &on_device.labels {
+        Some(labels) => download_pinned(device.context(), &stream, labels, n, |w| w as i32)?,
+        None => Vec::new(),
+    };
     timer.stage("download labels")?;
     progress.report("cuda: linking", 1, 1);
     Ok(CudaPartitionOutput {
@@ -210,8 +212,9 @@ pub fn partition_cuda(
 
 /// The catalogue's first step left on the device by [`partition_on_device`].
 pub(super) struct PartitionOnDevice {
-    /// Per particle (input order): halo rank, all ones when not kept.
-    pub(super) labels: CudaSlice<u32>,
+    /// Per particle (input order): halo rank, all ones when not kept; `None` when not asked
+    /// for (the catalogue sums need only `rank_of_cell`).
+    pub(super) labels: Option<CudaSlice<u32>>,
     /// Per cell: the halo rank of its set when the cell is a kept root, else all ones.
     pub(super) rank_of_cell: CudaSlice<u32>,
     /// Kept sets in catalogue order.
@@ -223,7 +226,8 @@ pub(super) struct PartitionOnDevice {
 }
 
 /// Links on the device, then set sizes, smallest members, kept sets (sorted on the host) and
-/// per-particle halo labels, all left on the device with the linked cells.
+/// per-particle halo labels (only when `with_labels`), all left on the device with the linked
+/// cells.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn partition_on_device(
     device: &GpuDevice,
@@ -234,6 +238,7 @@ pub(super) fn partition_on_device(
     frame: Option<BoxFrame>,
     order: CellOrder,
     min_members: usize,
+    with_labels: bool,
     progress: &Progress,
 ) -> Result<(Linked, PartitionOnDevice), FofError> {
     let n = positions.len();
@@ -326,8 +331,8 @@ pub(super) fn partition_on_device(
         // SAFETY: ranked_roots holds n_kept (+1) roots, each < n_cells.
         gpu(unsafe { launch.launch(per_element(n_kept)) })?;
     }
-    let mut labels_dev = alloc::<u32>(&stream, n)?;
-    {
+    let labels_dev = if with_labels {
+        let mut labels_dev = alloc::<u32>(&stream, n)?;
         let mut launch = stream.launch_builder(&kernels.halo_labels);
         launch
             .arg(&linked.cell_start)
@@ -338,8 +343,16 @@ pub(super) fn partition_on_device(
             .arg(&mut labels_dev);
         // SAFETY: as fof_labels; rank_of_cell holds n_cells entries indexed by roots.
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
-    }
-    timer.stage("sets + kept + labels")?;
+        drop(launch);
+        Some(labels_dev)
+    } else {
+        None
+    };
+    timer.stage(if with_labels {
+        "sets + kept + labels"
+    } else {
+        "sets + kept"
+    })?;
     Ok((
         linked,
         PartitionOnDevice {
@@ -510,6 +523,7 @@ fn link_on_device(
         gpu(unsafe { launch.launch(per_element(n_cells)) })?;
     }
     let geometry = LinkGeometry {
+        n_particles: n,
         n_cells,
         dims32,
         periodic,

@@ -48,6 +48,7 @@ pub(super) struct Kernels {
     pub(super) link: CudaFunction,
     pub(super) block_count: CudaFunction,
     pub(super) block_insert: CudaFunction,
+    pub(super) block_dense: CudaFunction,
     pub(super) link_blocks: CudaFunction,
     pub(super) compress: CudaFunction,
     pub(super) labels: CudaFunction,
@@ -79,6 +80,7 @@ impl Kernels {
             link: f("fof_link")?,
             block_count: f("fof_block_count")?,
             block_insert: f("fof_block_insert")?,
+            block_dense: f("fof_block_dense")?,
             link_blocks: f("fof_link_blocks")?,
             compress: f("fof_compress")?,
             labels: f("fof_labels")?,
@@ -277,18 +279,32 @@ pub(super) fn upload_pinned(
     stream: &Arc<CudaStream>,
     values: &[f32],
 ) -> Result<CudaSlice<f32>, FofError> {
+    upload_staged(context, stream, values, STAGING_LEN)
+}
+
+/// [`upload_pinned`] with staging buffers of `staging_len` elements (benchmarked in
+/// `fof_cuda_download.rs`).
+pub(super) fn upload_staged(
+    context: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    values: &[f32],
+    staging_len: usize,
+) -> Result<CudaSlice<f32>, FofError> {
     let n = values.len();
-    let full_chunks = n / STAGING_LEN;
+    let full_chunks = n / staging_len;
     if full_chunks < 2 {
         return gpu(stream.clone_htod(values));
     }
     let mut dst = alloc::<f32>(stream, n)?;
-    let mut staging = [pinned::<f32>(context)?, pinned::<f32>(context)?];
+    let mut staging = [
+        pinned::<f32>(context, staging_len)?,
+        pinned::<f32>(context, staging_len)?,
+    ];
     // cudarc records a pinned buffer's own event only when it manages several streams, so each
     // copy's completion is tracked here with an explicit event per buffer.
     let mut copied: [Option<CudaEvent>; 2] = [None, None];
     for chunk in 0..full_chunks {
-        let range = chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN;
+        let range = chunk * staging_len..(chunk + 1) * staging_len;
         let slot = chunk % 2;
         if let Some(event) = copied[slot].take() {
             // This buffer's previous DMA must finish before the host overwrites it.
@@ -302,7 +318,7 @@ pub(super) fn upload_pinned(
         gpu(stream.memcpy_htod(&*buffer, &mut dst.slice_mut(range)))?;
         copied[slot] = Some(gpu(stream.record_event(None))?);
     }
-    let rest = full_chunks * STAGING_LEN;
+    let rest = full_chunks * staging_len;
     if rest < n {
         gpu(stream.memcpy_htod(&values[rest..], &mut dst.slice_mut(rest..n)))?;
     }
@@ -323,6 +339,19 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
     n: usize,
     convert: impl Fn(u32) -> R + Sync,
 ) -> Result<Vec<R>, FofError> {
+    download_staged(context, stream, src, n, convert, STAGING_LEN)
+}
+
+/// [`download_pinned`] with staging buffers of `staging_len` elements (benchmarked in
+/// `fof_cuda_download.rs`).
+pub(super) fn download_staged<R: Copy + Default + Send + Sync>(
+    context: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    src: &CudaSlice<u32>,
+    n: usize,
+    convert: impl Fn(u32) -> R + Sync,
+    staging_len: usize,
+) -> Result<Vec<R>, FofError> {
     let copy_out = |to: &mut [R], from: &[u32]| {
         to.par_chunks_mut(COPY_GRAIN)
             .zip(from.par_chunks(COPY_GRAIN))
@@ -333,14 +362,17 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
             });
     };
     let mut out = vec![R::default(); n];
-    let full_chunks = n / STAGING_LEN;
+    let full_chunks = n / staging_len;
     if full_chunks < 2 {
         let host = gpu(stream.clone_dtoh(&src.slice(0..n)))?;
         copy_out(&mut out, &host);
         return Ok(out);
     }
-    let mut staging = [pinned::<u32>(context)?, pinned::<u32>(context)?];
-    let chunk_view = |chunk: usize| src.slice(chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN);
+    let mut staging = [
+        pinned::<u32>(context, staging_len)?,
+        pinned::<u32>(context, staging_len)?,
+    ];
+    let chunk_view = |chunk: usize| src.slice(chunk * staging_len..(chunk + 1) * staging_len);
     // As in `upload_pinned`: an explicit event per buffer marks its DMA's completion.
     let mut copied: [Option<CudaEvent>; 2] = [None, None];
     for (chunk, buffer) in staging.iter_mut().enumerate() {
@@ -357,7 +389,7 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
         {
             let host = gpu(buffer.as_slice())?;
             copy_out(
-                &mut out[chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN],
+                &mut out[chunk * staging_len..(chunk + 1) * staging_len],
                 host,
             );
         }
@@ -366,7 +398,7 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
             copied[slot] = Some(gpu(stream.record_event(None))?);
         }
     }
-    let rest = full_chunks * STAGING_LEN;
+    let rest = full_chunks * staging_len;
     if rest < n {
         let host = gpu(stream.clone_dtoh(&src.slice(rest..n)))?;
         copy_out(&mut out[rest..], &host);
@@ -374,14 +406,15 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
     Ok(out)
 }
 
-/// One page-locked staging buffer of `STAGING_LEN` elements (cached, not write-combined: the
-/// host both writes and reads them).
+/// One page-locked staging buffer of `len` elements (cached, not write-combined: the host
+/// both writes and reads them).
 fn pinned<T: DeviceRepr + ValidAsZeroBits>(
     context: &Arc<CudaContext>,
+    len: usize,
 ) -> Result<PinnedHostSlice<T>, FofError> {
     // SAFETY: the buffer is written (host copy or DMA) before it is read, and only through
     // `as_mut_slice`/`as_slice`, which wait for the buffer's pending copies.
-    gpu(unsafe { context.alloc_pinned_with_flags::<T>(STAGING_LEN, 0) })
+    gpu(unsafe { context.alloc_pinned_with_flags::<T>(len, 0) })
 }
 
 /// Cell offsets (dx, dy, dz), flattened, with (dz, dy, dx) lexicographically positive, whose

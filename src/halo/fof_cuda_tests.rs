@@ -71,3 +71,21 @@ fn fof_cuda_support_morton(x: i32, y: i32, z: i32) -> usize {
     }
     index
 }
+
+#[test]
+fn dense_block_table_when_the_grid_has_few_enough_blocks_per_particle() {
+    use crate::halo::fof_cuda_link::{DENSE_BLOCKS_PER_PARTICLE, dense_block_table};
+    let limit = DENSE_BLOCKS_PER_PARTICLE;
+    // 10⁸ clustered at b = 0.2 in a unit box: cells of ll/√3 ≈ 1/4020, 1005³ ≈ 1.02·10⁹
+    // blocks, 10.2 per particle.
+    assert!(dense_block_table([4020; 3], 100_000_000, limit));
+    assert!(!dense_block_table([4020; 3], 100_000_000, 10));
+    // Exactly at a limit of 3: 10 × 10 × 3 = 300 blocks for 100 particles (dims / 4 rounded up).
+    assert!(dense_block_table([40, 37, 9], 100, 3));
+    assert!(!dense_block_table([40, 37, 13], 100, 3));
+    // The small test set (270 cells per axis) squeezed into a quarter of the box.
+    assert!(!dense_block_table([1080; 3], 30_001, limit));
+    assert!(dense_block_table([270; 3], 30_001, limit));
+    // Limit 0: always the hash.
+    assert!(!dense_block_table([4; 3], 1, 0));
+}

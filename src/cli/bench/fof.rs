@@ -86,6 +86,8 @@ pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
                 min_members: 20,
                 box_size: Some(args.box_size),
                 backend: FofBackend::Cpu,
+                // Catalogue only, as the GUI asks (the CPU computes the labels either way).
+                labels: false,
             };
             let mut full = Vec::new();
             let mut linking = Vec::new();

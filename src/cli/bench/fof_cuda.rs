@@ -5,10 +5,11 @@ use super::fof::BenchFofArgs;
 use crate::data::Masses;
 use crate::gpu::GpuDevice;
 use crate::halo::{
-    BoxFrame, catalogue, catalogue_cuda, link_components, link_components_cuda, mean_separation,
-    synthetic,
+    BoxFrame, CellOrder, LabelDownload, PositionUpload, catalogue, catalogue_cuda, link_components,
+    link_components_cuda, mean_separation, synthetic, time_label_download, time_position_upload,
 };
 use crate::jobs::Progress;
+use anyhow::Context;
 use std::time::Instant;
 
 /// Runs `haloscope bench fof --backend cuda`.
@@ -25,6 +26,7 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
     };
     let repeats = args.repeats.max(1);
     let mut cases = Vec::new();
+    let mut downloads = Vec::new();
     for &n in &args.sizes {
         let start = Instant::now();
         let points = synthetic::clustered_points(n, 1.0, 1);
@@ -86,53 +88,46 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                     totals.push(seconds);
                 }
                 let (best, median) = best_and_median(&mut totals);
-                // End to end: link, labels and the catalogue sums on the device.
-                let mut full = Vec::new();
-                let mut full_stages = Vec::new();
-                let mut catalogue_seconds = Vec::new();
-                let mut same_catalogue = None;
-                let mut agrees = None;
-                for _ in 0..repeats {
-                    let start = Instant::now();
-                    let out = catalogue_cuda(
+                // End to end: link and the catalogue sums on the device, without labels (what
+                // the GUI asks for) and with the per-particle labels downloaded.
+                let mut runs = Vec::new();
+                for with_labels in [false, true] {
+                    runs.push(end_to_end(
                         &device,
                         &points,
                         &masses,
-                        None,
                         ll,
-                        Some(frame),
+                        frame,
                         order,
-                        20,
-                        &Progress::none(),
-                    )?;
-                    let seconds = start.elapsed().as_secs_f64();
-                    let sums = out
-                        .stage_seconds
-                        .iter()
-                        .filter(|(name, _)| *name == "catalogue sums")
-                        .map(|(_, s)| s)
-                        .sum::<f64>();
-                    catalogue_seconds.push(sums);
-                    if full.iter().all(|&t| seconds < t) {
-                        full_stages = out.stage_seconds.clone();
-                    }
-                    full.push(seconds);
-                    same_catalogue = cpu_cat.as_ref().map(|c| *c == out.catalogue);
-                    agrees = cpu_cat
-                        .as_ref()
-                        .map(|c| catalogues_agree(c, &out.catalogue, frame));
+                        with_labels,
+                        repeats,
+                        cpu_cat.as_ref(),
+                    )?);
                 }
-                let (full_best, full_median) = best_and_median(&mut full);
-                let (sums_best, _) = best_and_median(&mut catalogue_seconds);
-                let full_stage_text: Vec<String> = full_stages
-                    .iter()
-                    .map(|(name, s)| format!("{name} {s:.4}"))
-                    .collect();
+                // The catalogue must not depend on whether labels were asked for.
+                let same_without_labels = runs[0].last.halos == runs[1].last.halos
+                    && runs[0].last.n_sets_all_sizes == runs[1].last.n_sets_all_sizes;
+                for run in &runs {
+                    eprintln!(
+                        "n={n} b={b} cuda {:<9} END TO END {} {:.4}/{:.4} s; [{}]; catalogue sums {:.4} s; catalogue bit-identical to cpu: {:?}, within tolerance (labels too when asked): {:?}; vs cpu link+catalogue {:.1}x",
+                        order.name(),
+                        if run.with_labels {
+                            "catalogue + labels"
+                        } else {
+                            "catalogue only    "
+                        },
+                        run.best,
+                        run.median,
+                        stage_text(&run.stages),
+                        run.sums_best,
+                        run.identical,
+                        run.agrees,
+                        (cpu_best + cat_best) / run.best
+                    );
+                }
                 eprintln!(
-                    "n={n} b={b} cuda {:<9} END TO END (link + labels + catalogue sums on device) {full_best:.4}/{full_median:.4} s; [{}]; catalogue sums {sums_best:.4} s; catalogue bit-identical to cpu: {same_catalogue:?}, within tolerance: {agrees:?}; vs cpu link+catalogue {:.1}x",
-                    order.name(),
-                    full_stage_text.join(", "),
-                    (cpu_best + cat_best) / full_best
+                    "n={n} b={b} cuda {:<9} catalogue with labels == catalogue without: {same_without_labels}",
+                    order.name()
                 );
                 let stages: Vec<String> = best_stages
                     .iter()
@@ -159,15 +154,21 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                     "catalogue_seconds_cpu": cat_best,
                     "n_groups_cpu": cpu_ids.as_ref().map(|(_, g)| *g),
                     "identical_to_cpu": identical,
-                    "end_to_end_seconds_best": full_best,
-                    "end_to_end_seconds_median": full_median,
-                    "end_to_end_stage_seconds": full_stages.iter().map(|(name, s)| serde_json::json!({"stage": name, "seconds": s})).collect::<Vec<_>>(),
-                    "catalogue_sums_seconds_best": sums_best,
-                    "catalogue_identical_to_cpu": same_catalogue,
-                    "catalogue_within_tolerance_of_cpu": agrees,
+                    "end_to_end_seconds_best": runs[0].best,
+                    "end_to_end_seconds_median": runs[0].median,
+                    "end_to_end_stage_seconds": stage_json(&runs[0].stages),
+                    "catalogue_sums_seconds_best": runs[0].sums_best,
+                    "catalogue_identical_to_cpu": runs[0].identical,
+                    "catalogue_within_tolerance_of_cpu": runs[0].agrees,
+                    "labelled_end_to_end_seconds_best": runs[1].best,
+                    "labelled_end_to_end_seconds_median": runs[1].median,
+                    "labelled_end_to_end_stage_seconds": stage_json(&runs[1].stages),
+                    "labelled_catalogue_and_labels_within_tolerance_of_cpu": runs[1].agrees,
+                    "catalogue_same_with_and_without_labels": same_without_labels,
                 }));
             }
         }
+        downloads.push(transfer_methods(&device, &points, repeats)?);
     }
     if args.json {
         println!(
@@ -179,6 +180,7 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                 "cpu_threads": rayon::current_num_threads(),
                 "repeats": repeats,
                 "cases": cases,
+                "transfers": downloads,
             })
         );
     }
@@ -194,8 +196,12 @@ fn catalogues_agree(
     frame: BoxFrame,
 ) -> bool {
     let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
+    // Labels are compared when the device returned them (asked for).
     cpu.n_sets_all_sizes == gpu.n_sets_all_sizes
-        && cpu.labels == gpu.labels
+        && gpu
+            .labels
+            .as_ref()
+            .is_none_or(|labels| Some(labels) == cpu.labels.as_ref())
         && cpu.halos.len() == gpu.halos.len()
         && cpu.halos.iter().zip(&gpu.halos).all(|(c, g)| {
             c.size == g.size
@@ -205,6 +211,136 @@ fn catalogues_agree(
                 && close(c.radius_max, g.radius_max, 1e-9 * frame.size)
                 && close(c.radius_rms, g.radius_rms, 1e-9 * frame.size)
         })
+}
+
+/// Timings and checks of one end-to-end configuration.
+struct EndToEnd {
+    with_labels: bool,
+    best: f64,
+    median: f64,
+    stages: Vec<(&'static str, f64)>,
+    sums_best: f64,
+    identical: Option<bool>,
+    agrees: Option<bool>,
+    last: catalogue::Catalogue,
+}
+
+/// `repeats` end-to-end `catalogue_cuda` runs, timed, each checked against the CPU catalogue.
+#[allow(clippy::too_many_arguments)]
+fn end_to_end(
+    device: &GpuDevice,
+    points: &[[f32; 3]],
+    masses: &Masses,
+    ll: f64,
+    frame: BoxFrame,
+    order: CellOrder,
+    with_labels: bool,
+    repeats: usize,
+    cpu_cat: Option<&catalogue::Catalogue>,
+) -> anyhow::Result<EndToEnd> {
+    let mut full = Vec::new();
+    let mut sums = Vec::new();
+    let mut stages = Vec::new();
+    let mut identical = None;
+    let mut agrees: Option<bool> = None;
+    let mut last = None;
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let out = catalogue_cuda(
+            device,
+            points,
+            masses,
+            None,
+            ll,
+            Some(frame),
+            order,
+            20,
+            with_labels,
+            &Progress::none(),
+        )?;
+        let seconds = start.elapsed().as_secs_f64();
+        sums.push(
+            out.stage_seconds
+                .iter()
+                .filter(|(name, _)| *name == "catalogue sums")
+                .map(|(_, s)| s)
+                .sum::<f64>(),
+        );
+        if full.iter().all(|&t| seconds < t) {
+            stages = out.stage_seconds.clone();
+        }
+        full.push(seconds);
+        if let Some(cpu) = cpu_cat {
+            // Bit identity is judged on the halos (labels are compared for tolerance below).
+            identical = Some(cpu.halos == out.catalogue.halos);
+            let ok = catalogues_agree(cpu, &out.catalogue, frame)
+                && out.catalogue.labels.is_some() == with_labels;
+            agrees = Some(agrees.unwrap_or(true) && ok);
+        }
+        last = Some(out.catalogue);
+    }
+    let (best, median) = best_and_median(&mut full);
+    let (sums_best, _) = best_and_median(&mut sums);
+    Ok(EndToEnd {
+        with_labels,
+        best,
+        median,
+        stages,
+        sums_best,
+        identical,
+        agrees,
+        last: last.context("no end-to-end run")?,
+    })
+}
+
+/// Best and median of every label download method for one label per point and of every
+/// position upload method for `points`, as JSON, also printed.
+fn transfer_methods(
+    device: &GpuDevice,
+    points: &[[f32; 3]],
+    repeats: usize,
+) -> anyhow::Result<serde_json::Value> {
+    let n = points.len();
+    let mut uploads = Vec::new();
+    for method in PositionUpload::ALL {
+        let mut seconds = time_position_upload(device, points.as_flattened(), method, repeats)?;
+        let (best, median) = best_and_median(&mut seconds);
+        eprintln!(
+            "n={n} position upload {:<12} {best:.4}/{median:.4} s ({:.1} GB/s best)",
+            method.name(),
+            12.0 * n as f64 / best / 1e9
+        );
+        uploads.push(serde_json::json!({"method": method.name(), "seconds_best": best, "seconds_median": median}));
+    }
+    let mut rows = Vec::new();
+    for method in LabelDownload::ALL {
+        let mut seconds = time_label_download(device, n, method, repeats)?;
+        let (best, median) = best_and_median(&mut seconds);
+        eprintln!(
+            "n={n} label download {:<12} {best:.4}/{median:.4} s ({:.1} GB/s best)",
+            method.name(),
+            4.0 * n as f64 / best / 1e9
+        );
+        rows.push(serde_json::json!({"method": method.name(), "seconds_best": best, "seconds_median": median}));
+    }
+    Ok(serde_json::json!({"n": n, "label_downloads": rows, "position_uploads": uploads}))
+}
+
+/// `name seconds` pairs, comma-separated.
+fn stage_text(stages: &[(&'static str, f64)]) -> String {
+    let text: Vec<String> = stages
+        .iter()
+        .map(|(name, s)| format!("{name} {s:.4}"))
+        .collect();
+    text.join(", ")
+}
+
+/// Stages as a JSON array of `{stage, seconds}`.
+fn stage_json(stages: &[(&'static str, f64)]) -> Vec<serde_json::Value> {
+    stages
+        .iter()
+        .map(|(name, s)| serde_json::json!({"stage": name, "seconds": s}))
+        .collect()
 }
 
 /// Set ids renamed to the smallest member index of their set.
