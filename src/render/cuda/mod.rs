@@ -92,7 +92,9 @@ pub struct CudaTuning {
     /// (kernels/render_order.cu, a counting sort): particles close in space close in memory, so
     /// a warp's particles share a tile and the sort's atomics collapse. τ does not change: the
     /// sums are fixed point, and large splats drawn on the CPU keep their file-order index.
-    /// (Session 3b's host-side reorder cost 1.4 s on the first frame; this one is O(N) kernels.)
+    /// On by default: on an H200 at 10⁸, 2048² it cuts R0 = 4 px from 34.4 to 23.1 ms and costs
+    /// ≈ 0.03 s on the first frame (0.27–0.36 s with the upload; session 3b's host-side reorder
+    /// cost 1.4 s), for 0.1–0.5 ms more at R0 ≤ 1 px (BENCHMARKS.md, session 4).
     pub morton_upload: bool,
     /// Border buffers instead of global atomics for the medium pass's tile borders: each block
     /// stores the ring outside its tile in its own slot and a second pass adds the slots per
@@ -102,7 +104,8 @@ pub struct CudaTuning {
     pub border_buffers: bool,
     /// Shared-memory tile sums as three 21-bit parts in 32-bit words with native atomic adds
     /// whose result is unused (no compare-and-swap loop); exact for segments of at most 2048
-    /// splats, same bits. Used by both tile passes where the 12-byte region fits.
+    /// splats, same bits. Used by both tile passes where the 12-byte region fits. On by
+    /// default: the medium pass at R0 = 4 px, 10⁸, H200: 17.5 → 15.9 ms (BENCHMARKS.md, session 4).
     pub red_shared_sums: bool,
     /// Where large splats go.
     pub large: LargePath,
