@@ -66,7 +66,8 @@ extern "C" __global__ void scatter(ViewC view, StyleC style, const float* __rest
                                    unsigned int* __restrict__ cursor,
                                    SplatC* __restrict__ sorted,
                                    LargeC* __restrict__ large,
-                                   unsigned int* __restrict__ large_count) {
+                                   unsigned int* __restrict__ large_count,
+                                   const unsigned int* __restrict__ perm, int has_perm) {
     ParticlesC particles = {pos, h, intensity, colour, palette};
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned int key = i < n ? keys[i] : KEY_INACTIVE;
@@ -93,7 +94,9 @@ extern "C" __global__ void scatter(ViewC view, StyleC style, const float* __rest
         if (is_large) {
             LargeC l;
             l.splat = s;
-            l.index = index_base + i;
+            // The file-order index (the resident copy may be in Morton order: render_order.cu),
+            // by which the CPU sorts the large splats.
+            l.index = has_perm ? perm[index_base + i] : index_base + i;
             large[lbase + __popc(large_lanes & lower)] = l;
         }
     }

@@ -264,6 +264,65 @@ fn morton_upload_gives_the_same_bits_as_file_order_on_both_large_paths() {
     check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 480, 3.0, false));
 }
 
+/// Session 4: border buffers (per-block ring slots plus a combining pass) and three-part shared
+/// sums give the same bits as 64-bit global and shared atomics, grey and coloured, with one and
+/// with many blocks per tile (segment 64: the tile's own pixels then need atomics and the
+/// combining pass adds several slots), a border wider than a tile (the ring reaches two tiles
+/// away), an image side that is not a multiple of the tile, and a device-reordered resident copy.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn border_buffers_and_three_part_sums_give_the_same_bits_as_atomics() {
+    let snapshot = clustered_snapshot(200_000, 13);
+    let atomics = CudaTuning {
+        large: LargePath::Gpu,
+        border_buffers: false,
+        red_shared_sums: false,
+        morton_upload: false,
+        ..CudaTuning::default()
+    };
+    let mut reference = renderer(atomics);
+    let mut variants: Vec<(String, CudaRenderer)> = Vec::new();
+    for buffers in [false, true] {
+        for red in [false, true] {
+            for (segment, morton) in [(2048u32, false), (64, true)] {
+                let tuning = CudaTuning {
+                    border_buffers: buffers,
+                    red_shared_sums: red,
+                    segment,
+                    morton_upload: morton,
+                    ..atomics
+                };
+                let name =
+                    format!("buffers {buffers}, red {red}, segment {segment}, morton {morton}");
+                variants.push((name, renderer(tuning)));
+            }
+        }
+    }
+    for colour in [false, true] {
+        for (side, size_factor, border_px) in
+            [(500u32, 0.3f32, 8.0f32), (480, 1.5, 20.0), (512, 6.0, 8.0)]
+        {
+            let mut s = settings(&snapshot, side, size_factor, colour);
+            s.border_px = border_px;
+            let counts = check_against_cpu(&mut reference, &snapshot, &s);
+            // CPU counts (grey, run 1): 171970 medium + 28030 large; 146486 + 53514; 200000
+            // large (the wide tile pass).
+            assert!(counts.medium + counts.large == 200_000, "{counts:?}");
+            let tau = gpu_tau(&mut reference, &snapshot, &s);
+            for (name, r) in &mut variants {
+                let out = r
+                    .render(&snapshot, &s, &Progress::none())
+                    .expect("cuda render");
+                assert_eq!(out.stats.counts, counts, "{name}");
+                assert!(
+                    out.tau == tau,
+                    "{name}, colour {colour}, side {side}, size {size_factor}, border {border_px}"
+                );
+            }
+        }
+    }
+}
+
 /// A small grey scene with every class, chunked, for compute-sanitizer (memcheck, racecheck).
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
@@ -285,4 +344,17 @@ fn sanitizer_small_grey_scene() {
     assert!(counts.small > 0, "{counts:?}");
     let counts = check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 200, 2.0, false));
     assert!(counts.medium > 0 && counts.large > 0, "{counts:?}");
+    // The session 4 paths: a device-reordered resident copy, border buffers, three-part sums,
+    // several blocks per tile.
+    let mut r = renderer(CudaTuning {
+        morton_upload: true,
+        border_buffers: true,
+        red_shared_sums: true,
+        segment: 64,
+        large: LargePath::Gpu,
+        ..CudaTuning::default()
+    });
+    let counts = check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 200, 1.0, false));
+    assert!(counts.medium > 0, "{counts:?}");
+    assert!(r.is_resident());
 }

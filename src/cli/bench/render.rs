@@ -39,9 +39,9 @@ pub struct BenchRenderArgs {
     /// Back-end to time (cuda: see src/cli/bench/render_cuda.rs).
     #[arg(long, value_enum, default_value_t = crate::gpu::BackendChoice::Cpu)]
     pub backend: crate::gpu::BackendChoice,
-    /// CUDA tuning options.
+    /// CUDA tuning options (boxed: the many lists would make every bench command large).
     #[command(flatten)]
-    pub cuda: super::render_cuda::CudaBenchArgs,
+    pub cuda: Box<super::render_cuda::CudaBenchArgs>,
 }
 
 /// Runs `haloscope bench render`.

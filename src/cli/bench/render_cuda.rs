@@ -59,9 +59,36 @@ pub struct CudaBenchArgs {
     /// Separable weights in the tile passes to try (on, the default, or off).
     #[arg(long, value_delimiter = ',', default_values = ["on"])]
     pub separable: Vec<Switch>,
-    /// Order of the resident copy to try: file (the default) or morton (reordered at upload).
-    #[arg(long, value_delimiter = ',', default_values = ["file"])]
+    /// Order of the resident copy to try: morton (the default: reordered on the device at
+    /// upload) or file.
+    #[arg(long, value_delimiter = ',', default_values = ["morton"])]
     pub upload_order: Vec<UploadOrder>,
+    /// How the medium pass combines tile borders, to try: atomics or buffers (per-block slots
+    /// added by a second pass).
+    #[arg(long, value_delimiter = ',', default_values = ["atomics"])]
+    pub borders: Vec<Borders>,
+    /// Shared-memory sums of the tile passes to try: red (three 21-bit parts, the default) or
+    /// word (64-bit words with the --shared-atomics choice).
+    #[arg(long, value_delimiter = ',', default_values = ["red"])]
+    pub shared_sums: Vec<SharedSums>,
+}
+
+/// How tile borders are combined (see [`CudaTuning::border_buffers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Borders {
+    /// 64-bit global atomics.
+    Atomics,
+    /// Per-block border buffers and a combining pass.
+    Buffers,
+}
+
+/// Shared-memory sums of the tile passes (see [`CudaTuning::red_shared_sums`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SharedSums {
+    /// Three 21-bit parts in 32-bit words, native atomic adds.
+    Red,
+    /// 64-bit words (split or native atomics as --shared-atomics says).
+    Word,
 }
 
 /// Order of the resident copy (see [`CudaTuning::morton_upload`]).
@@ -176,8 +203,16 @@ fn bench_snapshot(
                             .iter()
                             .flat_map(|g| c.upload_order.iter().map(move |u| (g, u)))
                         {
-                            for &separable in &c.separable {
+                            for (&separable, &borders, &sums) in
+                                c.separable.iter().flat_map(|sep| {
+                                    c.borders.iter().flat_map(move |b| {
+                                        c.shared_sums.iter().map(move |s| (sep, b, s))
+                                    })
+                                })
+                            {
                                 configs.push(CudaTuning {
+                                    border_buffers: borders == Borders::Buffers,
+                                    red_shared_sums: sums == SharedSums::Red,
                                     tile_px: tile,
                                     medium_lanes: lanes,
                                     wide_lanes,
@@ -251,9 +286,11 @@ fn bench_snapshot(
                 },
                 if tuning.grey_channel { "on" } else { "off" },
                 format!(
-                    "{order_name}{}{}",
+                    "{order_name}{}{}{}{}",
                     if tuning.morton_upload { "+m" } else { "" },
-                    if tuning.separable_weights { "+s" } else { "" }
+                    if tuning.separable_weights { "+s" } else { "" },
+                    if tuning.border_buffers { "+b" } else { "" },
+                    if tuning.red_shared_sums { "+r" } else { "" }
                 ),
                 first_s,
                 seconds * 1e3,

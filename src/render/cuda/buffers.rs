@@ -2,16 +2,11 @@
 //! memory runs out), per-image τ and image buffers.
 
 use super::data;
+use super::reorder;
 use super::{CudaRenderer, ImageBuffers, MIN_CHUNK, Scratch, is_out_of_memory};
 use crate::data::Snapshot;
 use crate::gpu::GpuError;
-use crate::order::Curve;
 use crate::render::{RenderError, RenderSettings};
-
-/// Morton quantisation bits per axis for the upload order: 2^10 cells across the data's
-/// bounding cube are a few pixels on screen at 2048² (finer than a 16 px tile), and 30-bit keys
-/// let [`crate::order::permutation`] sort packed 64-bit words.
-const UPLOAD_ORDER_BITS: u32 = 10;
 
 /// Uploads every species when data plus scratch fit in device memory (else they stream).
 pub(super) fn make_resident(
@@ -56,22 +51,18 @@ pub(super) fn make_resident(
                 // Does not fit after all: stream everything.
                 loaded.iter_mut().for_each(|s| {
                     s.resident = None;
-                    s.upload_order = None;
+                    s.device_order = None;
                 });
                 return Ok(());
             }
             Err(e) => return Err(e.into()),
         };
-        let positions = &snapshot
-            .species(species.kind)
-            .ok_or_else(|| RenderError::setting(format!("species {} vanished", species.kind)))?
-            .positions;
-        if r.tuning.morton_upload && species.n > 1 && species.n <= u32::MAX as usize {
-            let order = crate::order::permutation(positions, Curve::Morton, UPLOAD_ORDER_BITS);
-            data::upload_in_order(&mut r.staging, &r.copy, &host, &order, &mut arrays)?;
-            species.upload_order = Some(order);
-        } else {
-            data::upload_range(&mut r.staging, &r.copy, &host, 0..species.n, &mut arrays)?;
+        data::upload_range(&mut r.staging, &r.copy, &host, 0..species.n, &mut arrays)?;
+        if r.tuning.morton_upload && species.n > 1 {
+            // On the copy stream, after the upload; None (file order kept) when the second
+            // copy does not fit.
+            species.device_order =
+                reorder::morton_reorder(&r.kernels.order, &r.copy, &mut arrays, species.n)?;
         }
         species.resident = Some(arrays);
     }
@@ -136,6 +127,9 @@ fn alloc_scratch(
         large: s.alloc_zeros(capacity)?,
         large_count: s.alloc_zeros(1)?,
         class_count: s.alloc_zeros(4)?,
+        border_slots: None,
+        dummy_u64: s.alloc_zeros(1)?,
+        dummy_u32: s.alloc_zeros(1)?,
         streamed: sets,
     })
 }
@@ -160,4 +154,37 @@ pub(super) fn ensure_image(r: &mut CudaRenderer, width: u32, height: u32) -> Res
         image16: s.alloc_zeros(n)?,
     });
     Ok(())
+}
+
+/// Makes the medium pass's border buffers hold at least `values` words (grown, never shrunk);
+/// false when they do not fit in device memory (the pass then uses atomics).
+pub(super) fn ensure_border_slots(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    scratch: &mut Scratch,
+    values: usize,
+) -> Result<bool, GpuError> {
+    if scratch
+        .border_slots
+        .as_ref()
+        .is_some_and(|s| s.len() >= values)
+    {
+        return Ok(true);
+    }
+    scratch.border_slots = None;
+    // SAFETY: the medium pass writes every ring value of a block's slot before the combine
+    // pass reads it, and reads only slots of blocks that ran.
+    match unsafe { stream.alloc::<u64>(values.max(1)) } {
+        Ok(slots) => {
+            scratch.border_slots = Some(slots);
+            Ok(true)
+        }
+        Err(e) => {
+            let e = GpuError::from(e);
+            if is_out_of_memory(&e) {
+                Ok(false)
+            } else {
+                Err(e)
+            }
+        }
+    }
 }

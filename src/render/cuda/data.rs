@@ -21,6 +21,8 @@ pub(crate) const IDENTITY: Normaliser = Normaliser {
 
 /// Elements per pinned staging piece (4 MiB of f32).
 const PIECE: usize = 1 << 20;
+/// Elements each rayon task copies into a staging piece (256 KiB).
+const FILL_CHUNK: usize = 1 << 16;
 
 /// The data-dependent part of a style: what was uploaded and how it is normalised.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,9 +88,9 @@ pub(crate) struct LoadedSpecies {
     pub(crate) own_colour: Option<Vec<f32>>,
     /// Resident device copies (None: streamed every frame).
     pub(crate) resident: Option<DeviceArrays>,
-    /// The order of the resident copy: device particle k is file particle `upload_order[k]`
-    /// (None: file order).
-    pub(crate) upload_order: Option<Vec<u32>>,
+    /// The order of the resident copy when it was reordered on the device: device particle k
+    /// is file particle `device_order[k]` (None: file order).
+    pub(crate) device_order: Option<CudaSlice<u32>>,
 }
 
 /// Host slices of one species for one frame.
@@ -184,7 +186,7 @@ pub(crate) fn prepare(
             own_colour: r.colour.as_ref().map(|(norm, v, _)| normalised(*norm, *v)),
             own_h,
             resident: None,
-            upload_order: None,
+            device_order: None,
         });
     }
     Ok(loaded)
@@ -269,53 +271,18 @@ impl Staging {
         for start in (0..full).step_by(PIECE) {
             let pinned = &mut self.pinned[self.next];
             self.next ^= 1;
-            // Waits for this buffer's previous copy, then fills it.
+            // Waits for this buffer's previous copy, then fills it with rayon threads: one
+            // thread's memcpy into pinned memory (~6 GB/s) was the upload's bottleneck, well
+            // below the DMA's rate (BENCHMARKS.md, session 4).
             pinned
                 .as_mut_slice()?
-                .copy_from_slice(&src[start..start + PIECE]);
+                .par_chunks_mut(FILL_CHUNK)
+                .zip(src[start..start + PIECE].par_chunks(FILL_CHUNK))
+                .for_each(|(dst, src)| dst.copy_from_slice(src));
             stream.memcpy_htod(pinned, &mut dst.slice_mut(start..start + PIECE))?;
         }
         if full < src.len() {
             stream.memcpy_htod(&src[full..], &mut dst.slice_mut(full..src.len()))?;
-        }
-        Ok(())
-    }
-
-    /// As [`Self::upload`], with the values gathered in `order`: `dst[stride·k + c] =
-    /// `src[stride·order[k] + c]` (stride 3 for positions). Full pinned pieces are filled by
-    /// rayon threads (random reads) and copied asynchronously; the tail is gathered into a
-    /// pageable vector and copied before this returns.
-    pub(crate) fn upload_gathered(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        src: &[f32],
-        order: &[u32],
-        stride: usize,
-        dst: &mut CudaViewMut<'_, f32>,
-    ) -> Result<(), GpuError> {
-        let total = order.len() * stride;
-        let gather = |out: &mut [f32], start: usize| {
-            out.par_chunks_mut(4096).enumerate().for_each(|(c, out)| {
-                for (j, o) in out.iter_mut().enumerate() {
-                    let e = start + c * 4096 + j;
-                    *o = src[stride * order[e / stride] as usize + e % stride];
-                }
-            });
-        };
-        let full = total / PIECE * PIECE;
-        for start in (0..full).step_by(PIECE) {
-            let pinned = &mut self.pinned[self.next];
-            self.next ^= 1;
-            // Waits for this buffer's previous copy, then fills it.
-            gather(pinned.as_mut_slice()?, start);
-            stream.memcpy_htod(pinned, &mut dst.slice_mut(start..start + PIECE))?;
-        }
-        if full < total {
-            let mut tail = vec![0.0f32; total - full];
-            gather(&mut tail, full);
-            stream.memcpy_htod(&tail, &mut dst.slice_mut(full..total))?;
-            // The tail vector is pageable and dropped below: wait for its copy.
-            stream.synchronize()?;
         }
         Ok(())
     }
@@ -344,27 +311,6 @@ pub(crate) fn alloc_arrays(
             None
         },
     })
-}
-
-/// Uploads every particle of `host` into `dst` in `order` (device particle k = host particle
-/// `order[k]`).
-pub(crate) fn upload_in_order(
-    staging: &mut Staging,
-    stream: &Arc<CudaStream>,
-    host: &HostArrays<'_>,
-    order: &[u32],
-    dst: &mut DeviceArrays,
-) -> Result<(), GpuError> {
-    let n = order.len();
-    staging.upload_gathered(stream, host.pos, order, 3, &mut dst.pos.slice_mut(0..3 * n))?;
-    staging.upload_gathered(stream, host.h, order, 1, &mut dst.h.slice_mut(0..n))?;
-    if let (Some(src), Some(d)) = (host.intensity, dst.intensity.as_mut()) {
-        staging.upload_gathered(stream, src, order, 1, &mut d.slice_mut(0..n))?;
-    }
-    if let (Some(src), Some(d)) = (host.colour, dst.colour.as_mut()) {
-        staging.upload_gathered(stream, src, order, 1, &mut d.slice_mut(0..n))?;
-    }
-    Ok(())
 }
 
 /// Uploads particles `range` of `host` into the start of `dst`.

@@ -2,6 +2,10 @@
 
 use super::buffers;
 use super::data::{self, HostArrays};
+use super::launch::{
+    BLOCK, MAX_TILE_SHARED_BYTES, Timer, WIDE_BLOCK, fixed_exponent, grid, launch_config,
+    tile_pass, wide_border_px,
+};
 use super::params::{LargeC, StyleC, ViewC};
 use super::{CudaRenderer, LargePath};
 use crate::data::Snapshot;
@@ -11,82 +15,14 @@ use crate::render::cpu::checked_frame;
 use crate::render::palette::Palette;
 use crate::render::project::{AMPLITUDE_FACTOR, Splat, StyleParams, ViewParams};
 use crate::render::{Brightness, ClassCounts, RenderError, RenderSettings, RenderStats, StageTime};
-use cudarc::driver::{CudaEvent, CudaSlice, CudaView, LaunchConfig, PushKernelArg, sys};
-use std::rc::Rc;
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig, PushKernelArg, sys};
 use std::time::Instant;
-
-/// Threads per block of the per-particle and per-pixel kernels.
-pub(super) const BLOCK: u32 = 256;
-/// Largest dynamic shared memory the tile kernel may ask for (Hopper allows 227 KiB).
-const MAX_TILE_SHARED_BYTES: usize = 200 * 1024;
-/// Threads per block of the wide-border tile pass (one block per SM fits its shared memory).
-const WIDE_BLOCK: u32 = 1024;
-
-/// The wide border actually used: at most what fits in shared memory, 0 when not above the
-/// medium border (then every large splat takes the large path).
-fn wide_border_px(wanted: f32, tile_px: usize, border_px: f32) -> f32 {
-    let max_side = ((MAX_TILE_SHARED_BYTES / 24) as f64).sqrt().floor() as usize;
-    let max_border = (max_side.saturating_sub(tile_px) / 2).saturating_sub(2) as f32;
-    let border = wanted.min(max_border);
-    if border > border_px { border } else { 0.0 }
-}
 
 /// Per-stage GPU kernel times of one frame, in milliseconds (CUDA events, summed over chunks).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct FrameTimings {
     /// Stage name and milliseconds.
     pub stages: Vec<(&'static str, f64)>,
-}
-
-pub(super) fn grid(n: usize, per_block: usize) -> u32 {
-    n.div_ceil(per_block).max(1) as u32
-}
-
-pub(super) fn launch_config(blocks: u32, shared: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: shared as u32,
-    }
-}
-
-/// Records (stage, start, end) event pairs on the compute stream.
-struct Timer {
-    marks: Vec<(&'static str, Rc<CudaEvent>, Rc<CudaEvent>)>,
-}
-
-impl Timer {
-    fn event(stream: &cudarc::driver::CudaStream) -> Result<Rc<CudaEvent>, GpuError> {
-        Ok(Rc::new(stream.record_event(Some(
-            sys::CUevent_flags::CU_EVENT_DEFAULT,
-        ))?))
-    }
-
-    fn times(&self) -> Result<Vec<(&'static str, f64)>, GpuError> {
-        let mut out: Vec<(&'static str, f64)> = Vec::new();
-        for (stage, a, b) in &self.marks {
-            let ms = f64::from(a.elapsed_ms(b)?);
-            match out.iter_mut().find(|(s, _)| s == stage) {
-                Some(entry) => entry.1 += ms,
-                None => out.push((stage, ms)),
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// The fixed-point exponent k for a frame whose every pixel has τ ≤ `bound`: bound·2^k ≤ 2^62.
-fn fixed_exponent(bound: f64) -> Result<i32, RenderError> {
-    if !bound.is_finite() {
-        return Err(RenderError::setting(
-            "the tau bound K_A*brightness*sum(1/h) is not finite (smoothing lengths too small)",
-        ));
-    }
-    if bound <= 0.0 {
-        return Ok(0);
-    }
-    let e = bound.log2().floor() as i32 + 1;
-    Ok((62 - e).clamp(-1000, 1000))
 }
 
 pub(super) fn render_frame(
@@ -207,11 +143,24 @@ fn run_chunks(
         &r.kernels.rgb
     };
     let channels = kernels.channels as usize;
-    // Shared-memory regions: (tile + 2·margin)² pixels of `channels` 64-bit sums.
-    let tile_shared = (tile_px + 2 * margin).pow(2) * channels * 8;
+    // Shared-memory regions: (tile + 2·margin)² pixels of `channels` 64-bit sums (8 bytes
+    // each, or 12 as three-part sums where the segment allows and the region fits).
+    let side = tile_px + 2 * margin;
     let wide_margin = wide_border.ceil() as usize + 2;
-    let wide_shared = (tile_px + 2 * wide_margin).pow(2) * channels * 8;
-    for (function, shared) in [(&kernels.medium, tile_shared), (&kernels.wide, wide_shared)] {
+    let values = |side: usize| side * side * channels;
+    let medium = tile_pass(
+        &kernels.medium,
+        kernels.medium_red.as_ref(),
+        values(tile_px + 2 * margin),
+        r.tuning.segment,
+    );
+    let wide = tile_pass(
+        &kernels.wide,
+        kernels.wide_red.as_ref(),
+        values(tile_px + 2 * wide_margin),
+        r.tuning.wide_segment,
+    );
+    for (function, shared) in [medium, wide] {
         if shared > 48 * 1024 {
             function
                 .set_attribute(
@@ -396,6 +345,12 @@ fn run_chunks(
             }
             .map_err(GpuError::from)?;
             let index_base = first as u32;
+            let device_order = species
+                .device_order
+                .as_ref()
+                .filter(|_| species.resident.is_some());
+            let has_perm = i32::from(device_order.is_some());
+            let perm = device_order.unwrap_or(&scratch.dummy_u32);
             let mut launch = stream.launch_builder(&r.kernels.scatter);
             launch
                 .arg(&view_c)
@@ -411,9 +366,12 @@ fn run_chunks(
                 .arg(&mut scratch.cursor)
                 .arg(&mut scratch.sorted)
                 .arg(&mut scratch.large)
-                .arg(&mut scratch.large_count);
+                .arg(&mut scratch.large_count)
+                .arg(perm)
+                .arg(&has_perm);
             // SAFETY: cursor slots stay inside each tile's range (counts from the histogram of
-            // the same keys); sorted and large hold `capacity` ≥ len entries.
+            // the same keys); sorted and large hold `capacity` ≥ len entries; perm (when
+            // has_perm) holds the resident species' n ≥ first + len entries.
             unsafe { launch.launch(launch_config(grid(len, BLOCK as usize), 0)) }
                 .map_err(GpuError::from)?;
             let e2 = Timer::event(&stream)?;
@@ -440,11 +398,19 @@ fn run_chunks(
             let e3 = Timer::event(&stream)?;
             timer.marks.push(("small", e2.clone(), e3.clone()));
 
-            // (5b) medium tiles.
+            // (5b) medium tiles; with border buffers, then the pass adding the slots.
             let blocks = n_tiles + len.div_ceil(segment as usize);
             let margin_i32 = margin as i32;
             let zero_u32 = 0u32;
-            let mut launch = stream.launch_builder(&kernels.medium);
+            let ring_values = (side * side - tile_px * tile_px) * channels;
+            let ring_mode = r.tuning.border_buffers
+                && buffers::ensure_border_slots(&stream, scratch, blocks * ring_values)?;
+            let ring_mode_i32 = i32::from(ring_mode);
+            let slots = match (&mut scratch.border_slots, ring_mode) {
+                (Some(slots), true) => slots,
+                _ => &mut scratch.dummy_u64,
+            };
+            let mut launch = stream.launch_builder(medium.0);
             launch
                 .arg(&scratch.sorted)
                 .arg(&scratch.tile_start)
@@ -458,17 +424,41 @@ fn run_chunks(
                 .arg(&w_i32)
                 .arg(&h_i32)
                 .arg(&scale)
-                .arg(&mut image.tau_fixed);
+                .arg(&mut image.tau_fixed)
+                .arg(&ring_mode_i32)
+                .arg(&mut *slots);
             // SAFETY: blocks beyond seg_start[n_tiles] return at once; shared memory holds the
-            // (tile + 2·margin)² region of `channels` sums; global writes are clamped to the image.
-            unsafe { launch.launch(launch_config(blocks as u32, tile_shared)) }
+            // (tile + 2·margin)² region of `channels` sums; global writes are clamped to the image;
+            // with ring_mode the slots hold `blocks` ≥ seg_start[n_tiles] rings of ring_values.
+            unsafe { launch.launch(launch_config(blocks as u32, medium.1)) }
                 .map_err(GpuError::from)?;
-            let e4 = Timer::event(&stream)?;
+            let mut e4 = Timer::event(&stream)?;
             timer.marks.push(("medium", e3.clone(), e4.clone()));
+            if ring_mode {
+                let tiles_y_i32 = (n_tiles / tiles_x) as i32;
+                let mut launch = stream.launch_builder(&kernels.combine);
+                launch
+                    .arg(&*slots)
+                    .arg(&scratch.seg_start)
+                    .arg(&tile_i32)
+                    .arg(&tiles_x_i32)
+                    .arg(&tiles_y_i32)
+                    .arg(&margin_i32)
+                    .arg(&w_i32)
+                    .arg(&h_i32)
+                    .arg(&mut image.tau_fixed);
+                // SAFETY: one thread per pixel of the W×H image; reads the slots of the blocks
+                // seg_start[key]..seg_start[key + 1] that the medium pass just wrote.
+                unsafe { launch.launch(launch_config(grid(width * height, BLOCK as usize), 0)) }
+                    .map_err(GpuError::from)?;
+                let e = Timer::event(&stream)?;
+                timer.marks.push(("borders", e4.clone(), e.clone()));
+                e4 = e;
+            }
             if wide_border > 0.0 {
                 let blocks = n_tiles + len.div_ceil(wide_segment as usize);
                 let wide_margin_i32 = wide_margin as i32;
-                let mut launch = stream.launch_builder(&kernels.wide);
+                let mut launch = stream.launch_builder(wide.0);
                 launch
                     .arg(&scratch.sorted)
                     .arg(&scratch.tile_start)
@@ -482,13 +472,16 @@ fn run_chunks(
                     .arg(&w_i32)
                     .arg(&h_i32)
                     .arg(&scale)
-                    .arg(&mut image.tau_fixed);
-                // SAFETY: as the medium pass, over keys n_tiles..2·n_tiles with the wide margin
+                    .arg(&mut image.tau_fixed)
+                    .arg(&0i32)
+                    .arg(&scratch.dummy_u64);
+                // SAFETY: as the medium pass (atomics: ring_mode 0, no slots used), over keys
+                // n_tiles..2·n_tiles with the wide margin
                 // (shared memory sized for it; 1024 threads, a multiple of the lanes).
                 let cfg = LaunchConfig {
                     grid_dim: (blocks as u32, 1, 1),
                     block_dim: (WIDE_BLOCK, 1, 1),
-                    shared_mem_bytes: wide_shared as u32,
+                    shared_mem_bytes: wide.1 as u32,
                 };
                 unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
                 let e5 = Timer::event(&stream)?;
@@ -511,15 +504,10 @@ fn run_chunks(
                             .copy
                             .clone_dtoh(&scratch.large.slice(0..count))
                             .map_err(GpuError::from)?;
-                        // Resident data in Morton order: back to the file-order index, so
-                        // the CPU sums the large splats in the same order as when streaming.
-                        let file_index = species.upload_order.as_deref();
-                        large_host.extend(list.into_iter().map(|mut l| {
-                            if let Some(&i) = file_index.and_then(|o| o.get(l.index as usize)) {
-                                l.index = i;
-                            }
-                            (si, l)
-                        }));
+                        // The scatter wrote file-order indices (also for a Morton-ordered
+                        // resident copy), so the CPU sums the large splats in the same order as
+                        // when streaming.
+                        large_host.extend(list.into_iter().map(|l| (si, l)));
                     }
                     LargePath::Gpu => {
                         let count_u32 = count as u32;

@@ -13,6 +13,7 @@ const SMALL: &str = include_str!("../../../kernels/render_small.cu");
 const MEDIUM: &str = include_str!("../../../kernels/render_medium.cu");
 const LARGE: &str = include_str!("../../../kernels/render_large.cu");
 const COMPOSE: &str = include_str!("../../../kernels/render_compose.cu");
+const ORDER: &str = include_str!("../../../kernels/render_order.cu");
 
 /// The splatting kernels for one number of accumulated channels.
 #[derive(Debug)]
@@ -23,7 +24,21 @@ pub(crate) struct SplatKernels {
     pub(crate) medium: CudaFunction,
     /// The tile kernel compiled with the wide pass's lane count.
     pub(crate) wide: CudaFunction,
+    /// The two tile passes with three-part shared sums (`CudaTuning::red_shared_sums`).
+    pub(crate) medium_red: Option<CudaFunction>,
+    pub(crate) wide_red: Option<CudaFunction>,
+    /// The second pass of the border buffers (`CudaTuning::border_buffers`).
+    pub(crate) combine: CudaFunction,
     pub(crate) large: CudaFunction,
+}
+
+/// The device-side Morton reorder at upload (kernels/render_order.cu).
+#[derive(Debug)]
+pub(crate) struct OrderKernels {
+    pub(crate) bounds: CudaFunction,
+    pub(crate) keys: CudaFunction,
+    pub(crate) scan: CudaFunction,
+    pub(crate) scatter: CudaFunction,
 }
 
 /// Every kernel function of the pipeline.
@@ -36,6 +51,7 @@ pub(crate) struct Kernels {
     pub(crate) rgb: SplatKernels,
     /// One channel (frames whose species all lack a colour field).
     pub(crate) grey: SplatKernels,
+    pub(crate) order: OrderKernels,
     pub(crate) compose: CudaFunction,
     pub(crate) tone8: CudaFunction,
     pub(crate) tone16: CudaFunction,
@@ -48,16 +64,17 @@ fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuErr
 impl SplatKernels {
     fn load(device: &GpuDevice, tuning: &CudaTuning, channels: u32) -> Result<Self, GpuError> {
         let sep = u32::from(tuning.separable_weights);
-        let build = |file: &str, body: &str, lanes: u32, split: bool| {
-            let split = u32::from(split);
+        let build = |file: &str, body: &str, lanes: u32, split: bool, red: bool| {
+            let (split, red) = (u32::from(split), u32::from(red));
             device.module(
                 &format!(
-                    "{file} (channels {channels}, lanes {lanes}, split {split}, separable {sep})"
+                    "{file} (channels {channels}, lanes {lanes}, split {split}, separable {sep}, \
+                     red {red})"
                 ),
                 &format!(
                     "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
                      #define MEDIUM_LANES {lanes}\n#define SEPARABLE_WEIGHTS {sep}\n\
-                     {COMMON}\n{body}"
+                     #define RED_SUMS {red}\n{COMMON}\n{body}"
                 ),
             )
         };
@@ -68,24 +85,43 @@ impl SplatKernels {
             tuning.split_shared_atomics
         };
         let wide_split = tuning.split_shared_atomics;
-        let small = build("render_small.cu", SMALL, 1, wide_split)?;
+        let small = build("render_small.cu", SMALL, 1, wide_split, false)?;
+        let (medium_lanes, wide_lanes) = (tuning.medium_lanes, tuning.wide_lanes);
         let medium = build(
             "render_medium.cu",
             MEDIUM,
-            tuning.medium_lanes,
+            medium_lanes,
             medium_split,
+            false,
         )?;
-        let wide = if tuning.wide_lanes == tuning.medium_lanes && medium_split == wide_split {
+        let wide = if wide_lanes == medium_lanes && medium_split == wide_split {
             medium.clone()
         } else {
-            build("render_medium.cu", MEDIUM, tuning.wide_lanes, wide_split)?
+            build("render_medium.cu", MEDIUM, wide_lanes, wide_split, false)?
         };
-        let large = build("render_large.cu", LARGE, 1, wide_split)?;
+        let (medium_red, wide_red) = if tuning.red_shared_sums {
+            let m = build("render_medium.cu", MEDIUM, medium_lanes, false, true)?;
+            let w = if wide_lanes == medium_lanes {
+                m.clone()
+            } else {
+                build("render_medium.cu", MEDIUM, wide_lanes, false, true)?
+            };
+            (
+                Some(function(&m, "medium_tiles")?),
+                Some(function(&w, "medium_tiles")?),
+            )
+        } else {
+            (None, None)
+        };
+        let large = build("render_large.cu", LARGE, 1, wide_split, false)?;
         Ok(Self {
             channels,
             small: function(&small, "small_splat")?,
             medium: function(&medium, "medium_tiles")?,
             wide: function(&wide, "medium_tiles")?,
+            medium_red,
+            wide_red,
+            combine: function(&medium, "combine_borders")?,
             large: function(&large, "large_splat")?,
         })
     }
@@ -98,12 +134,19 @@ impl Kernels {
         let classify = device.module("render_classify.cu", &with_common(CLASSIFY))?;
         let sort = device.module("render_tile_sort.cu", &with_common(TILE_SORT))?;
         let compose = device.module("render_compose.cu", COMPOSE)?;
+        let order = device.module("render_order.cu", ORDER)?;
         Ok(Self {
             classify: function(&classify, "classify")?,
             tile_scan: function(&sort, "tile_scan")?,
             scatter: function(&sort, "scatter")?,
             rgb: SplatKernels::load(device, tuning, 3)?,
             grey: SplatKernels::load(device, tuning, 1)?,
+            order: OrderKernels {
+                bounds: function(&order, "order_bounds")?,
+                keys: function(&order, "order_keys")?,
+                scan: function(&order, "order_scan")?,
+                scatter: function(&order, "order_scatter")?,
+            },
             compose: function(&compose, "compose")?,
             tone8: function(&compose, "tone8")?,
             tone16: function(&compose, "tone16")?,

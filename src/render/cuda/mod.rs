@@ -19,7 +19,9 @@ mod buffers;
 mod data;
 mod frame;
 mod kernels;
+mod launch;
 mod params;
+mod reorder;
 mod tone;
 
 pub use frame::FrameTimings;
@@ -86,12 +88,25 @@ pub struct CudaTuning {
     pub chunk_particles: usize,
     /// Keep data resident on the device when they fit (false: stream every frame).
     pub resident: bool,
-    /// Upload the resident copy in Morton order (particles close in space close in memory: a
-    /// warp's particles share a tile, so the sort's atomics collapse). τ does not change: the
+    /// Reorder the resident copy on the device after upload by a coarse 3-D Morton cell key
+    /// (kernels/render_order.cu, a counting sort): particles close in space close in memory, so
+    /// a warp's particles share a tile and the sort's atomics collapse. τ does not change: the
     /// sums are fixed point, and large splats drawn on the CPU keep their file-order index.
-    /// Off by default: on an H200 it saves 12 ms per frame at 10⁸, R0 = 4 px, but the host-side
-    /// reorder adds 1.4 s to the first frame (BENCHMARKS.md, session 3b).
+    /// On by default: on an H200 at 10⁸, 2048² it cuts R0 = 4 px from 34.4 to 23.1 ms and costs
+    /// ≈ 0.03 s on the first frame (0.27–0.36 s with the upload; session 3b's host-side reorder
+    /// cost 1.4 s), for 0.1–0.5 ms more at R0 ≤ 1 px (BENCHMARKS.md, session 4).
     pub morton_upload: bool,
+    /// Border buffers instead of global atomics for the medium pass's tile borders: each block
+    /// stores the ring outside its tile in its own slot and a second pass adds the slots per
+    /// pixel; same bits (integer sums). Falls back to atomics when the slots do not fit. Off by
+    /// default: on an H200 (10⁸, 2048²) the atomic flush costs nothing measurable and the
+    /// combining pass adds 0.2–0.3 ms (BENCHMARKS.md, session 4).
+    pub border_buffers: bool,
+    /// Shared-memory tile sums as three 21-bit parts in 32-bit words with native atomic adds
+    /// whose result is unused (no compare-and-swap loop); exact for segments of at most 2048
+    /// splats, same bits. Used by both tile passes where the 12-byte region fits. On by
+    /// default: the medium pass at R0 = 4 px, 10⁸, H200: 17.5 → 15.9 ms (BENCHMARKS.md, session 4).
+    pub red_shared_sums: bool,
     /// Where large splats go.
     pub large: LargePath,
 }
@@ -112,7 +127,9 @@ impl CudaTuning {
         wide_segment: 256,
         chunk_particles: 1 << 25,
         resident: true,
-        morton_upload: false,
+        morton_upload: true,
+        border_buffers: false,
+        red_shared_sums: true,
         large: LargePath::Cpu,
     };
 }
@@ -140,6 +157,11 @@ struct Scratch {
     large: CudaSlice<LargeC>,
     large_count: CudaSlice<u32>,
     class_count: CudaSlice<u64>,
+    /// Border buffers of the medium pass (grown on demand; None: not allocated or did not fit).
+    border_slots: Option<CudaSlice<u64>>,
+    /// Stand-ins for unused pointer arguments.
+    dummy_u64: CudaSlice<u64>,
+    dummy_u32: CudaSlice<u32>,
     /// Streaming: two sets of particle arrays used in turn.
     streamed: Vec<data::DeviceArrays>,
 }

@@ -1,7 +1,7 @@
 //! Step 6b: the tone map on the device, so that only the 8- or 16-bit image comes back.
 
 use super::CudaRenderer;
-use super::frame::{BLOCK, grid, launch_config};
+use super::launch::{BLOCK, grid, launch_config};
 use crate::gpu::GpuError;
 use crate::render::{RenderError, ToneSettings};
 use cudarc::driver::PushKernelArg;
