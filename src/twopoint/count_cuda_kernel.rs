@@ -58,7 +58,8 @@ pub enum CountKernel {
 
 /// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 was the
 /// fastest on an H200 (0.133 ms per IC86-2011 trial against 0.136 per thread, 0.157 batch 4,
-/// 0.216 lanes16, 0.31 lanes; BENCHMARKS.md, session 3).
+/// 0.216 lanes16, 0.31 lanes; BENCHMARKS.md, session 3). Session 4: the group kernels (0.20–0.26 ms)
+/// and the occupancy caps (0.133–0.150 ms) did not beat it.
 pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2;
 
 impl CountKernel {
