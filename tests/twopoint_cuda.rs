@@ -296,7 +296,7 @@ fn gpu_batches_equal_cpu_batches_and_cancel_cleanly() {
     assert_eq!(seen, 0);
 }
 
-/// Every counting kernel (lanes, thread, warp, groups) equals the CPU on random lists, including
+/// Every counting kernel (lanes, thread, warp, batched, FMA) equals the CPU on random lists, including
 /// configurations whose lanes-kernel counter columns need more than 48 KiB of shared memory
 /// (opt-in) and more than the lanes kernel's limit (falls back to the per-thread kernel).
 #[test]
@@ -307,13 +307,10 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::PerLane,
         CountKernel::PerThread,
         CountKernel::PerWarp,
-        CountKernel::Groups8,
-        CountKernel::Groups16,
-        CountKernel::Groups4,
-        CountKernel::Batch2Blocks10,
-        CountKernel::Batch2Blocks12,
-        CountKernel::Batch1Blocks12,
-        CountKernel::Batch1Blocks16,
+        CountKernel::Batch2,
+        CountKernel::Batch2Fma,
+        CountKernel::Batch2FmaDirect,
+        CountKernel::Batch2FmaDirectMatch,
     ];
     let configs = [
         (TwoPointConfig::default(), CountKernel::PerLane),
@@ -369,8 +366,8 @@ fn every_count_kernel_equals_the_cpu() {
             assert_eq!(gpu, cpu_trials, "config {case} {kernel:?} trials");
         }
     }
-    // IC86-2011 (exact ties, dense regions): the lanes, batched, group and per-thread kernels
-    // agree on two trials, and the group kernels on the observed counts with the CPU.
+    // IC86-2011 (exact ties, dense regions): the lanes, batched, FMA and per-thread kernels
+    // agree on two trials, and the batched and FMA kernels on the observed counts with the CPU.
     let prepared = prepare(&ic86(), &TwoPointConfig::default()).expect("prepare");
     let mut lanes = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerLane)
         .expect("lanes counter");
@@ -384,24 +381,21 @@ fn every_count_kernel_equals_the_cpu() {
     assert_eq!(batch2.trials(11, 20..22).expect("batch2"), expected);
     let cpu_observed = count_pairs(&prepared, None).expect("CPU");
     for kernel in [
-        CountKernel::Groups8,
-        CountKernel::Groups16,
-        CountKernel::Groups4,
-        CountKernel::Batch2Blocks10,
-        CountKernel::Batch2Blocks12,
-        CountKernel::Batch1Blocks12,
-        CountKernel::Batch1Blocks16,
+        CountKernel::Batch2,
+        CountKernel::Batch2Fma,
+        CountKernel::Batch2FmaDirect,
+        CountKernel::Batch2FmaDirectMatch,
     ] {
-        let mut groups =
-            CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("groups counter");
-        assert_eq!(groups.kernel(), kernel);
+        let mut counter =
+            CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
+        assert_eq!(counter.kernel(), kernel);
         assert_eq!(
-            groups.trials(11, 20..22).expect("groups"),
+            counter.trials(11, 20..22).expect("trials"),
             expected,
             "{kernel:?}"
         );
         assert_eq!(
-            groups.observed().expect("groups observed"),
+            counter.observed().expect("observed"),
             cpu_observed,
             "{kernel:?}"
         );
@@ -427,10 +421,9 @@ fn coincident_events_overflow_no_counter() {
         CountKernel::PerLane,
         CountKernel::PerThread,
         CountKernel::Batch4,
-        CountKernel::Groups8,
-        CountKernel::Groups16,
-        CountKernel::Batch2Blocks10,
-        CountKernel::Batch1Blocks16,
+        CountKernel::Batch2,
+        CountKernel::Batch2FmaDirect,
+        CountKernel::Batch2FmaDirectMatch,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");

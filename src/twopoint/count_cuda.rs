@@ -20,14 +20,12 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 use std::ops::Range;
 use std::sync::Arc;
 
-/// The kernel source (the group and occupancy kernels appended, as they use twopoint.cu's
-/// helpers), compiled by NVRTC on first use.
+/// The kernel source (the FMA kernels appended, as they use twopoint.cu's helpers), compiled
+/// by NVRTC on first use.
 const SOURCE: &str = concat!(
     include_str!("../../kernels/twopoint.cu"),
     "\n",
-    include_str!("../../kernels/twopoint_groups.cu"),
-    "\n",
-    include_str!("../../kernels/twopoint_occupancy.cu")
+    include_str!("../../kernels/twopoint_fma.cu")
 );
 /// Threads per block of the per-event kernels.
 const EVENT_THREADS: u32 = 256;

@@ -36,24 +36,14 @@ pub enum CountKernel {
     Batch2,
     /// As [`CountKernel::Batch2`] with 4 candidates per batch.
     Batch4,
-    /// Groups of 8 consecutive slots scan the union of their windows together, candidates
-    /// staged in shared memory (kernels/twopoint_groups.cu): near-full warps.
-    Groups8,
-    /// As [`CountKernel::Groups8`] with groups of 16 lanes.
-    Groups16,
-    /// As [`CountKernel::Groups8`] with groups of 4 lanes.
-    Groups4,
-    /// [`CountKernel::Batch2`] capped at 48 registers: 10 blocks per SM instead of 8
-    /// (kernels/twopoint_occupancy.cu).
-    Batch2Blocks10,
-    /// [`CountKernel::Batch2`] capped at 40 registers: 12 blocks per SM.
-    Batch2Blocks12,
-    /// [`CountKernel::PerThread`]'s one-candidate loop on the f32-only scatter, 40 registers:
-    /// 12 blocks per SM.
-    Batch1Blocks12,
-    /// As [`CountKernel::Batch1Blocks12`] capped at 32 registers: 16 blocks per SM (full
-    /// occupancy).
-    Batch1Blocks16,
+    /// [`CountKernel::Batch2`] with the f32 chord² as a fused multiply-add chain.
+    Batch2Fma,
+    /// [`CountKernel::Batch2Fma`] taking the bin straight from the lookup table where a lookup
+    /// cell lies inside one bin's certain band (no bin search, no band check).
+    Batch2FmaDirect,
+    /// [`CountKernel::Batch2FmaDirect`] with warp-aggregated histogram adds: lanes adding to
+    /// the same (level, bin) word at once (`__match_any_sync`) make one shared atomic.
+    Batch2FmaDirectMatch,
 }
 
 /// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 was the
@@ -63,8 +53,8 @@ pub enum CountKernel {
 pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2o10`, `b2o12`, `b1o12`, `b1o16`,
-    /// `groups8`, `groups16`, `groups4`, `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`, `b2fdm`,
+    /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
             Ok("thread") => Self::PerThread,
@@ -73,13 +63,9 @@ impl CountKernel {
             Ok("lanes16") => Self::PerLane16,
             Ok("batch2") => Self::Batch2,
             Ok("batch4") => Self::Batch4,
-            Ok("groups8") => Self::Groups8,
-            Ok("groups16") => Self::Groups16,
-            Ok("groups4") => Self::Groups4,
-            Ok("b2o10") => Self::Batch2Blocks10,
-            Ok("b2o12") => Self::Batch2Blocks12,
-            Ok("b1o12") => Self::Batch1Blocks12,
-            Ok("b1o16") => Self::Batch1Blocks16,
+            Ok("b2f") => Self::Batch2Fma,
+            Ok("b2fd") => Self::Batch2FmaDirect,
+            Ok("b2fdm") => Self::Batch2FmaDirectMatch,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -108,13 +94,9 @@ impl CountKernel {
             Self::PerThread => "tp_count",
             Self::Batch2 => "tp_count_batch2",
             Self::Batch4 => "tp_count_batch4",
-            Self::Groups8 => "tp_count_groups8",
-            Self::Groups16 => "tp_count_groups16",
-            Self::Groups4 => "tp_count_groups4",
-            Self::Batch2Blocks10 => "tp_count_b2o10",
-            Self::Batch2Blocks12 => "tp_count_b2o12",
-            Self::Batch1Blocks12 => "tp_count_b1o12",
-            Self::Batch1Blocks16 => "tp_count_b1o16",
+            Self::Batch2Fma => "tp_count_b2f",
+            Self::Batch2FmaDirect => "tp_count_b2fd",
+            Self::Batch2FmaDirectMatch => "tp_count_b2fdm",
         }
     }
 
@@ -125,13 +107,9 @@ impl CountKernel {
             | Self::PerLane16
             | Self::Batch2
             | Self::Batch4
-            | Self::Groups8
-            | Self::Groups16
-            | Self::Groups4
-            | Self::Batch2Blocks10
-            | Self::Batch2Blocks12
-            | Self::Batch1Blocks12
-            | Self::Batch1Blocks16 => "tp_scatter32",
+            | Self::Batch2Fma
+            | Self::Batch2FmaDirect
+            | Self::Batch2FmaDirectMatch => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
@@ -151,13 +129,9 @@ impl CountKernel {
             | Self::PerThread
             | Self::Batch2
             | Self::Batch4
-            | Self::Groups8
-            | Self::Groups16
-            | Self::Groups4
-            | Self::Batch2Blocks10
-            | Self::Batch2Blocks12
-            | Self::Batch1Blocks12
-            | Self::Batch1Blocks16 => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
+            | Self::Batch2Fma
+            | Self::Batch2FmaDirect
+            | Self::Batch2FmaDirectMatch => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -170,17 +144,12 @@ impl CountKernel {
             Self::PerLane | Self::PerLane16 => (COUNT_THREADS, events_per_lane()),
             // One event per thread: a grid stride of 8 was 1.25× slower on an H200
             // (BENCHMARKS.md, runs 2 and 3).
-            // The group kernels too (their grid stride moves whole blocks).
             Self::PerThread
             | Self::Batch2
             | Self::Batch4
-            | Self::Groups8
-            | Self::Groups16
-            | Self::Groups4
-            | Self::Batch2Blocks10
-            | Self::Batch2Blocks12
-            | Self::Batch1Blocks12
-            | Self::Batch1Blocks16 => (COUNT_THREADS, 1),
+            | Self::Batch2Fma
+            | Self::Batch2FmaDirect
+            | Self::Batch2FmaDirectMatch => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -231,11 +200,8 @@ mod tests {
             CountKernel::PerWarp,
             CountKernel::Batch2,
             CountKernel::Batch4,
-            CountKernel::Groups8,
-            CountKernel::Groups16,
-            CountKernel::Groups4,
-            CountKernel::Batch2Blocks10,
-            CountKernel::Batch1Blocks16,
+            CountKernel::Batch2Fma,
+            CountKernel::Batch2FmaDirectMatch,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);
