@@ -14,7 +14,7 @@
 //                δ + θ_max, and histograms pairs by [level][bin] in shared memory.
 //   tp_count_batch2 (the default) tp_count with two candidates loaded before either is tested,
 //                fed by tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes
-//                them with the same position64); tp_count_b2f/b2fd/b2fdm (twopoint_fma.cu)
+//                them with the same position64); tp_count_b2f/b2fd/b2fx (twopoint_fma.cu)
 //                its fused-multiply-add variants; tp_count_batch4 and tp_count_lanes(16)
 //                (private shared counter columns per thread) are slower variants kept for
 //                benchmarks (BENCHMARKS.md, session 3).

@@ -6,74 +6,80 @@
 //     Three roundings of partial sums ≤ c² (dz², the inner and the outer fma; the products
 //     inside an fma are exact), the same γ₃·c² as the plain sum (Higham §3.1), so the f32 bands
 //     of cuda_tables.rs still hold (see its module notes);
-//   - DIRECT: a lookup cell that lies inside one bin's certain band (LUT_DIRECT, decided on the
-//     host) gives the bin with no bin search and no band check;
-//   - AGGREGATE: lanes adding to the same (level, bin) word of the warp's histogram at once make
-//     one shared atomic (__match_any_sync, the leader adds the peer count): same-address shared
-//     atomics serialise.
+//   - LOOKUP_DIRECT / LOOKUP_FINE: a lookup cell that lies inside one bin's certain band
+//     (LUT_DIRECT, decided on the host) gives the bin with no bin search and no band check.
+// Measured and rejected (session 4, run 3; code in git history): warp-aggregated shared atomics
+// (__match_any_sync, the leader adds the peer count): 1.36× slower; ncu showed 3.2 M bank
+// conflicts for 127 M shared atomics in batch2, so same-address serialisation was not a cost.
 // Counts are those of tp_count_batch2 exactly (same edge rule, same host list).
 
-#define NO_WORD 0xffffffffu
+// Lookup modes of count_pair_fma: bin search from the shared table (as batch2); the shared
+// table's LUT_DIRECT cells; the fine table's (LUT_FINE_FACTOR × the cells, read through L1:
+// fewer lanes of a warp off the direct path, so fewer warps run the search at all).
+#define LOOKUP_SEARCH 0
+#define LOOKUP_DIRECT 1
+#define LOOKUP_FINE 2
+// Fine cells per shared-table cell (cuda_tables.rs LUT_FINE_FACTOR); a power of two, so the fine
+// scale lut_scale · LUT_FINE_FACTOR is exact in f32.
+#define LUT_FINE_FACTOR 8u
 
-// The warp-histogram word (level · n_bins + bin) of candidate `other` against `me`, or NO_WORD
-// when the pair is outside every bin, below every cut, or left to the host (ambiguous list).
-template <bool DIRECT>
-__device__ __forceinline__ u32 pair_word_fma(
-    const CountTables& tb, const SlotPos& me, const SlotPos& other, u32 b, u32 n, u32 q, u32 e,
-    double alpha, const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
-    const double* __restrict__ ra, const u32* __restrict__ slot_event,
+// count_pair_recompute with the FMA c² and lookup mode LOOKUP: one pair into the warp's
+// histogram, or to the host list when even f64 cannot decide.
+template <int LOOKUP>
+__device__ __forceinline__ void count_pair_fma(
+    const CountTables& tb, const unsigned short* __restrict__ lut_fine, const SlotPos& me,
+    const SlotPos& other, u32 b, u32 n, u32 q, u32 e, double alpha,
+    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
+    const double* __restrict__ ra, const u32* __restrict__ slot_event, u32* my_hist,
     u32* __restrict__ ambiguous_count, u32 ambiguous_capacity, u32* __restrict__ ambiguous) {
     const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
     const float c2 = __fmaf_rn(dx, dx, __fmaf_rn(dy, dy, __fmul_rn(dz, dz)));
-    if (!(c2 <= tb.limit32)) return NO_WORD;
+    if (!(c2 <= tb.limit32)) return;
     const u32 level = min(me.level, other.level);
-    if (level == 0u) return NO_WORD;
-    u32 cell = (u32)(c2 * tb.lut_scale);
-    if (cell > tb.lut_cells) cell = tb.lut_cells;
-    const u32 entry = tb.lut[cell];
-    u32 k = entry & LUT_BIN_MASK;
-    if (DIRECT && (entry & LUT_DIRECT)) return level * tb.n_bins + k;
-    while (c2 > tb.outside[k]) ++k;
-    if (!(c2 <= tb.inside[k])) {
-        // Rare (f32 too close to an edge): f64 vectors recomputed as tp_scatter computes them.
-        const u32 f = slot_event[(size_t)b * n + q];
-        double pa[3], pc[3];
-        position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
-        position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1], pc[2]);
-        k = exact_bin_inline(pa, pc, tb.n_bins, tb.chord2_max, tb.ambiguity);
-        if (k == 0xffffffffu) {
-            const u32 slot = atomicAdd(ambiguous_count, 1u);
-            if (slot < ambiguous_capacity) {
-                ambiguous[4 * slot] = b;
-                ambiguous[4 * slot + 1] = e;
-                ambiguous[4 * slot + 2] = f;
-                ambiguous[4 * slot + 3] = level;
-            }
-            return NO_WORD;
-        }
-        if (k >= tb.n_bins) return NO_WORD;
-    }
-    return level * tb.n_bins + k;
-}
-
-// Adds one pair to histogram word `word` of the warp (NO_WORD: nothing). AGGREGATE: the lanes
-// here now with the same word add once, by their lowest lane, their number of pairs.
-template <bool AGGREGATE>
-__device__ __forceinline__ void add_word(u32* my_hist, u32 word) {
-    if (word == NO_WORD) return;
-    if (AGGREGATE) {
-        const u32 peers = __match_any_sync(__activemask(), word);
-        if ((threadIdx.x & 31u) == (u32)(__ffs(peers) - 1)) atomicAdd(&my_hist[word], __popc(peers));
+    if (level == 0u) return;
+    u32 entry;
+    if (LOOKUP == LOOKUP_FINE) {
+        const u32 fine_cells = tb.lut_cells * LUT_FINE_FACTOR;
+        u32 cell = (u32)(c2 * (tb.lut_scale * (float)LUT_FINE_FACTOR));
+        if (cell > fine_cells) cell = fine_cells;
+        entry = __ldg(&lut_fine[cell]);
     } else {
-        atomicAdd(&my_hist[word], 1u);
+        u32 cell = (u32)(c2 * tb.lut_scale);
+        if (cell > tb.lut_cells) cell = tb.lut_cells;
+        entry = tb.lut[cell];
     }
+    u32 k = entry & LUT_BIN_MASK;
+    if (LOOKUP == LOOKUP_SEARCH || !(entry & LUT_DIRECT)) {
+        while (c2 > tb.outside[k]) ++k;
+        if (!(c2 <= tb.inside[k])) {
+            // Rare (f32 too close to an edge): f64 vectors recomputed as tp_scatter does.
+            const u32 f = slot_event[(size_t)b * n + q];
+            double pa[3], pc[3];
+            position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
+            position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1], pc[2]);
+            k = exact_bin_inline(pa, pc, tb.n_bins, tb.chord2_max, tb.ambiguity);
+            if (k == 0xffffffffu) {
+                const u32 slot = atomicAdd(ambiguous_count, 1u);
+                if (slot < ambiguous_capacity) {
+                    ambiguous[4 * slot] = b;
+                    ambiguous[4 * slot + 1] = e;
+                    ambiguous[4 * slot + 2] = f;
+                    ambiguous[4 * slot + 3] = level;
+                }
+                return;
+            }
+            if (k >= tb.n_bins) return;
+        }
+    }
+    atomicAdd(&my_hist[level * tb.n_bins + k], 1u);
 }
 
 // Defines kernel NAME: tp_count_batch2's loop (BATCH loads, then BATCH tests) with the FMA c²
-// and the DIRECT / AGGREGATE options above.
-#define DEFINE_COUNT_FMA(NAME, BATCH, MIN_BLOCKS, DIRECT, AGGREGATE)                              \
+// and lookup mode LOOKUP. The fine table follows the shared one in `lut` (host: count_cuda.rs).
+#define DEFINE_COUNT_FMA(NAME, BATCH, MIN_BLOCKS, LOOKUP)                                         \
 extern "C" __global__ void __launch_bounds__(128, MIN_BLOCKS) NAME(BATCHED_PARAMS) {              \
     COUNT_KERNEL_PROLOGUE                                                                          \
+    const unsigned short* lut_fine = lut + lut_cells + 1u;                                         \
     for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {      \
         const SlotPos me = P[p];                                                                   \
         if (me.level == 0) continue;                                                               \
@@ -100,15 +106,15 @@ _Pragma("unroll")                                                               
                     for (int j = 0; j < BATCH; ++j) other[j] = P[q + j];                           \
 _Pragma("unroll")                                                                                  \
                     for (int j = 0; j < BATCH; ++j) {                                              \
-                        add_word<AGGREGATE>(my_hist, pair_word_fma<DIRECT>(                        \
-                            tb, me, other[j], b, n, q + j, e, alpha, cos_dec, sin_dec, ra,         \
-                            slot_event, ambiguous_count, ambiguous_capacity, ambiguous));          \
+                        count_pair_fma<LOOKUP>(tb, lut_fine, me, other[j], b, n, q + j, e, alpha,  \
+                            cos_dec, sin_dec, ra, slot_event, my_hist, ambiguous_count,            \
+                            ambiguous_capacity, ambiguous);                                        \
                     }                                                                              \
                 }                                                                                  \
                 for (; q < q_end; ++q) {                                                           \
-                    add_word<AGGREGATE>(my_hist, pair_word_fma<DIRECT>(                            \
-                        tb, me, P[q], b, n, q, e, alpha, cos_dec, sin_dec, ra, slot_event,         \
-                        ambiguous_count, ambiguous_capacity, ambiguous));                          \
+                    count_pair_fma<LOOKUP>(tb, lut_fine, me, P[q], b, n, q, e, alpha, cos_dec,     \
+                        sin_dec, ra, slot_event, my_hist, ambiguous_count, ambiguous_capacity,     \
+                        ambiguous);                                                                \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
@@ -116,8 +122,8 @@ _Pragma("unroll")                                                               
     COUNT_KERNEL_EPILOGUE                                                                          \
 }
 
-// ptxas -v (sm_90): b2f and b2fd 64 registers (8 blocks per SM), b2fdm 68 (7 blocks; at 64 it
-// spilled 32 bytes), no spills.
-DEFINE_COUNT_FMA(tp_count_b2f, 2, 8, false, false)
-DEFINE_COUNT_FMA(tp_count_b2fd, 2, 8, true, false)
-DEFINE_COUNT_FMA(tp_count_b2fdm, 2, 7, true, true)
+// ptxas -v (sm_90): b2f and b2fd 64 registers (8 blocks per SM); b2fx 70 (7 blocks: at 64 it
+// spilled 48 bytes); no spills.
+DEFINE_COUNT_FMA(tp_count_b2f, 2, 8, LOOKUP_SEARCH)
+DEFINE_COUNT_FMA(tp_count_b2fd, 2, 8, LOOKUP_DIRECT)
+DEFINE_COUNT_FMA(tp_count_b2fx, 2, 7, LOOKUP_FINE)

@@ -41,9 +41,9 @@ pub enum CountKernel {
     /// [`CountKernel::Batch2Fma`] taking the bin straight from the lookup table where a lookup
     /// cell lies inside one bin's certain band (no bin search, no band check).
     Batch2FmaDirect,
-    /// [`CountKernel::Batch2FmaDirect`] with warp-aggregated histogram adds: lanes adding to
-    /// the same (level, bin) word at once (`__match_any_sync`) make one shared atomic.
-    Batch2FmaDirectMatch,
+    /// [`CountKernel::Batch2FmaDirect`] with an 8× finer lookup table read through L1, so that
+    /// fewer lanes of a warp leave the direct path.
+    Batch2FmaFine,
 }
 
 /// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 was the
@@ -53,7 +53,7 @@ pub enum CountKernel {
 pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`, `b2fdm`,
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`, `b2fx`,
     /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
@@ -65,7 +65,7 @@ impl CountKernel {
             Ok("batch4") => Self::Batch4,
             Ok("b2f") => Self::Batch2Fma,
             Ok("b2fd") => Self::Batch2FmaDirect,
-            Ok("b2fdm") => Self::Batch2FmaDirectMatch,
+            Ok("b2fx") => Self::Batch2FmaFine,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -96,7 +96,7 @@ impl CountKernel {
             Self::Batch4 => "tp_count_batch4",
             Self::Batch2Fma => "tp_count_b2f",
             Self::Batch2FmaDirect => "tp_count_b2fd",
-            Self::Batch2FmaDirectMatch => "tp_count_b2fdm",
+            Self::Batch2FmaFine => "tp_count_b2fx",
         }
     }
 
@@ -109,7 +109,7 @@ impl CountKernel {
             | Self::Batch4
             | Self::Batch2Fma
             | Self::Batch2FmaDirect
-            | Self::Batch2FmaDirectMatch => "tp_scatter32",
+            | Self::Batch2FmaFine => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
@@ -131,7 +131,7 @@ impl CountKernel {
             | Self::Batch4
             | Self::Batch2Fma
             | Self::Batch2FmaDirect
-            | Self::Batch2FmaDirectMatch => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
+            | Self::Batch2FmaFine => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -149,7 +149,7 @@ impl CountKernel {
             | Self::Batch4
             | Self::Batch2Fma
             | Self::Batch2FmaDirect
-            | Self::Batch2FmaDirectMatch => (COUNT_THREADS, 1),
+            | Self::Batch2FmaFine => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -201,7 +201,7 @@ mod tests {
             CountKernel::Batch2,
             CountKernel::Batch4,
             CountKernel::Batch2Fma,
-            CountKernel::Batch2FmaDirectMatch,
+            CountKernel::Batch2FmaFine,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);

@@ -39,6 +39,9 @@ pub const LUT_CELLS: usize = 1024;
 pub const LUT_DIRECT: u16 = 0x8000;
 /// Lookup entry bits holding the bin.
 pub const LUT_BIN_MASK: u16 = 0x7fff;
+/// Cells of the fine lookup table (read through L1 by `tp_count_b2fx`) per shared-table cell
+/// (`LUT_FINE_FACTOR` in the kernel; a power of two, so its scale is exact in f32).
+pub const LUT_FINE_FACTOR: usize = 8;
 /// Safety factor on the f32 error bound.
 pub const F32_SAFETY: f64 = 4.0;
 /// Safety factor on the f64 GPU-versus-CPU error bound.
@@ -70,6 +73,8 @@ pub struct CudaTables {
     pub lut: Vec<u16>,
     /// Lookup cells per unit of f32 c².
     pub lut_scale: f32,
+    /// As `lut` with [`LUT_FINE_FACTOR`] times the cells (scale `lut_scale · LUT_FINE_FACTOR`).
+    pub lut_fine: Vec<u16>,
 }
 
 impl CudaTables {
@@ -180,21 +185,14 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
     let lut_scale = (LUT_CELLS as f64 / top) as f32;
     // Cell m starts at the first bin whose outer edge reaches the previous cell's start, so an
     // f32 product c²·scale rounded up by one cell never skips the right bin.
-    let scale = f64::from(lut_scale);
-    let lut = (0..=LUT_CELLS)
-        .map(|m| {
-            let low = m.saturating_sub(1) as f64 / scale;
-            let k = outside32
-                .iter()
-                .position(|&t| f64::from(t) >= low)
-                .unwrap_or(n_bins - 1);
-            // The last cell also holds every c² above the table: never direct.
-            let below_ok = k == 0 || f64::from(outside32[k - 1]) < (m as f64 - 2.0) / scale;
-            let above_ok = (m as f64 + 2.0) / scale <= f64::from(inside32[k]);
-            let direct = m < LUT_CELLS && below_ok && above_ok;
-            k as u16 | if direct { LUT_DIRECT } else { 0 }
-        })
-        .collect();
+    let lut = lookup_table(&inside32, &outside32, LUT_CELLS, lut_scale);
+    let fine_scale = lut_scale * LUT_FINE_FACTOR as f32;
+    let lut_fine = lookup_table(
+        &inside32,
+        &outside32,
+        LUT_CELLS * LUT_FINE_FACTOR,
+        fine_scale,
+    );
     Ok(CudaTables {
         stripe_of_event,
         level: prepared.level.iter().map(|&l| u32::from(l)).collect(),
@@ -205,34 +203,77 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
         ambiguity,
         lut,
         lut_scale,
+        lut_fine,
     })
+}
+
+/// The c² → bin lookup of `cells + 1` entries at `scale` cells per unit of c² (see the module
+/// notes): entry m is the first bin whose outer edge reaches the previous cell's start, so an
+/// f32 product c²·scale rounded up by one cell never skips the right bin, with [`LUT_DIRECT`]
+/// where every c² of the cell is certainly in that bin.
+fn lookup_table(inside32: &[f32], outside32: &[f32], cells: usize, scale: f32) -> Vec<u16> {
+    let n_bins = outside32.len();
+    let scale = f64::from(scale);
+    (0..=cells)
+        .map(|m| {
+            let low = m.saturating_sub(1) as f64 / scale;
+            let k = outside32
+                .iter()
+                .position(|&t| f64::from(t) >= low)
+                .unwrap_or(n_bins - 1);
+            // The last cell also holds every c² above the table: never direct.
+            let below_ok = k == 0 || f64::from(outside32[k - 1]) < (m as f64 - 2.0) / scale;
+            let above_ok = (m as f64 + 2.0) / scale <= f64::from(inside32[k]);
+            let direct = m < cells && below_ok && above_ok;
+            k as u16 | if direct { LUT_DIRECT } else { 0 }
+        })
+        .collect()
 }
 
 /// The batch2 kernel's f32 bin decision, emulated bit for bit: `Some(Some(k))` certainly bin k,
 /// `Some(None)` certainly outside, `None` undecided (f64 re-check). For tests.
 pub fn f32_decision(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option<Option<usize>> {
     let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-    chord2_decision(tables, dx * dx + dy * dy + dz * dz, false)
+    chord2_decision(tables, dx * dx + dy * dy + dz * dz, Lookup::Search)
 }
 
 /// The FMA kernels' (`tp_count_b2fd`) f32 bin decision, emulated bit for bit (`f32::mul_add` is
 /// the correctly rounded fused multiply-add, as `__fmaf_rn`), direct lookup cells included.
 pub fn f32_decision_fma(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option<Option<usize>> {
     let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-    chord2_decision(tables, dx.mul_add(dx, dy.mul_add(dy, dz * dz)), true)
+    chord2_decision(
+        tables,
+        dx.mul_add(dx, dy.mul_add(dy, dz * dz)),
+        Lookup::Direct,
+    )
 }
 
-/// The kernels' decision for an f32 c², with or without the [`LUT_DIRECT`] shortcut.
-pub fn chord2_decision(tables: &CudaTables, c2: f32, direct: bool) -> Option<Option<usize>> {
+/// How a kernel finds a pair's bin from its f32 c².
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// Bin search from the shared table's entry (batch2, `tp_count_b2f`).
+    Search,
+    /// The shared table's [`LUT_DIRECT`] cells, else the search (`tp_count_b2fd`).
+    Direct,
+    /// The fine table's [`LUT_DIRECT`] cells, else the search from its entry (`tp_count_b2fx`).
+    Fine,
+}
+
+/// The kernels' decision for an f32 c² with lookup mode `lookup`.
+pub fn chord2_decision(tables: &CudaTables, c2: f32, lookup: Lookup) -> Option<Option<usize>> {
     let n_bins = tables.outside32.len();
     // NaN or beyond the last band: outside (the kernel's `!(c2 <= limit32)`).
     if c2.is_nan() || c2 > tables.outside32[n_bins - 1] {
         return Some(None);
     }
-    let cell = ((c2 * tables.lut_scale) as usize).min(LUT_CELLS);
-    let entry = tables.lut[cell];
+    let entry = if lookup == Lookup::Fine {
+        let fine_scale = tables.lut_scale * LUT_FINE_FACTOR as f32;
+        tables.lut_fine[((c2 * fine_scale) as usize).min(LUT_CELLS * LUT_FINE_FACTOR)]
+    } else {
+        tables.lut[((c2 * tables.lut_scale) as usize).min(LUT_CELLS)]
+    };
     let mut k = usize::from(entry & LUT_BIN_MASK);
-    if direct && entry & LUT_DIRECT != 0 {
+    if lookup != Lookup::Search && entry & LUT_DIRECT != 0 {
         return Some(Some(k));
     }
     while c2 > tables.outside32[k] {
@@ -292,9 +333,21 @@ mod tests {
         let direct = tables.lut.iter().filter(|&&e| e & LUT_DIRECT != 0).count();
         assert!((700..LUT_CELLS).contains(&direct), "{direct} direct cells");
         assert_eq!(tables.lut[LUT_CELLS] & LUT_DIRECT, 0);
+        // The fine table: the same bins at every eighth entry's start, under 2 % not direct.
+        assert_eq!(tables.lut_fine.len(), LUT_CELLS * LUT_FINE_FACTOR + 1);
+        let fine_direct = tables
+            .lut_fine
+            .iter()
+            .filter(|&&e| e & LUT_DIRECT != 0)
+            .count();
+        assert!(
+            fine_direct * 50 > 49 * LUT_CELLS * LUT_FINE_FACTOR,
+            "{fine_direct}"
+        );
     }
 
-    /// The direct lookup decides every f32 c² as the bin search and band check do: a sweep of
+    /// The direct lookups (shared and fine tables) decide every f32 c² as the bin search and
+    /// band check do: a sweep of
     /// the table's range plus the f32 neighbours of every cell boundary and band edge.
     #[test]
     fn direct_lookup_cells_decide_as_the_bin_search() {
@@ -316,8 +369,10 @@ mod tests {
             let mut probes: Vec<f32> = (0..=400_000)
                 .map(|i| (f64::from(top) * f64::from(i) / 400_000.0) as f32)
                 .collect();
+            let fine_scale = tables.lut_scale * LUT_FINE_FACTOR as f32;
             let edges = (0..=LUT_CELLS + 1)
                 .map(|m| m as f32 / tables.lut_scale)
+                .chain((0..=LUT_CELLS * LUT_FINE_FACTOR + 1).map(|m| m as f32 / fine_scale))
                 .chain(tables.inside32.iter().copied())
                 .chain(tables.outside32.iter().copied());
             for x in edges {
@@ -331,8 +386,17 @@ mod tests {
             }
             let mut direct = 0usize;
             for c2 in probes.into_iter().filter(|c| *c >= 0.0) {
-                let searched = chord2_decision(&tables, c2, false);
-                assert_eq!(chord2_decision(&tables, c2, true), searched, "c² {c2:e}");
+                let searched = chord2_decision(&tables, c2, Lookup::Search);
+                assert_eq!(
+                    chord2_decision(&tables, c2, Lookup::Direct),
+                    searched,
+                    "c² {c2:e}"
+                );
+                assert_eq!(
+                    chord2_decision(&tables, c2, Lookup::Fine),
+                    searched,
+                    "c² {c2:e}"
+                );
                 let cell = ((c2 * tables.lut_scale) as usize).min(LUT_CELLS);
                 if c2 <= top && tables.lut[cell] & LUT_DIRECT != 0 {
                     direct += 1;
