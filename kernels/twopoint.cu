@@ -12,12 +12,12 @@
 //   tp_count     one thread per slot p scans the RA-window cells of its own stripe (slots > p
 //                only, so each unordered pair is seen once) and of the stripes above it up to
 //                δ + θ_max, and histograms pairs by [level][bin] in shared memory.
-//   tp_count_batch2 (the default) tp_count with two candidates loaded before either is tested,
-//                fed by tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes
-//                them with the same position64); tp_count_b2f/b2fd/b2fx (twopoint_fma.cu)
-//                its fused-multiply-add variants; tp_count_batch4 and tp_count_lanes(16)
-//                (private shared counter columns per thread) are slower variants kept for
-//                benchmarks (BENCHMARKS.md, session 3).
+//   tp_count_batch2 tp_count with two candidates loaded before either is tested, fed by
+//                tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes them
+//                with the same position64); its fused-multiply-add variants tp_count_b2f and
+//                tp_count_b2fd (the default) are in twopoint_fma.cu; tp_count_batch4 and
+//                tp_count_lanes(16) (private shared counter columns per thread) are slower
+//                variants kept for benchmarks (BENCHMARKS.md, session 3).
 // Edge rule (src/twopoint/bins.rs): a pair is in bin k when c² = |u_p − u_q|² ≤ chord2_max[k].
 // The f32 c² decides only when it is farther from every threshold than the f32 error bound
 // (in32/out32 bands, derived in count_cuda.rs); otherwise c² is recomputed in f64 exactly as the

@@ -6,29 +6,26 @@
 //     Three roundings of partial sums ≤ c² (dz², the inner and the outer fma; the products
 //     inside an fma are exact), the same γ₃·c² as the plain sum (Higham §3.1), so the f32 bands
 //     of cuda_tables.rs still hold (see its module notes);
-//   - LOOKUP_DIRECT / LOOKUP_FINE: a lookup cell that lies inside one bin's certain band
-//     (LUT_DIRECT, decided on the host) gives the bin with no bin search and no band check.
+//   - LOOKUP_DIRECT: a lookup cell that lies inside one bin's certain band (LUT_DIRECT, decided
+//     on the host) gives the bin with no bin search and no band check.
+// tp_count_b2fd (both) is the default: 1 % faster than batch2 on an H200, exact.
 // Measured and rejected (session 4, run 3; code in git history): warp-aggregated shared atomics
 // (__match_any_sync, the leader adds the peer count): 1.36× slower; ncu showed 3.2 M bank
-// conflicts for 127 M shared atomics in batch2, so same-address serialisation was not a cost.
+// conflicts for 127 M shared atomics in batch2, so same-address serialisation was not a cost;
+// an 8× finer direct table read through L1 (b2fx, run 4; commit 299a7c4): 13 % fewer warp
+// instructions but 70 registers (7 blocks per SM) and no faster than b2fd.
 // Counts are those of tp_count_batch2 exactly (same edge rule, same host list).
 
-// Lookup modes of count_pair_fma: bin search from the shared table (as batch2); the shared
-// table's LUT_DIRECT cells; the fine table's (LUT_FINE_FACTOR × the cells, read through L1:
-// fewer lanes of a warp off the direct path, so fewer warps run the search at all).
+// Lookup modes of count_pair_fma: bin search from the shared table's entry (as batch2); the
+// shared table's LUT_DIRECT cells, else the search.
 #define LOOKUP_SEARCH 0
 #define LOOKUP_DIRECT 1
-#define LOOKUP_FINE 2
-// Fine cells per shared-table cell (cuda_tables.rs LUT_FINE_FACTOR); a power of two, so the fine
-// scale lut_scale · LUT_FINE_FACTOR is exact in f32.
-#define LUT_FINE_FACTOR 8u
 
 // count_pair_recompute with the FMA c² and lookup mode LOOKUP: one pair into the warp's
 // histogram, or to the host list when even f64 cannot decide.
 template <int LOOKUP>
 __device__ __forceinline__ void count_pair_fma(
-    const CountTables& tb, const unsigned short* __restrict__ lut_fine, const SlotPos& me,
-    const SlotPos& other, u32 b, u32 n, u32 q, u32 e, double alpha,
+    const CountTables& tb, const SlotPos& me, const SlotPos& other, u32 b, u32 n, u32 q, u32 e, double alpha,
     const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
     const double* __restrict__ ra, const u32* __restrict__ slot_event, u32* my_hist,
     u32* __restrict__ ambiguous_count, u32 ambiguous_capacity, u32* __restrict__ ambiguous) {
@@ -37,17 +34,9 @@ __device__ __forceinline__ void count_pair_fma(
     if (!(c2 <= tb.limit32)) return;
     const u32 level = min(me.level, other.level);
     if (level == 0u) return;
-    u32 entry;
-    if (LOOKUP == LOOKUP_FINE) {
-        const u32 fine_cells = tb.lut_cells * LUT_FINE_FACTOR;
-        u32 cell = (u32)(c2 * (tb.lut_scale * (float)LUT_FINE_FACTOR));
-        if (cell > fine_cells) cell = fine_cells;
-        entry = __ldg(&lut_fine[cell]);
-    } else {
-        u32 cell = (u32)(c2 * tb.lut_scale);
-        if (cell > tb.lut_cells) cell = tb.lut_cells;
-        entry = tb.lut[cell];
-    }
+    u32 cell = (u32)(c2 * tb.lut_scale);
+    if (cell > tb.lut_cells) cell = tb.lut_cells;
+    const u32 entry = tb.lut[cell];
     u32 k = entry & LUT_BIN_MASK;
     if (LOOKUP == LOOKUP_SEARCH || !(entry & LUT_DIRECT)) {
         while (c2 > tb.outside[k]) ++k;
@@ -75,11 +64,10 @@ __device__ __forceinline__ void count_pair_fma(
 }
 
 // Defines kernel NAME: tp_count_batch2's loop (BATCH loads, then BATCH tests) with the FMA c²
-// and lookup mode LOOKUP. The fine table follows the shared one in `lut` (host: count_cuda.rs).
+// and lookup mode LOOKUP.
 #define DEFINE_COUNT_FMA(NAME, BATCH, MIN_BLOCKS, LOOKUP)                                         \
 extern "C" __global__ void __launch_bounds__(128, MIN_BLOCKS) NAME(BATCHED_PARAMS) {              \
     COUNT_KERNEL_PROLOGUE                                                                          \
-    const unsigned short* lut_fine = lut + lut_cells + 1u;                                         \
     for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {      \
         const SlotPos me = P[p];                                                                   \
         if (me.level == 0) continue;                                                               \
@@ -106,13 +94,13 @@ _Pragma("unroll")                                                               
                     for (int j = 0; j < BATCH; ++j) other[j] = P[q + j];                           \
 _Pragma("unroll")                                                                                  \
                     for (int j = 0; j < BATCH; ++j) {                                              \
-                        count_pair_fma<LOOKUP>(tb, lut_fine, me, other[j], b, n, q + j, e, alpha,  \
+                        count_pair_fma<LOOKUP>(tb, me, other[j], b, n, q + j, e, alpha,  \
                             cos_dec, sin_dec, ra, slot_event, my_hist, ambiguous_count,            \
                             ambiguous_capacity, ambiguous);                                        \
                     }                                                                              \
                 }                                                                                  \
                 for (; q < q_end; ++q) {                                                           \
-                    count_pair_fma<LOOKUP>(tb, lut_fine, me, P[q], b, n, q, e, alpha, cos_dec,     \
+                    count_pair_fma<LOOKUP>(tb, me, P[q], b, n, q, e, alpha, cos_dec,     \
                         sin_dec, ra, slot_event, my_hist, ambiguous_count, ambiguous_capacity,     \
                         ambiguous);                                                                \
                 }                                                                                  \
@@ -122,8 +110,6 @@ _Pragma("unroll")                                                               
     COUNT_KERNEL_EPILOGUE                                                                          \
 }
 
-// ptxas -v (sm_90): b2f and b2fd 64 registers (8 blocks per SM); b2fx 70 (7 blocks: at 64 it
-// spilled 48 bytes); no spills.
+// ptxas -v (sm_90): 64 registers (8 blocks per SM), no spills.
 DEFINE_COUNT_FMA(tp_count_b2f, 2, 8, LOOKUP_SEARCH)
 DEFINE_COUNT_FMA(tp_count_b2fd, 2, 8, LOOKUP_DIRECT)
-DEFINE_COUNT_FMA(tp_count_b2fx, 2, 7, LOOKUP_FINE)

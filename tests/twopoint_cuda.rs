@@ -310,7 +310,6 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::Batch2,
         CountKernel::Batch2Fma,
         CountKernel::Batch2FmaDirect,
-        CountKernel::Batch2FmaFine,
     ];
     let configs = [
         (TwoPointConfig::default(), CountKernel::PerLane),
@@ -384,7 +383,6 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::Batch2,
         CountKernel::Batch2Fma,
         CountKernel::Batch2FmaDirect,
-        CountKernel::Batch2FmaFine,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
@@ -423,7 +421,6 @@ fn coincident_events_overflow_no_counter() {
         CountKernel::Batch4,
         CountKernel::Batch2,
         CountKernel::Batch2FmaDirect,
-        CountKernel::Batch2FmaFine,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");

@@ -181,9 +181,7 @@ impl<'p> CudaPairCounter<'p> {
             outside32: stream.clone_htod(&tables.outside32)?,
             chord2_max: up_f64(&prepared.bins.chord2_max)?,
             ambiguity: up_f64(&tables.ambiguity)?,
-            // The shared-memory table, then the fine one (kernels/twopoint_fma.cu).
-            lut: stream
-                .clone_htod(&[tables.lut.as_slice(), tables.lut_fine.as_slice()].concat())?,
+            lut: stream.clone_htod(&tables.lut)?,
         };
         let n = prepared.len();
         let n_hist = (prepared.cuts.len() + 1) * prepared.bins.len();

@@ -41,19 +41,17 @@ pub enum CountKernel {
     /// [`CountKernel::Batch2Fma`] taking the bin straight from the lookup table where a lookup
     /// cell lies inside one bin's certain band (no bin search, no band check).
     Batch2FmaDirect,
-    /// [`CountKernel::Batch2FmaDirect`] with an 8× finer lookup table read through L1, so that
-    /// fewer lanes of a warp leave the direct path.
-    Batch2FmaFine,
 }
 
-/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 was the
-/// fastest on an H200 (0.133 ms per IC86-2011 trial against 0.136 per thread, 0.157 batch 4,
-/// 0.216 lanes16, 0.31 lanes; BENCHMARKS.md, session 3). Session 4: the group kernels (0.20–0.26 ms)
-/// and the occupancy caps (0.133–0.150 ms) did not beat it.
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2;
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 loads
+/// with the FMA c² and direct lookup cells, 0.132 ms per IC86-2011 trial on an H200, 1 % faster
+/// than batch 2 (0.133; 0.136 per thread, 0.157 batch 4, 0.216 lanes16, 0.31 lanes: session 3).
+/// Session 4 measured and removed group kernels (0.20–0.26 ms), occupancy caps (0.133–0.150),
+/// warp-aggregated atomics (0.182) and an 8× finer lookup through L1 (0.1325; BENCHMARKS.md).
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2FmaDirect;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`, `b2fx`,
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`,
     /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
@@ -65,7 +63,6 @@ impl CountKernel {
             Ok("batch4") => Self::Batch4,
             Ok("b2f") => Self::Batch2Fma,
             Ok("b2fd") => Self::Batch2FmaDirect,
-            Ok("b2fx") => Self::Batch2FmaFine,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -96,7 +93,6 @@ impl CountKernel {
             Self::Batch4 => "tp_count_batch4",
             Self::Batch2Fma => "tp_count_b2f",
             Self::Batch2FmaDirect => "tp_count_b2fd",
-            Self::Batch2FmaFine => "tp_count_b2fx",
         }
     }
 
@@ -108,8 +104,7 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect
-            | Self::Batch2FmaFine => "tp_scatter32",
+            | Self::Batch2FmaDirect => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
@@ -130,8 +125,7 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect
-            | Self::Batch2FmaFine => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
+            | Self::Batch2FmaDirect => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -148,8 +142,7 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect
-            | Self::Batch2FmaFine => (COUNT_THREADS, 1),
+            | Self::Batch2FmaDirect => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -201,7 +194,6 @@ mod tests {
             CountKernel::Batch2,
             CountKernel::Batch4,
             CountKernel::Batch2Fma,
-            CountKernel::Batch2FmaFine,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);

@@ -39,9 +39,6 @@ pub const LUT_CELLS: usize = 1024;
 pub const LUT_DIRECT: u16 = 0x8000;
 /// Lookup entry bits holding the bin.
 pub const LUT_BIN_MASK: u16 = 0x7fff;
-/// Cells of the fine lookup table (read through L1 by `tp_count_b2fx`) per shared-table cell
-/// (`LUT_FINE_FACTOR` in the kernel; a power of two, so its scale is exact in f32).
-pub const LUT_FINE_FACTOR: usize = 8;
 /// Safety factor on the f32 error bound.
 pub const F32_SAFETY: f64 = 4.0;
 /// Safety factor on the f64 GPU-versus-CPU error bound.
@@ -73,8 +70,6 @@ pub struct CudaTables {
     pub lut: Vec<u16>,
     /// Lookup cells per unit of f32 c².
     pub lut_scale: f32,
-    /// As `lut` with [`LUT_FINE_FACTOR`] times the cells (scale `lut_scale · LUT_FINE_FACTOR`).
-    pub lut_fine: Vec<u16>,
 }
 
 impl CudaTables {
@@ -186,13 +181,6 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
     // Cell m starts at the first bin whose outer edge reaches the previous cell's start, so an
     // f32 product c²·scale rounded up by one cell never skips the right bin.
     let lut = lookup_table(&inside32, &outside32, LUT_CELLS, lut_scale);
-    let fine_scale = lut_scale * LUT_FINE_FACTOR as f32;
-    let lut_fine = lookup_table(
-        &inside32,
-        &outside32,
-        LUT_CELLS * LUT_FINE_FACTOR,
-        fine_scale,
-    );
     Ok(CudaTables {
         stripe_of_event,
         level: prepared.level.iter().map(|&l| u32::from(l)).collect(),
@@ -203,7 +191,6 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
         ambiguity,
         lut,
         lut_scale,
-        lut_fine,
     })
 }
 
@@ -255,8 +242,6 @@ pub enum Lookup {
     Search,
     /// The shared table's [`LUT_DIRECT`] cells, else the search (`tp_count_b2fd`).
     Direct,
-    /// The fine table's [`LUT_DIRECT`] cells, else the search from its entry (`tp_count_b2fx`).
-    Fine,
 }
 
 /// The kernels' decision for an f32 c² with lookup mode `lookup`.
@@ -266,12 +251,7 @@ pub fn chord2_decision(tables: &CudaTables, c2: f32, lookup: Lookup) -> Option<O
     if c2.is_nan() || c2 > tables.outside32[n_bins - 1] {
         return Some(None);
     }
-    let entry = if lookup == Lookup::Fine {
-        let fine_scale = tables.lut_scale * LUT_FINE_FACTOR as f32;
-        tables.lut_fine[((c2 * fine_scale) as usize).min(LUT_CELLS * LUT_FINE_FACTOR)]
-    } else {
-        tables.lut[((c2 * tables.lut_scale) as usize).min(LUT_CELLS)]
-    };
+    let entry = tables.lut[((c2 * tables.lut_scale) as usize).min(LUT_CELLS)];
     let mut k = usize::from(entry & LUT_BIN_MASK);
     if lookup != Lookup::Search && entry & LUT_DIRECT != 0 {
         return Some(Some(k));
@@ -333,21 +313,9 @@ mod tests {
         let direct = tables.lut.iter().filter(|&&e| e & LUT_DIRECT != 0).count();
         assert!((700..LUT_CELLS).contains(&direct), "{direct} direct cells");
         assert_eq!(tables.lut[LUT_CELLS] & LUT_DIRECT, 0);
-        // The fine table: the same bins at every eighth entry's start, under 2 % not direct.
-        assert_eq!(tables.lut_fine.len(), LUT_CELLS * LUT_FINE_FACTOR + 1);
-        let fine_direct = tables
-            .lut_fine
-            .iter()
-            .filter(|&&e| e & LUT_DIRECT != 0)
-            .count();
-        assert!(
-            fine_direct * 50 > 49 * LUT_CELLS * LUT_FINE_FACTOR,
-            "{fine_direct}"
-        );
     }
 
-    /// The direct lookups (shared and fine tables) decide every f32 c² as the bin search and
-    /// band check do: a sweep of
+    /// The direct lookup decides every f32 c² as the bin search and band check do: a sweep of
     /// the table's range plus the f32 neighbours of every cell boundary and band edge.
     #[test]
     fn direct_lookup_cells_decide_as_the_bin_search() {
@@ -369,10 +337,8 @@ mod tests {
             let mut probes: Vec<f32> = (0..=400_000)
                 .map(|i| (f64::from(top) * f64::from(i) / 400_000.0) as f32)
                 .collect();
-            let fine_scale = tables.lut_scale * LUT_FINE_FACTOR as f32;
             let edges = (0..=LUT_CELLS + 1)
                 .map(|m| m as f32 / tables.lut_scale)
-                .chain((0..=LUT_CELLS * LUT_FINE_FACTOR + 1).map(|m| m as f32 / fine_scale))
                 .chain(tables.inside32.iter().copied())
                 .chain(tables.outside32.iter().copied());
             for x in edges {
@@ -389,11 +355,6 @@ mod tests {
                 let searched = chord2_decision(&tables, c2, Lookup::Search);
                 assert_eq!(
                     chord2_decision(&tables, c2, Lookup::Direct),
-                    searched,
-                    "c² {c2:e}"
-                );
-                assert_eq!(
-                    chord2_decision(&tables, c2, Lookup::Fine),
                     searched,
                     "c² {c2:e}"
                 );
