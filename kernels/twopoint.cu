@@ -12,11 +12,12 @@
 //   tp_count     one thread per slot p scans the RA-window cells of its own stripe (slots > p
 //                only, so each unordered pair is seen once) and of the stripes above it up to
 //                δ + θ_max, and histograms pairs by [level][bin] in shared memory.
-//   tp_count_batch2 (the default) tp_count with two candidates loaded before either is tested,
-//                fed by tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes
-//                them with the same position64); tp_count_batch4 and tp_count_lanes(16)
-//                (private shared counter columns per thread) are slower variants kept for
-//                benchmarks (BENCHMARKS.md, session 3).
+//   tp_count_batch2 tp_count with two candidates loaded before either is tested, fed by
+//                tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes them
+//                with the same position64); its fused-multiply-add variants tp_count_b2f and
+//                tp_count_b2fd (the default) are in twopoint_fma.cu; tp_count_batch4 and
+//                tp_count_lanes(16) (private shared counter columns per thread) are slower
+//                variants kept for benchmarks (BENCHMARKS.md, session 3).
 // Edge rule (src/twopoint/bins.rs): a pair is in bin k when c² = |u_p − u_q|² ≤ chord2_max[k].
 // The f32 c² decides only when it is farther from every threshold than the f32 error bound
 // (in32/out32 bands, derived in count_cuda.rs); otherwise c² is recomputed in f64 exactly as the
@@ -29,6 +30,10 @@ typedef unsigned long long u64;
 
 #define MAX_BINS 256
 #define MAX_LUT_CELLS 1024
+// A lookup entry: first candidate bin (low bits), LUT_DIRECT set when every f32 c² of the cell
+// is certainly in that bin (cuda_tables.rs; only the FMA kernels use the flag).
+#define LUT_BIN_MASK 0x7fffu
+#define LUT_DIRECT 0x8000u
 
 // One event in slot order: f32 unit vector and cut level (16 bytes: one vector load).
 struct alignas(16) SlotPos {
@@ -265,7 +270,7 @@ __device__ __forceinline__ void count_pair(const CountTables& tb, const SlotPos&
     if (level == 0u) return;
     u32 cell = (u32)(c2 * tb.lut_scale);
     if (cell > tb.lut_cells) cell = tb.lut_cells;
-    u32 k = tb.lut[cell];
+    u32 k = tb.lut[cell] & LUT_BIN_MASK;
     while (c2 > tb.outside[k]) ++k;
     if (!(c2 <= tb.inside[k])) {
         const double* a = pos64 + 3 * ((size_t)b * n + p);
@@ -544,7 +549,7 @@ __device__ __forceinline__ void count_lanes(LANES_PARAMS) {
                 if (level == 0u) continue;
                 u32 cell = (u32)(c2 * lut_scale);
                 if (cell > lut_cells) cell = lut_cells;
-                u32 k = s_lut[cell];
+                u32 k = s_lut[cell] & LUT_BIN_MASK;
                 while (c2 > s_outside[k]) ++k;
                 if (!(c2 <= s_inside[k])) {
                     // Rare (f32 too close to an edge): the f64 vectors, recomputed exactly as
@@ -620,7 +625,7 @@ __device__ __forceinline__ void count_pair_recompute(
     if (level == 0u) return;
     u32 cell = (u32)(c2 * tb.lut_scale);
     if (cell > tb.lut_cells) cell = tb.lut_cells;
-    u32 k = tb.lut[cell];
+    u32 k = tb.lut[cell] & LUT_BIN_MASK;
     while (c2 > tb.outside[k]) ++k;
     if (!(c2 <= tb.inside[k])) {
         const u32 f = slot_event[(size_t)b * n + q];

@@ -296,7 +296,7 @@ fn gpu_batches_equal_cpu_batches_and_cancel_cleanly() {
     assert_eq!(seen, 0);
 }
 
-/// Every counting kernel (lanes, thread, warp) equals the CPU on random lists, including
+/// Every counting kernel (lanes, thread, warp, batched, FMA) equals the CPU on random lists, including
 /// configurations whose lanes-kernel counter columns need more than 48 KiB of shared memory
 /// (opt-in) and more than the lanes kernel's limit (falls back to the per-thread kernel).
 #[test]
@@ -307,6 +307,9 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::PerLane,
         CountKernel::PerThread,
         CountKernel::PerWarp,
+        CountKernel::Batch2,
+        CountKernel::Batch2Fma,
+        CountKernel::Batch2FmaDirect,
     ];
     let configs = [
         (TwoPointConfig::default(), CountKernel::PerLane),
@@ -362,8 +365,8 @@ fn every_count_kernel_equals_the_cpu() {
             assert_eq!(gpu, cpu_trials, "config {case} {kernel:?} trials");
         }
     }
-    // IC86-2011 (exact ties, dense regions): the lanes, batched and per-thread kernels agree on
-    // two trials.
+    // IC86-2011 (exact ties, dense regions): the lanes, batched, FMA and per-thread kernels
+    // agree on two trials, and the batched and FMA kernels on the observed counts with the CPU.
     let prepared = prepare(&ic86(), &TwoPointConfig::default()).expect("prepare");
     let mut lanes = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerLane)
         .expect("lanes counter");
@@ -375,6 +378,26 @@ fn every_count_kernel_equals_the_cpu() {
     let expected = thread.trials(11, 20..22).expect("thread");
     assert_eq!(lanes.trials(11, 20..22).expect("lanes"), expected);
     assert_eq!(batch2.trials(11, 20..22).expect("batch2"), expected);
+    let cpu_observed = count_pairs(&prepared, None).expect("CPU");
+    for kernel in [
+        CountKernel::Batch2,
+        CountKernel::Batch2Fma,
+        CountKernel::Batch2FmaDirect,
+    ] {
+        let mut counter =
+            CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
+        assert_eq!(counter.kernel(), kernel);
+        assert_eq!(
+            counter.trials(11, 20..22).expect("trials"),
+            expected,
+            "{kernel:?}"
+        );
+        assert_eq!(
+            counter.observed().expect("observed"),
+            cpu_observed,
+            "{kernel:?}"
+        );
+    }
 }
 
 /// 70,000 events on one spot: one thread sees more than 65,535 partners in one bin, so the u16
@@ -396,6 +419,8 @@ fn coincident_events_overflow_no_counter() {
         CountKernel::PerLane,
         CountKernel::PerThread,
         CountKernel::Batch4,
+        CountKernel::Batch2,
+        CountKernel::Batch2FmaDirect,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");

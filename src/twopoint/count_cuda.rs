@@ -20,8 +20,13 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 use std::ops::Range;
 use std::sync::Arc;
 
-/// The kernel source, compiled by NVRTC on first use.
-const SOURCE: &str = include_str!("../../kernels/twopoint.cu");
+/// The kernel source (the FMA kernels appended, as they use twopoint.cu's helpers), compiled
+/// by NVRTC on first use.
+const SOURCE: &str = concat!(
+    include_str!("../../kernels/twopoint.cu"),
+    "\n",
+    include_str!("../../kernels/twopoint_fma.cu")
+);
 /// Threads per block of the per-event kernels.
 const EVENT_THREADS: u32 = 256;
 /// Threads of the one-block-per-trial prefix sum.

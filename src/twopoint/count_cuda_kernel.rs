@@ -36,16 +36,23 @@ pub enum CountKernel {
     Batch2,
     /// As [`CountKernel::Batch2`] with 4 candidates per batch.
     Batch4,
+    /// [`CountKernel::Batch2`] with the f32 chord² as a fused multiply-add chain.
+    Batch2Fma,
+    /// [`CountKernel::Batch2Fma`] taking the bin straight from the lookup table where a lookup
+    /// cell lies inside one bin's certain band (no bin search, no band check).
+    Batch2FmaDirect,
 }
 
-/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 was the
-/// fastest on an H200 (0.133 ms per IC86-2011 trial against 0.136 per thread, 0.157 batch 4,
-/// 0.216 lanes16, 0.31 lanes; BENCHMARKS.md, session 3).
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2;
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 loads
+/// with the FMA c² and direct lookup cells, 0.132 ms per IC86-2011 trial on an H200, 1 % faster
+/// than batch 2 (0.133; 0.136 per thread, 0.157 batch 4, 0.216 lanes16, 0.31 lanes: session 3).
+/// Session 4 measured and removed group kernels (0.20–0.26 ms), occupancy caps (0.133–0.150),
+/// warp-aggregated atomics (0.182) and an 8× finer lookup through L1 (0.1325; BENCHMARKS.md).
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2FmaDirect;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`batch4`, `batch2`, `lanes`, `lanes16`,
-    /// `warp` or `thread`) for benchmarks.
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`,
+    /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
             Ok("thread") => Self::PerThread,
@@ -54,6 +61,8 @@ impl CountKernel {
             Ok("lanes16") => Self::PerLane16,
             Ok("batch2") => Self::Batch2,
             Ok("batch4") => Self::Batch4,
+            Ok("b2f") => Self::Batch2Fma,
+            Ok("b2fd") => Self::Batch2FmaDirect,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -82,13 +91,20 @@ impl CountKernel {
             Self::PerThread => "tp_count",
             Self::Batch2 => "tp_count_batch2",
             Self::Batch4 => "tp_count_batch4",
+            Self::Batch2Fma => "tp_count_b2f",
+            Self::Batch2FmaDirect => "tp_count_b2fd",
         }
     }
 
     /// The scatter kernel that feeds it (the lanes kernel needs no f64 slot vectors).
     pub fn scatter_name(self) -> &'static str {
         match self {
-            Self::PerLane | Self::PerLane16 | Self::Batch2 | Self::Batch4 => "tp_scatter32",
+            Self::PerLane
+            | Self::PerLane16
+            | Self::Batch2
+            | Self::Batch4
+            | Self::Batch2Fma
+            | Self::Batch2FmaDirect => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
@@ -104,9 +120,12 @@ impl CountKernel {
             Self::PerLane => lane_columns(n_levels, n_bins) * 4,
             Self::PerLane16 => lane_columns(n_levels, n_bins) * 2,
             // One [level][bin] histogram per warp.
-            Self::PerWarp | Self::PerThread | Self::Batch2 | Self::Batch4 => {
-                (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4
-            }
+            Self::PerWarp
+            | Self::PerThread
+            | Self::Batch2
+            | Self::Batch4
+            | Self::Batch2Fma
+            | Self::Batch2FmaDirect => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -119,7 +138,11 @@ impl CountKernel {
             Self::PerLane | Self::PerLane16 => (COUNT_THREADS, events_per_lane()),
             // One event per thread: a grid stride of 8 was 1.25× slower on an H200
             // (BENCHMARKS.md, runs 2 and 3).
-            Self::PerThread | Self::Batch2 | Self::Batch4 => (COUNT_THREADS, 1),
+            Self::PerThread
+            | Self::Batch2
+            | Self::Batch4
+            | Self::Batch2Fma
+            | Self::Batch2FmaDirect => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -170,6 +193,7 @@ mod tests {
             CountKernel::PerWarp,
             CountKernel::Batch2,
             CountKernel::Batch4,
+            CountKernel::Batch2Fma,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);

@@ -8,7 +8,16 @@
 //!   ≤ ε_d(2√3·c + 3ε_d) with Σ|d_i| ≤ √3·c, plus ≤ 3·2⁻²⁴·c² for the three f32 roundings of
 //!   squares and sums (Higham, "Accuracy and Stability of Numerical Algorithms", §3.1, γ₃).
 //!   [`F32_SAFETY`] times that bound, at c = √(1.01·threshold), gives the band around each
-//!   threshold inside which the f32 value does not decide.
+//!   threshold inside which the f32 value does not decide. The FMA kernels
+//!   (kernels/twopoint_fma.cu) compute c² = fma(dx, dx, fma(dy, dy, dz·dz)): the products inside
+//!   an fma are exact, so there are again three roundings (dz², the inner and the outer fma),
+//!   each of a partial sum ≤ c², i.e. the same γ₃·c² (Higham §3.1): the same bands hold for
+//!   both, with the same safety factor.
+//! - Direct lookup cells. An f32 c² lands in lookup cell m only if m − 1 < c²·scale < m + 1
+//!   (the f32 product is monotone and m, m + 1 are exact), so when
+//!   outside32[k − 1] < (m − 2)/scale and (m + 2)/scale ≤ inside32[k] (a cell of margin on each
+//!   side for the f64 divisions) every c² of cell m is certainly in bin k: the entry is marked
+//!   [`LUT_DIRECT`] and the FMA kernels skip the bin search and band check there.
 //! - f64 GPU vs CPU. CUDA's double sin/cos are within 2 ulp (CUDA C Programming Guide, "Mathematical
 //!   Functions", double precision table), glibc's within 1 ulp, so each scrambled component
 //!   differs by ≤ 3 ulp of a value ≤ 1 (≤ 7e-16) plus one ulp of the product with cos δ; d by
@@ -26,6 +35,10 @@ pub const MAX_BINS: usize = 256;
 pub const MAX_HISTOGRAM: usize = 2048;
 /// Cells of the c² → first-candidate-bin lookup table (`MAX_LUT_CELLS` in the kernel).
 pub const LUT_CELLS: usize = 1024;
+/// Lookup entry flag: every f32 c² of the cell is certainly in the entry's bin.
+pub const LUT_DIRECT: u16 = 0x8000;
+/// Lookup entry bits holding the bin.
+pub const LUT_BIN_MASK: u16 = 0x7fff;
 /// Safety factor on the f32 error bound.
 pub const F32_SAFETY: f64 = 4.0;
 /// Safety factor on the f64 GPU-versus-CPU error bound.
@@ -52,7 +65,8 @@ pub struct CudaTables {
     pub outside32: Vec<f32>,
     /// Half-width of the band around `chord2_max[k]` where the GPU's f64 c² is not trusted.
     pub ambiguity: Vec<f64>,
-    /// First bin that an f32 c² in lookup cell m can fall in (`LUT_CELLS + 1` entries).
+    /// First bin that an f32 c² in lookup cell m can fall in (`LUT_CELLS + 1` entries), with
+    /// [`LUT_DIRECT`] set where the whole cell is certainly in that bin.
     pub lut: Vec<u16>,
     /// Lookup cells per unit of f32 c².
     pub lut_scale: f32,
@@ -166,15 +180,7 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
     let lut_scale = (LUT_CELLS as f64 / top) as f32;
     // Cell m starts at the first bin whose outer edge reaches the previous cell's start, so an
     // f32 product c²·scale rounded up by one cell never skips the right bin.
-    let lut = (0..=LUT_CELLS)
-        .map(|m| {
-            let low = m.saturating_sub(1) as f64 / f64::from(lut_scale);
-            outside32
-                .iter()
-                .position(|&t| f64::from(t) >= low)
-                .unwrap_or(n_bins - 1) as u16
-        })
-        .collect();
+    let lut = lookup_table(&inside32, &outside32, LUT_CELLS, lut_scale);
     Ok(CudaTables {
         stripe_of_event,
         level: prepared.level.iter().map(|&l| u32::from(l)).collect(),
@@ -188,18 +194,68 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
     })
 }
 
-/// The kernel's f32 bin decision, emulated bit for bit: `Some(Some(k))` certainly bin k,
+/// The c² → bin lookup of `cells + 1` entries at `scale` cells per unit of c² (see the module
+/// notes): entry m is the first bin whose outer edge reaches the previous cell's start, so an
+/// f32 product c²·scale rounded up by one cell never skips the right bin, with [`LUT_DIRECT`]
+/// where every c² of the cell is certainly in that bin.
+fn lookup_table(inside32: &[f32], outside32: &[f32], cells: usize, scale: f32) -> Vec<u16> {
+    let n_bins = outside32.len();
+    let scale = f64::from(scale);
+    (0..=cells)
+        .map(|m| {
+            let low = m.saturating_sub(1) as f64 / scale;
+            let k = outside32
+                .iter()
+                .position(|&t| f64::from(t) >= low)
+                .unwrap_or(n_bins - 1);
+            // The last cell also holds every c² above the table: never direct.
+            let below_ok = k == 0 || f64::from(outside32[k - 1]) < (m as f64 - 2.0) / scale;
+            let above_ok = (m as f64 + 2.0) / scale <= f64::from(inside32[k]);
+            let direct = m < cells && below_ok && above_ok;
+            k as u16 | if direct { LUT_DIRECT } else { 0 }
+        })
+        .collect()
+}
+
+/// The batch2 kernel's f32 bin decision, emulated bit for bit: `Some(Some(k))` certainly bin k,
 /// `Some(None)` certainly outside, `None` undecided (f64 re-check). For tests.
 pub fn f32_decision(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option<Option<usize>> {
     let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-    let c2 = dx * dx + dy * dy + dz * dz;
+    chord2_decision(tables, dx * dx + dy * dy + dz * dz, Lookup::Search)
+}
+
+/// The FMA kernels' (`tp_count_b2fd`) f32 bin decision, emulated bit for bit (`f32::mul_add` is
+/// the correctly rounded fused multiply-add, as `__fmaf_rn`), direct lookup cells included.
+pub fn f32_decision_fma(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option<Option<usize>> {
+    let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+    chord2_decision(
+        tables,
+        dx.mul_add(dx, dy.mul_add(dy, dz * dz)),
+        Lookup::Direct,
+    )
+}
+
+/// How a kernel finds a pair's bin from its f32 c².
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// Bin search from the shared table's entry (batch2, `tp_count_b2f`).
+    Search,
+    /// The shared table's [`LUT_DIRECT`] cells, else the search (`tp_count_b2fd`).
+    Direct,
+}
+
+/// The kernels' decision for an f32 c² with lookup mode `lookup`.
+pub fn chord2_decision(tables: &CudaTables, c2: f32, lookup: Lookup) -> Option<Option<usize>> {
     let n_bins = tables.outside32.len();
     // NaN or beyond the last band: outside (the kernel's `!(c2 <= limit32)`).
     if c2.is_nan() || c2 > tables.outside32[n_bins - 1] {
         return Some(None);
     }
-    let cell = ((c2 * tables.lut_scale) as usize).min(LUT_CELLS);
-    let mut k = tables.lut[cell] as usize;
+    let entry = tables.lut[((c2 * tables.lut_scale) as usize).min(LUT_CELLS)];
+    let mut k = usize::from(entry & LUT_BIN_MASK);
+    if lookup != Lookup::Search && entry & LUT_DIRECT != 0 {
+        return Some(Some(k));
+    }
     while c2 > tables.outside32[k] {
         k += 1;
     }
@@ -250,7 +306,66 @@ mod tests {
             // f64 ambiguity well inside the 1e-10 tie tolerance.
             assert!(tables.ambiguity[k] / t < 2.5e-11, "bin {k}");
         }
-        assert!(tables.lut.windows(2).all(|w| w[0] <= w[1]));
+        let bins: Vec<u16> = tables.lut.iter().map(|&e| e & LUT_BIN_MASK).collect();
+        assert!(bins.windows(2).all(|w| w[0] <= w[1]));
+        // Most cells are direct (the narrowest bin spans ≈ 2.6 cells, bands < 0.1 %), never the
+        // last one.
+        let direct = tables.lut.iter().filter(|&&e| e & LUT_DIRECT != 0).count();
+        assert!((700..LUT_CELLS).contains(&direct), "{direct} direct cells");
+        assert_eq!(tables.lut[LUT_CELLS] & LUT_DIRECT, 0);
+    }
+
+    /// The direct lookup decides every f32 c² as the bin search and band check do: a sweep of
+    /// the table's range plus the f32 neighbours of every cell boundary and band edge.
+    #[test]
+    fn direct_lookup_cells_decide_as_the_bin_search() {
+        for config in [
+            TwoPointConfig::default(),
+            TwoPointConfig {
+                bin_step_deg: 0.05,
+                bin_count: 3,
+                cut_fractions: vec![0.2],
+            },
+            TwoPointConfig {
+                bin_step_deg: 0.04,
+                bin_count: 200,
+                cut_fractions: vec![1.0],
+            },
+        ] {
+            let tables = cuda_tables(&small_prepared(&config)).expect("tables");
+            let top = tables.outside32[tables.outside32.len() - 1];
+            let mut probes: Vec<f32> = (0..=400_000)
+                .map(|i| (f64::from(top) * f64::from(i) / 400_000.0) as f32)
+                .collect();
+            let edges = (0..=LUT_CELLS + 1)
+                .map(|m| m as f32 / tables.lut_scale)
+                .chain(tables.inside32.iter().copied())
+                .chain(tables.outside32.iter().copied());
+            for x in edges {
+                let mut down = x;
+                let mut up = x;
+                for _ in 0..4 {
+                    probes.extend([down, up]);
+                    down = down.next_down();
+                    up = up.next_up();
+                }
+            }
+            let mut direct = 0usize;
+            for c2 in probes.into_iter().filter(|c| *c >= 0.0) {
+                let searched = chord2_decision(&tables, c2, Lookup::Search);
+                assert_eq!(
+                    chord2_decision(&tables, c2, Lookup::Direct),
+                    searched,
+                    "c² {c2:e}"
+                );
+                let cell = ((c2 * tables.lut_scale) as usize).min(LUT_CELLS);
+                if c2 <= top && tables.lut[cell] & LUT_DIRECT != 0 {
+                    direct += 1;
+                    assert!(searched.is_some_and(|bin| bin.is_some()), "c² {c2:e}");
+                }
+            }
+            assert!(direct > 100_000, "{direct} probes took the direct path");
+        }
     }
 
     #[test]
@@ -304,12 +419,18 @@ mod tests {
                 let b = unit_vector(ra_b, dec_b);
                 let exact = prepared.bins.bin_of_by_scan(chord2(&a, &b));
                 let f = |v: [f64; 3]| [v[0] as f32, v[1] as f32, v[2] as f32];
-                match f32_decision(&tables, f(a), f(b)) {
-                    Some(bin) => {
-                        assert_eq!(bin, exact, "bin {k}, r {r}");
-                        decided += 1;
+                // The plain-sum (batch2) and FMA (b2f*, direct cells included) kernels.
+                for decision in [
+                    f32_decision(&tables, f(a), f(b)),
+                    f32_decision_fma(&tables, f(a), f(b)),
+                ] {
+                    match decision {
+                        Some(bin) => {
+                            assert_eq!(bin, exact, "bin {k}, r {r}");
+                            decided += 1;
+                        }
+                        None => undecided += 1,
                     }
-                    None => undecided += 1,
                 }
             }
         }
