@@ -611,39 +611,55 @@ extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes16(LANE
 // per thread instead of one load-test chain per candidate. tp_count is latency-bound (ncu: the
 // lanes kernel at half its occupancy ran 2.3× slower with the same divergence), so more loads
 // in flight per warp is what it lacks.
+// Chord arithmetic of count_pair_recompute: the plain sum of squares (with --fmad=false, 5
+// instructions) or the fused chain fma(dx, dx, fma(dy, dy, dz·dz)) (3; the same three roundings
+// of partial sums ≤ c², so the f32 bands of cuda_tables.rs hold for both: its module notes).
+#define C2_PLAIN 0
+#define C2_FMA 1
+// Lookup modes: bin search from the shared table's entry; or the entry's bin itself where the
+// host marked the cell LUT_DIRECT (the whole cell inside one bin's certain band), else search.
+#define LOOKUP_SEARCH 0
+#define LOOKUP_DIRECT 1
+
 // count_pair for kernels without stored f64 vectors (fed by tp_scatter32): the rare f64
 // re-check recomputes both vectors with position64, the same bits tp_scatter would store.
+template <int C2_ARITH, int LOOKUP>
 __device__ __forceinline__ void count_pair_recompute(
     const CountTables& tb, const SlotPos& me, const SlotPos& other, u32 b, u32 n, u32 p, u32 q,
     u32 e, double alpha, const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
     const double* __restrict__ ra, const u32* __restrict__ slot_event, u32* my_hist,
     u32* __restrict__ ambiguous_count, u32 ambiguous_capacity, u32* __restrict__ ambiguous) {
     const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
-    const float c2 = dx * dx + dy * dy + dz * dz;
+    const float c2 = C2_ARITH == C2_FMA ? __fmaf_rn(dx, dx, __fmaf_rn(dy, dy, __fmul_rn(dz, dz)))
+                                        : dx * dx + dy * dy + dz * dz;
     if (!(c2 <= tb.limit32)) return;
     const u32 level = min(me.level, other.level);
     if (level == 0u) return;
     u32 cell = (u32)(c2 * tb.lut_scale);
     if (cell > tb.lut_cells) cell = tb.lut_cells;
-    u32 k = tb.lut[cell] & LUT_BIN_MASK;
-    while (c2 > tb.outside[k]) ++k;
-    if (!(c2 <= tb.inside[k])) {
-        const u32 f = slot_event[(size_t)b * n + q];
-        double pa[3], pc[3];
-        position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
-        position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1], pc[2]);
-        k = exact_bin_inline(pa, pc, tb.n_bins, tb.chord2_max, tb.ambiguity);
-        if (k == 0xffffffffu) {
-            const u32 slot = atomicAdd(ambiguous_count, 1u);
-            if (slot < ambiguous_capacity) {
-                ambiguous[4 * slot] = b;
-                ambiguous[4 * slot + 1] = e;
-                ambiguous[4 * slot + 2] = f;
-                ambiguous[4 * slot + 3] = level;
+    const u32 entry = tb.lut[cell];
+    u32 k = entry & LUT_BIN_MASK;
+    if (LOOKUP == LOOKUP_SEARCH || !(entry & LUT_DIRECT)) {
+        while (c2 > tb.outside[k]) ++k;
+        if (!(c2 <= tb.inside[k])) {
+            // Rare (f32 too close to an edge): f64 vectors recomputed as tp_scatter does.
+            const u32 f = slot_event[(size_t)b * n + q];
+            double pa[3], pc[3];
+            position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
+            position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1], pc[2]);
+            k = exact_bin_inline(pa, pc, tb.n_bins, tb.chord2_max, tb.ambiguity);
+            if (k == 0xffffffffu) {
+                const u32 slot = atomicAdd(ambiguous_count, 1u);
+                if (slot < ambiguous_capacity) {
+                    ambiguous[4 * slot] = b;
+                    ambiguous[4 * slot + 1] = e;
+                    ambiguous[4 * slot + 2] = f;
+                    ambiguous[4 * slot + 3] = level;
+                }
+                return;
             }
-            return;
+            if (k >= tb.n_bins) return;
         }
-        if (k >= tb.n_bins) return;
     }
     atomicAdd(&my_hist[level * tb.n_bins + k], 1u);
 }
@@ -662,10 +678,10 @@ __device__ __forceinline__ void count_pair_recompute(
         u64 *__restrict__ histogram, u32 *__restrict__ ambiguous_count, u32 ambiguous_capacity, \
         u32 *__restrict__ ambiguous
 
-// Defines kernel NAME: BATCH loads, then BATCH tests, at least MIN_BLOCKS blocks per SM (the
-// register cap that keeps it spill-free). A macro, not a template: the prologue declares the
+// Defines kernel NAME: BATCH loads, then BATCH tests with the pair function PAIR, at least
+// MIN_BLOCKS blocks per SM (the register cap that keeps it spill-free). A macro, not a template: the prologue declares the
 // block's extern shared array, which must live in a kernel.
-#define DEFINE_COUNT_BATCHED(NAME, BATCH, MIN_BLOCKS)                                                         \
+#define DEFINE_COUNT_BATCHED(NAME, BATCH, MIN_BLOCKS, PAIR)                                                         \
 extern "C" __global__ void __launch_bounds__(128, MIN_BLOCKS) NAME(BATCHED_PARAMS) {                      \
     COUNT_KERNEL_PROLOGUE                                                                          \
     for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {      \
@@ -694,12 +710,12 @@ _Pragma("unroll")                                                               
                     for (int j = 0; j < BATCH; ++j) other[j] = P[q + j];                           \
 _Pragma("unroll")                                                                                  \
                     for (int j = 0; j < BATCH; ++j) {                                              \
-                        count_pair_recompute(tb, me, other[j], b, n, p, q + j, e, alpha, cos_dec, sin_dec, ra, slot_event,\
+                        PAIR(tb, me, other[j], b, n, p, q + j, e, alpha, cos_dec, sin_dec, ra, slot_event,\
                                    my_hist, ambiguous_count, ambiguous_capacity, ambiguous);       \
                     }                                                                              \
                 }                                                                                  \
                 for (; q < q_end; ++q) {                                                           \
-                    count_pair_recompute(tb, me, P[q], b, n, p, q, e, alpha, cos_dec, sin_dec, ra, slot_event, my_hist,\
+                    PAIR(tb, me, P[q], b, n, p, q, e, alpha, cos_dec, sin_dec, ra, slot_event, my_hist,\
                                ambiguous_count, ambiguous_capacity, ambiguous);                    \
                 }                                                                                  \
             }                                                                                      \
@@ -709,5 +725,5 @@ _Pragma("unroll")                                                               
 }
 
 // ptxas -v (sm_90): batch 2 64 registers, batch 4 74 registers, no spills.
-DEFINE_COUNT_BATCHED(tp_count_batch2, 2, 8)
-DEFINE_COUNT_BATCHED(tp_count_batch4, 4, 6)
+DEFINE_COUNT_BATCHED(tp_count_batch2, 2, 8, (count_pair_recompute<C2_PLAIN, LOOKUP_SEARCH>))
+DEFINE_COUNT_BATCHED(tp_count_batch4, 4, 6, (count_pair_recompute<C2_PLAIN, LOOKUP_SEARCH>))
