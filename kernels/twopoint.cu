@@ -255,6 +255,21 @@ struct CountTables {
     const double* ambiguity;
 };
 
+// Appends pair (b, e, f) at its cut level to the host's list of pairs that even f64 cannot
+// decide (the host re-checks them with the CPU's arithmetic). Pairs past the capacity are only
+// counted; the host then grows the list and runs the launch again.
+__device__ __forceinline__ void push_ambiguous(u32* __restrict__ ambiguous_count,
+                                               u32 ambiguous_capacity, u32* __restrict__ ambiguous,
+                                               u32 b, u32 e, u32 f, u32 level) {
+    const u32 slot = atomicAdd(ambiguous_count, 1u);
+    if (slot < ambiguous_capacity) {
+        ambiguous[4 * slot] = b;
+        ambiguous[4 * slot + 1] = e;
+        ambiguous[4 * slot + 2] = f;
+        ambiguous[4 * slot + 3] = level;
+    }
+}
+
 // Counts candidate slot q against slot p (event e) of trial b: f32 pre-filter, bin lookup,
 // f64 re-check near an edge, ambiguous pairs to the host list.
 __device__ __forceinline__ void count_pair(const CountTables& tb, const SlotPos& me,
@@ -277,13 +292,8 @@ __device__ __forceinline__ void count_pair(const CountTables& tb, const SlotPos&
         const double* c = pos64 + 3 * ((size_t)b * n + q);
         k = exact_bin(a, c, tb.n_bins, tb.chord2_max, tb.ambiguity);
         if (k == 0xffffffffu) {
-            const u32 slot = atomicAdd(ambiguous_count, 1u);
-            if (slot < ambiguous_capacity) {
-                ambiguous[4 * slot] = b;
-                ambiguous[4 * slot + 1] = e;
-                ambiguous[4 * slot + 2] = slot_event[(size_t)b * n + q];
-                ambiguous[4 * slot + 3] = level;
-            }
+            push_ambiguous(ambiguous_count, ambiguous_capacity, ambiguous, b, e,
+                           slot_event[(size_t)b * n + q], level);
             return;
         }
         if (k >= tb.n_bins) return;
@@ -561,13 +571,8 @@ __device__ __forceinline__ void count_lanes(LANES_PARAMS) {
                                pc[2]);
                     k = exact_bin_inline(pa, pc, n_bins, chord2_max, ambiguity);
                     if (k == 0xffffffffu) {
-                        const u32 slot = atomicAdd(ambiguous_count, 1u);
-                        if (slot < ambiguous_capacity) {
-                            ambiguous[4 * slot] = b;
-                            ambiguous[4 * slot + 1] = e;
-                            ambiguous[4 * slot + 2] = f;
-                            ambiguous[4 * slot + 3] = level;
-                        }
+                        push_ambiguous(ambiguous_count, ambiguous_capacity, ambiguous, b, e, f,
+                                       level);
                         continue;
                     }
                     if (k >= n_bins) continue;
@@ -649,13 +654,7 @@ __device__ __forceinline__ void count_pair_recompute(
             position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1], pc[2]);
             k = exact_bin_inline(pa, pc, tb.n_bins, tb.chord2_max, tb.ambiguity);
             if (k == 0xffffffffu) {
-                const u32 slot = atomicAdd(ambiguous_count, 1u);
-                if (slot < ambiguous_capacity) {
-                    ambiguous[4 * slot] = b;
-                    ambiguous[4 * slot + 1] = e;
-                    ambiguous[4 * slot + 2] = f;
-                    ambiguous[4 * slot + 3] = level;
-                }
+                push_ambiguous(ambiguous_count, ambiguous_capacity, ambiguous, b, e, f, level);
                 return;
             }
             if (k >= tb.n_bins) return;
