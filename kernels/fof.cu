@@ -364,6 +364,36 @@ extern "C" __global__ void fof_init_parent(u32* __restrict__ parent, u32 n_cells
     if (c < n_cells) parent[c] = c;
 }
 
+// Cells c and b (b from c's half stencil) join when some member pair is within ll.
+__device__ void link_cells(const u32* __restrict__ cell_start, const double* __restrict__ sx,
+                           const double* __restrict__ sy, const double* __restrict__ sz,
+                           int periodic, double box_size, double ll2, u32* parent, u32 c,
+                           u32 b) {
+    if (b == c) return;
+    if (find_root(parent, c) == find_root(parent, b)) return;
+    u32 a_first = cell_start[c];
+    u32 a_last = cell_start[c + 1];
+    u32 b_first = cell_start[b];
+    u32 b_last = cell_start[b + 1];
+    for (u32 i = a_first; i < a_last; i++) {
+        double px = sx[i], py = sy[i], pz = sz[i];
+        for (u32 j = b_first; j < b_last; j++) {
+            double dx = px - sx[j];
+            double dy = py - sy[j];
+            double dz = pz - sz[j];
+            if (periodic) {
+                dx = min_image(dx, box_size);
+                dy = min_image(dy, box_size);
+                dz = min_image(dz, box_size);
+            }
+            if (dx * dx + dy * dy + dz * dz <= ll2) {
+                unite(parent, c, b);
+                return;
+            }
+        }
+    }
+}
+
 // One thread per cell: every cell of the half stencil (offsets with (dz, dy, dx) > 0) that is
 // not already in the same set is tested member by member until the first linked pair.
 extern "C" __global__ void fof_link(const u32* __restrict__ cell_start,
@@ -381,8 +411,6 @@ extern "C" __global__ void fof_link(const u32* __restrict__ cell_start,
     int cx = (int)(coords & 0x1fffffULL);
     int cy = (int)((coords >> 21) & 0x1fffffULL);
     int cz = (int)((coords >> 42) & 0x1fffffULL);
-    u32 a_first = cell_start[c];
-    u32 a_last = cell_start[c + 1];
     int dims[3] = {(int)dim_x, (int)dim_y, (int)dim_z};
     for (u32 o = 0; o < n_stencil; o++) {
         int q[3] = {cx + stencil[3 * o], cy + stencil[3 * o + 1], cz + stencil[3 * o + 2]};
@@ -397,29 +425,8 @@ extern "C" __global__ void fof_link(const u32* __restrict__ cell_start,
         }
         if (!inside) continue;
         u32 b = hash_find(table_keys, table_values, mask, pack_coords(q[0], q[1], q[2]));
-        if (b == NOT_FOUND || b == c) continue;
-        if (find_root(parent, c) == find_root(parent, b)) continue;
-        u32 b_first = cell_start[b];
-        u32 b_last = cell_start[b + 1];
-        bool linked = false;
-        for (u32 i = a_first; i < a_last && !linked; i++) {
-            double px = sx[i], py = sy[i], pz = sz[i];
-            for (u32 j = b_first; j < b_last; j++) {
-                double dx = px - sx[j];
-                double dy = py - sy[j];
-                double dz = pz - sz[j];
-                if (periodic) {
-                    dx = min_image(dx, box_size);
-                    dy = min_image(dy, box_size);
-                    dz = min_image(dz, box_size);
-                }
-                if (dx * dx + dy * dy + dz * dz <= ll2) {
-                    linked = true;
-                    break;
-                }
-            }
-        }
-        if (linked) unite(parent, c, b);
+        if (b == NOT_FOUND) continue;
+        link_cells(cell_start, sx, sy, sz, periodic, box_size, ll2, parent, c, b);
     }
 }
 

@@ -99,36 +99,6 @@ extern "C" __global__ void fof_block_dense(const u64* __restrict__ cell_coords, 
     if (is_block_head(cell_coords, c)) table_first[slot] = c;
 }
 
-// Cells c and b (b from c's half stencil) join when some member pair is within ll.
-__device__ void link_cells(const u32* __restrict__ cell_start, const double* __restrict__ sx,
-                           const double* __restrict__ sy, const double* __restrict__ sz,
-                           int periodic, double box_size, double ll2, u32* parent, u32 c,
-                           u32 b) {
-    if (b == c) return;
-    if (find_root(parent, c) == find_root(parent, b)) return;
-    u32 a_first = cell_start[c];
-    u32 a_last = cell_start[c + 1];
-    u32 b_first = cell_start[b];
-    u32 b_last = cell_start[b + 1];
-    for (u32 i = a_first; i < a_last; i++) {
-        double px = sx[i], py = sy[i], pz = sz[i];
-        for (u32 j = b_first; j < b_last; j++) {
-            double dx = px - sx[j];
-            double dy = py - sy[j];
-            double dz = pz - sz[j];
-            if (periodic) {
-                dx = min_image(dx, box_size);
-                dy = min_image(dy, box_size);
-                dz = min_image(dz, box_size);
-            }
-            if (dx * dx + dy * dy + dz * dz <= ll2) {
-                unite(parent, c, b);
-                return;
-            }
-        }
-    }
-}
-
 // fof_link over the block table. Fast path: the host's table stencil_masks[local * 27 + bo]
 // holds, for a cell at Morton-local position `local`, the half-stencil cells inside the
 // neighbour block at block offset bo = (bdx+1) + 3(bdy+1) + 9(bdz+1) (reach ≤ 4 < block side),
