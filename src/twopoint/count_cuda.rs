@@ -20,12 +20,14 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 use std::ops::Range;
 use std::sync::Arc;
 
-/// The kernel source (the FMA kernels appended, as they use twopoint.cu's helpers), compiled
-/// by NVRTC on first use.
+/// The kernel source (the FMA and flat kernels appended, as they use twopoint.cu's helpers),
+/// compiled by NVRTC on first use.
 const SOURCE: &str = concat!(
     include_str!("../../kernels/twopoint.cu"),
     "\n",
-    include_str!("../../kernels/twopoint_fma.cu")
+    include_str!("../../kernels/twopoint_fma.cu"),
+    "\n",
+    include_str!("../../kernels/twopoint_flat.cu")
 );
 /// Threads per block of the per-event kernels.
 const EVENT_THREADS: u32 = 256;
@@ -52,6 +54,8 @@ struct Static {
     chord2_max: CudaSlice<f64>,
     ambiguity: CudaSlice<f64>,
     lut: CudaSlice<u16>,
+    /// The one-step decision table (`float4` per lookup cell), for `tp_count_flatc`.
+    cell_table: CudaSlice<f32>,
 }
 
 /// Per-launch work space for `capacity` trials.
@@ -64,6 +68,9 @@ struct Work {
     /// f64 slot vectors, for the kernels that read them (not the lanes kernel).
     pos64: Option<CudaSlice<f64>>,
     slot_event: CudaSlice<u32>,
+    /// Slot runs {a0, a1, b0, b1} of every search window, per trial, for the kernels that read
+    /// them ([`CountKernel::needs_windows`]).
+    windows: Option<CudaSlice<u32>>,
     cell_count: CudaSlice<u32>,
     cell_start: CudaSlice<u32>,
     histogram: CudaSlice<u64>,
@@ -111,10 +118,11 @@ impl std::fmt::Debug for CudaPairCounter<'_> {
     }
 }
 
-/// Bytes of work space one trial needs (`pos64`: with the f64 slot vectors).
-fn bytes_per_trial(n: usize, cells: usize, n_hist: usize, pos64: bool) -> usize {
+/// Bytes of work space one trial needs (`pos64`: with the f64 slot vectors; `windows`: the
+/// windows' slot runs, 16 bytes each).
+fn bytes_per_trial(n: usize, cells: usize, n_hist: usize, pos64: bool, windows: usize) -> usize {
     let f64_vectors = if pos64 { 24 } else { 0 };
-    n * (8 + 4 + 4 + 16 + f64_vectors + 4) + cells * 8 + n_hist * 8
+    n * (8 + 4 + 4 + 16 + f64_vectors + 4) + cells * 8 + n_hist * 8 + windows * 16
 }
 
 impl<'p> CudaPairCounter<'p> {
@@ -143,7 +151,7 @@ impl<'p> CudaPairCounter<'p> {
     ) -> Result<Self, TwoPointError> {
         let tables = cuda_tables(prepared)?;
         let n_levels = prepared.cuts.len() + 1;
-        let kernel = kernel.fitting(n_levels, prepared.bins.len());
+        let kernel = kernel.fitting(n_levels, prepared.bins.len(), tables.one_step);
         let module = device.module("twopoint.cu", SOURCE)?;
         let load = |name: &str| module.load_function(name).map_err(GpuError::from);
         let kernels = Kernels {
@@ -182,10 +190,22 @@ impl<'p> CudaPairCounter<'p> {
             chord2_max: up_f64(&prepared.bins.chord2_max)?,
             ambiguity: up_f64(&tables.ambiguity)?,
             lut: stream.clone_htod(&tables.lut)?,
+            cell_table: stream.clone_htod(&tables.cell_table)?,
         };
         let n = prepared.len();
         let n_hist = (prepared.cuts.len() + 1) * prepared.bins.len();
-        let per_trial = bytes_per_trial(n, tables.total_cells(), n_hist, kernel.needs_pos64());
+        let n_windows = if kernel.needs_windows() {
+            prepared.window_half_width.len()
+        } else {
+            0
+        };
+        let per_trial = bytes_per_trial(
+            n,
+            tables.total_cells(),
+            n_hist,
+            kernel.needs_pos64(),
+            n_windows,
+        );
         let (free, _) = device.memory()?;
         let fits = (free / 2 / per_trial.max(1)).max(1);
         let trials_per_launch = trials_per_launch.clamp(1, 65_535).min(fits);
@@ -196,6 +216,7 @@ impl<'p> CudaPairCounter<'p> {
             n_hist,
             trials_per_launch,
             kernel.needs_pos64(),
+            kernel.needs_windows().then_some(n_windows),
         )?;
         Ok(Self {
             prepared,
@@ -345,9 +366,23 @@ impl<'p> CudaPairCounter<'p> {
             launch.arg(pos64);
         }
         launch.arg(&mut w.slot_event);
+        let n_windows = prepared.window_half_width.len() as u32;
+        if let Some(windows) = w.windows.as_mut() {
+            launch
+                .arg(&st.stripe_of_event)
+                .arg(&st.window_start)
+                .arg(&st.window_half_width)
+                .arg(&st.stripe_cell_base)
+                .arg(&st.stripe_inv_cell_width)
+                .arg(&n_windows)
+                .arg(windows);
+        }
         // SAFETY: slot = cell start + rank < n by construction of the counting sort; buffers
         // hold capacity·n slots (pos32: 4 words, pos64: 3 doubles each); tp_scatter32 (no
-        // pos64 argument) goes with the kernels that allocate no pos64, tp_scatter with the rest.
+        // pos64 argument) goes with the kernels that allocate no pos64, tp_scatter with the
+        // rest; tp_scatter_windows gets the window tables and a buffer of capacity·n_windows
+        // runs exactly when the kernel needs windows (window indices < n_windows by
+        // construction of `window_start`).
         unsafe { launch.launch(per_event) }?;
 
         let count_config = LaunchConfig {
@@ -390,12 +425,21 @@ impl<'p> CudaPairCounter<'p> {
             .arg(&mut w.ambiguous_count)
             .arg(&ambiguous_capacity)
             .arg(&mut w.ambiguous);
+        // The shared-run kernels take the same arguments but read no window buffer: null.
+        let no_windows = 0u64;
+        if let Some(windows) = w.windows.as_ref() {
+            launch.arg(windows).arg(&n_windows).arg(&st.cell_table);
+        } else if self.kernel.takes_flat_args() {
+            launch.arg(&no_windows).arg(&n_windows).arg(&st.cell_table);
+        }
         // SAFETY: n_bins ≤ MAX_BINS and lut_cells ≤ MAX_LUT_CELLS (checked by cuda_tables);
         // dynamic shared memory is what the kernel indexes (per-warp histograms, or the lanes
         // kernel's (levels − 1)·bins·128 columns, opted in above 48 KiB at construction); each
         // thread handles ≤ MAX_EVENTS_PER_UNIT events (blocks_per_trial) so u32 counters do not
         // wrap; the kernel writes at most `ambiguous_capacity` list entries and count·n_hist
-        // histogram words; pos64 is passed exactly when the kernel takes it (needs_pos64).
+        // histogram words; pos64 is passed exactly when the kernel takes it (needs_pos64), the
+        // windows and the cell table (LUT_CELLS + 1 float4) exactly when it reads them
+        // (needs_windows; the cell table only with `one_step`, checked by `fitting`).
         unsafe { launch.launch(count_config) }?;
         Ok(())
     }
@@ -471,7 +515,8 @@ fn cumulative_counts(prepared: &Prepared, histogram: &[u64]) -> Counts {
     counts
 }
 
-/// Allocates work space for `trials` trials (`pos64`: with the f64 slot vectors).
+/// Allocates work space for `trials` trials (`pos64`: with the f64 slot vectors; `windows`:
+/// with the slot runs of that many windows per trial).
 fn alloc_work(
     stream: &Arc<CudaStream>,
     n: usize,
@@ -479,6 +524,7 @@ fn alloc_work(
     n_hist: usize,
     trials: usize,
     pos64: bool,
+    windows: Option<usize>,
 ) -> Result<Work, TwoPointError> {
     let slots = n * trials;
     let too_big = |bytes: usize| GpuError::OutOfMemory {
@@ -502,6 +548,11 @@ fn alloc_work(
             None
         },
         slot_event: alloc_u32(slots)?,
+        // At least one run, so that a list without windows still gets a valid buffer.
+        windows: match windows {
+            Some(n_windows) => Some(alloc_u32(4 * n_windows.max(1) * trials)?),
+            None => None,
+        },
         cell_count: alloc_u32(cells * trials)?,
         cell_start: alloc_u32((cells + 1) * trials)?,
         histogram: stream

@@ -41,6 +41,20 @@ pub enum CountKernel {
     /// [`CountKernel::Batch2Fma`] taking the bin straight from the lookup table where a lookup
     /// cell lies inside one bin's certain band (no bin search, no band check).
     Batch2FmaDirect,
+    /// [`CountKernel::Batch2FmaDirect`] reading each window's slot runs from a buffer that
+    /// `tp_scatter_windows` fills at full lanes (no per-window set-up in the counter).
+    WindowsPrecomputed,
+    /// [`CountKernel::WindowsPrecomputed`] walking all of a thread's runs in one loop, two
+    /// candidates per step.
+    Flat,
+    /// [`CountKernel::Flat`] deciding the bin with one shared per-cell table load (no search);
+    /// needs the tables' `one_step` property, else runs as [`CountKernel::Batch2FmaDirect`].
+    FlatCell,
+    /// [`CountKernel::FlatCell`] computing the windows' runs itself, all before the first
+    /// candidate, into shared per-thread run columns (no window buffer).
+    FlatShared,
+    /// [`CountKernel::FlatShared`] with the direct lookup of [`CountKernel::Batch2FmaDirect`].
+    FlatSharedLut,
 }
 
 /// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 loads
@@ -51,7 +65,7 @@ pub enum CountKernel {
 pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2FmaDirect;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`,
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`flat`, `flatc`, `flats`, `flatsl`, `wpre`, `b2f`, `b2fd`,
     /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
@@ -63,6 +77,11 @@ impl CountKernel {
             Ok("batch4") => Self::Batch4,
             Ok("b2f") => Self::Batch2Fma,
             Ok("b2fd") => Self::Batch2FmaDirect,
+            Ok("wpre") => Self::WindowsPrecomputed,
+            Ok("flat") => Self::Flat,
+            Ok("flatc") => Self::FlatCell,
+            Ok("flats") => Self::FlatShared,
+            Ok("flatsl") => Self::FlatSharedLut,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -73,13 +92,28 @@ impl CountKernel {
     }
 
     /// `self`, or [`CountKernel::PerThread`] where a lanes kernel's counter columns
-    /// (`levels − 1` × `bins` × 128 counters) would exceed [`LANE_SHARED_LIMIT`].
-    pub fn fitting(self, n_levels: usize, n_bins: usize) -> Self {
+    /// (`levels − 1` × `bins` × 128 counters) would exceed [`LANE_SHARED_LIMIT`], or
+    /// [`CountKernel::Batch2FmaDirect`] for the cell-table kernels when the lookup cells
+    /// may need more than one bin step (`one_step` false, see `cuda_tables`).
+    pub fn fitting(self, n_levels: usize, n_bins: usize, one_step: bool) -> Self {
         if self.is_lanes() && self.shared_bytes(n_levels, n_bins) as usize > LANE_SHARED_LIMIT {
             Self::PerThread
+        } else if matches!(self, Self::FlatCell | Self::FlatShared) && !one_step {
+            Self::Batch2FmaDirect
         } else {
             self
         }
+    }
+
+    /// Whether the kernel reads the windows' slot runs that `tp_scatter_windows` writes.
+    pub fn needs_windows(self) -> bool {
+        matches!(self, Self::WindowsPrecomputed | Self::Flat | Self::FlatCell)
+    }
+
+    /// Whether the kernel takes the flat kernels' extra arguments (windows, their count, the
+    /// cell table).
+    pub fn takes_flat_args(self) -> bool {
+        self.needs_windows() || matches!(self, Self::FlatShared | Self::FlatSharedLut)
     }
 
     /// The kernel's entry point.
@@ -93,6 +127,11 @@ impl CountKernel {
             Self::Batch4 => "tp_count_batch4",
             Self::Batch2Fma => "tp_count_b2f",
             Self::Batch2FmaDirect => "tp_count_b2fd",
+            Self::WindowsPrecomputed => "tp_count_wpre",
+            Self::Flat => "tp_count_flat",
+            Self::FlatCell => "tp_count_flatc",
+            Self::FlatShared => "tp_count_flats",
+            Self::FlatSharedLut => "tp_count_flatsl",
         }
     }
 
@@ -104,7 +143,10 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect => "tp_scatter32",
+            | Self::Batch2FmaDirect
+            | Self::FlatShared
+            | Self::FlatSharedLut => "tp_scatter32",
+            Self::WindowsPrecomputed | Self::Flat | Self::FlatCell => "tp_scatter_windows",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
@@ -125,7 +167,12 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
+            | Self::Batch2FmaDirect
+            | Self::WindowsPrecomputed
+            | Self::Flat
+            | Self::FlatCell
+            | Self::FlatShared
+            | Self::FlatSharedLut => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -142,7 +189,12 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect => (COUNT_THREADS, 1),
+            | Self::Batch2FmaDirect
+            | Self::WindowsPrecomputed
+            | Self::Flat
+            | Self::FlatCell
+            | Self::FlatShared
+            | Self::FlatSharedLut => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -174,14 +226,40 @@ mod tests {
     #[test]
     fn lanes_kernel_falls_back_when_its_columns_do_not_fit() {
         // Default: 5 levels × 20 bins → 4 × 20 × 128 × 4 = 40,960 bytes: fits.
-        assert_eq!(CountKernel::PerLane.fitting(5, 20), CountKernel::PerLane);
+        assert_eq!(
+            CountKernel::PerLane.fitting(5, 20, true),
+            CountKernel::PerLane
+        );
         assert_eq!(CountKernel::PerLane.shared_bytes(5, 20), 40_960);
         // 193 counter rows × 512 bytes > 96 KiB; 192 rows fit.
-        assert_eq!(CountKernel::PerLane.fitting(2, 193), CountKernel::PerThread);
-        assert_eq!(CountKernel::PerLane.fitting(3, 96), CountKernel::PerLane);
         assert_eq!(
-            CountKernel::PerThread.fitting(2, 193),
+            CountKernel::PerLane.fitting(2, 193, true),
             CountKernel::PerThread
+        );
+        assert_eq!(
+            CountKernel::PerLane.fitting(3, 96, true),
+            CountKernel::PerLane
+        );
+        assert_eq!(
+            CountKernel::PerThread.fitting(2, 193, true),
+            CountKernel::PerThread
+        );
+        // The cell-table kernel needs one-step cells, else the direct-lookup kernel runs.
+        assert_eq!(
+            CountKernel::FlatCell.fitting(5, 20, true),
+            CountKernel::FlatCell
+        );
+        assert_eq!(
+            CountKernel::FlatCell.fitting(5, 20, false),
+            CountKernel::Batch2FmaDirect
+        );
+        assert_eq!(
+            CountKernel::FlatShared.fitting(5, 20, false),
+            CountKernel::Batch2FmaDirect
+        );
+        assert_eq!(
+            CountKernel::FlatSharedLut.fitting(5, 20, false),
+            CountKernel::FlatSharedLut
         );
     }
 
@@ -194,6 +272,8 @@ mod tests {
             CountKernel::Batch2,
             CountKernel::Batch4,
             CountKernel::Batch2Fma,
+            CountKernel::Flat,
+            CountKernel::FlatCell,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);
