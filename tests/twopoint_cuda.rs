@@ -315,6 +315,9 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::FlatCell,
         CountKernel::FlatShared,
         CountKernel::FlatSharedLut,
+        CountKernel::FlatShared2,
+        CountKernel::FlatPrefetch,
+        CountKernel::FlatPrefetch7,
     ];
     // (config, what the lanes kernel runs as, what the cell-table kernel runs as).
     let configs = [
@@ -366,7 +369,7 @@ fn every_count_kernel_equals_the_cpu() {
                     kernel
                 }
                 CountKernel::PerLane => CountKernel::PerThread,
-                CountKernel::FlatCell | CountKernel::FlatShared => match flat_cell_runs_as {
+                _ if kernel.needs_one_step() => match flat_cell_runs_as {
                     CountKernel::FlatCell => kernel,
                     other => *other,
                 },
@@ -405,6 +408,9 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::FlatCell,
         CountKernel::FlatShared,
         CountKernel::FlatSharedLut,
+        CountKernel::FlatShared2,
+        CountKernel::FlatPrefetch,
+        CountKernel::FlatPrefetch7,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
@@ -447,6 +453,9 @@ fn coincident_events_overflow_no_counter() {
         CountKernel::FlatCell,
         CountKernel::FlatShared,
         CountKernel::FlatSharedLut,
+        CountKernel::FlatShared2,
+        CountKernel::FlatPrefetch,
+        CountKernel::FlatPrefetch7,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");

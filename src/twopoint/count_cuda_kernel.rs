@@ -55,6 +55,12 @@ pub enum CountKernel {
     FlatShared,
     /// [`CountKernel::FlatShared`] with the direct lookup of [`CountKernel::Batch2FmaDirect`].
     FlatSharedLut,
+    /// [`CountKernel::FlatShared`] with its run columns at an opaque 32-bit shared address.
+    FlatShared2,
+    /// [`CountKernel::FlatShared2`] loading each step's candidates one step ahead.
+    FlatPrefetch,
+    /// [`CountKernel::FlatPrefetch`] at 7 blocks per SM (72 registers, no spills).
+    FlatPrefetch7,
 }
 
 /// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 loads
@@ -65,7 +71,8 @@ pub enum CountKernel {
 pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2FmaDirect;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`flat`, `flatc`, `flats`, `flatsl`, `wpre`, `b2f`, `b2fd`,
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`flat`, `flatc`, `flats`, `flats2`, `flatp`, `flatp7`, `flatsl`,
+    /// `wpre`, `b2f`, `b2fd`,
     /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
@@ -82,6 +89,9 @@ impl CountKernel {
             Ok("flatc") => Self::FlatCell,
             Ok("flats") => Self::FlatShared,
             Ok("flatsl") => Self::FlatSharedLut,
+            Ok("flats2") => Self::FlatShared2,
+            Ok("flatp") => Self::FlatPrefetch,
+            Ok("flatp7") => Self::FlatPrefetch7,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -98,7 +108,7 @@ impl CountKernel {
     pub fn fitting(self, n_levels: usize, n_bins: usize, one_step: bool) -> Self {
         if self.is_lanes() && self.shared_bytes(n_levels, n_bins) as usize > LANE_SHARED_LIMIT {
             Self::PerThread
-        } else if matches!(self, Self::FlatCell | Self::FlatShared) && !one_step {
+        } else if self.needs_one_step() && !one_step {
             Self::Batch2FmaDirect
         } else {
             self
@@ -110,10 +120,30 @@ impl CountKernel {
         matches!(self, Self::WindowsPrecomputed | Self::Flat | Self::FlatCell)
     }
 
+    /// Whether the kernel decides bins with the one-step cell table.
+    pub fn needs_one_step(self) -> bool {
+        matches!(
+            self,
+            Self::FlatCell
+                | Self::FlatShared
+                | Self::FlatShared2
+                | Self::FlatPrefetch
+                | Self::FlatPrefetch7
+        )
+    }
+
     /// Whether the kernel takes the flat kernels' extra arguments (windows, their count, the
     /// cell table).
     pub fn takes_flat_args(self) -> bool {
-        self.needs_windows() || matches!(self, Self::FlatShared | Self::FlatSharedLut)
+        self.needs_windows()
+            || matches!(
+                self,
+                Self::FlatShared
+                    | Self::FlatSharedLut
+                    | Self::FlatShared2
+                    | Self::FlatPrefetch
+                    | Self::FlatPrefetch7
+            )
     }
 
     /// The kernel's entry point.
@@ -132,6 +162,9 @@ impl CountKernel {
             Self::FlatCell => "tp_count_flatc",
             Self::FlatShared => "tp_count_flats",
             Self::FlatSharedLut => "tp_count_flatsl",
+            Self::FlatShared2 => "tp_count_flats2",
+            Self::FlatPrefetch => "tp_count_flatp",
+            Self::FlatPrefetch7 => "tp_count_flatp7",
         }
     }
 
@@ -145,7 +178,10 @@ impl CountKernel {
             | Self::Batch2Fma
             | Self::Batch2FmaDirect
             | Self::FlatShared
-            | Self::FlatSharedLut => "tp_scatter32",
+            | Self::FlatSharedLut
+            | Self::FlatShared2
+            | Self::FlatPrefetch
+            | Self::FlatPrefetch7 => "tp_scatter32",
             Self::WindowsPrecomputed | Self::Flat | Self::FlatCell => "tp_scatter_windows",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
@@ -172,7 +208,10 @@ impl CountKernel {
             | Self::Flat
             | Self::FlatCell
             | Self::FlatShared
-            | Self::FlatSharedLut => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
+            | Self::FlatSharedLut
+            | Self::FlatShared2
+            | Self::FlatPrefetch
+            | Self::FlatPrefetch7 => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -194,7 +233,10 @@ impl CountKernel {
             | Self::Flat
             | Self::FlatCell
             | Self::FlatShared
-            | Self::FlatSharedLut => (COUNT_THREADS, 1),
+            | Self::FlatSharedLut
+            | Self::FlatShared2
+            | Self::FlatPrefetch
+            | Self::FlatPrefetch7 => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
