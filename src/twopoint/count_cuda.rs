@@ -3,8 +3,8 @@
 //!
 //! Per launch of `b` trials (trial = blockIdx.y): counting sort of the events into (dec stripe,
 //! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells
-//! (counting kernels: `count_cuda_kernel.rs`; the default loads two candidates at a time). The
-//! static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
+//! (counting kernels: `count_cuda_kernel.rs`; the default computes all its windows' slot runs
+//! first, then walks them in one loop, two candidates per step). The static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
 //! per [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
 //! a short list that the host decides with the CPU's arithmetic (see `cuda_tables.rs`).
 
@@ -54,7 +54,7 @@ struct Static {
     chord2_max: CudaSlice<f64>,
     ambiguity: CudaSlice<f64>,
     lut: CudaSlice<u16>,
-    /// The one-step decision table (`float4` per lookup cell), for `tp_count_flatc`.
+    /// The one-step decision table (`float4` per lookup cell) of `tp_count_flats2`.
     cell_table: CudaSlice<f32>,
 }
 
@@ -68,9 +68,6 @@ struct Work {
     /// f64 slot vectors, for the kernels that read them (not the lanes kernel).
     pos64: Option<CudaSlice<f64>>,
     slot_event: CudaSlice<u32>,
-    /// Slot runs {a0, a1, b0, b1} of every search window, per trial, for the kernels that read
-    /// them ([`CountKernel::needs_windows`]).
-    windows: Option<CudaSlice<u32>>,
     cell_count: CudaSlice<u32>,
     cell_start: CudaSlice<u32>,
     histogram: CudaSlice<u64>,
@@ -118,11 +115,10 @@ impl std::fmt::Debug for CudaPairCounter<'_> {
     }
 }
 
-/// Bytes of work space one trial needs (`pos64`: with the f64 slot vectors; `windows`: the
-/// windows' slot runs, 16 bytes each).
-fn bytes_per_trial(n: usize, cells: usize, n_hist: usize, pos64: bool, windows: usize) -> usize {
+/// Bytes of work space one trial needs (`pos64`: with the f64 slot vectors).
+fn bytes_per_trial(n: usize, cells: usize, n_hist: usize, pos64: bool) -> usize {
     let f64_vectors = if pos64 { 24 } else { 0 };
-    n * (8 + 4 + 4 + 16 + f64_vectors + 4) + cells * 8 + n_hist * 8 + windows * 16
+    n * (8 + 4 + 4 + 16 + f64_vectors + 4) + cells * 8 + n_hist * 8
 }
 
 impl<'p> CudaPairCounter<'p> {
@@ -194,18 +190,7 @@ impl<'p> CudaPairCounter<'p> {
         };
         let n = prepared.len();
         let n_hist = (prepared.cuts.len() + 1) * prepared.bins.len();
-        let n_windows = if kernel.needs_windows() {
-            prepared.window_half_width.len()
-        } else {
-            0
-        };
-        let per_trial = bytes_per_trial(
-            n,
-            tables.total_cells(),
-            n_hist,
-            kernel.needs_pos64(),
-            n_windows,
-        );
+        let per_trial = bytes_per_trial(n, tables.total_cells(), n_hist, kernel.needs_pos64());
         let (free, _) = device.memory()?;
         let fits = (free / 2 / per_trial.max(1)).max(1);
         let trials_per_launch = trials_per_launch.clamp(1, 65_535).min(fits);
@@ -216,7 +201,6 @@ impl<'p> CudaPairCounter<'p> {
             n_hist,
             trials_per_launch,
             kernel.needs_pos64(),
-            kernel.needs_windows().then_some(n_windows),
         )?;
         Ok(Self {
             prepared,
@@ -366,23 +350,9 @@ impl<'p> CudaPairCounter<'p> {
             launch.arg(pos64);
         }
         launch.arg(&mut w.slot_event);
-        let n_windows = prepared.window_half_width.len() as u32;
-        if let Some(windows) = w.windows.as_mut() {
-            launch
-                .arg(&st.stripe_of_event)
-                .arg(&st.window_start)
-                .arg(&st.window_half_width)
-                .arg(&st.stripe_cell_base)
-                .arg(&st.stripe_inv_cell_width)
-                .arg(&n_windows)
-                .arg(windows);
-        }
         // SAFETY: slot = cell start + rank < n by construction of the counting sort; buffers
         // hold capacity·n slots (pos32: 4 words, pos64: 3 doubles each); tp_scatter32 (no
-        // pos64 argument) goes with the kernels that allocate no pos64, tp_scatter with the
-        // rest; tp_scatter_windows gets the window tables and a buffer of capacity·n_windows
-        // runs exactly when the kernel needs windows (window indices < n_windows by
-        // construction of `window_start`).
+        // pos64 argument) goes with the kernels that allocate no pos64, tp_scatter with the rest.
         unsafe { launch.launch(per_event) }?;
 
         let count_config = LaunchConfig {
@@ -425,12 +395,8 @@ impl<'p> CudaPairCounter<'p> {
             .arg(&mut w.ambiguous_count)
             .arg(&ambiguous_capacity)
             .arg(&mut w.ambiguous);
-        // The shared-run kernels take the same arguments but read no window buffer: null.
-        let no_windows = 0u64;
-        if let Some(windows) = w.windows.as_ref() {
-            launch.arg(windows).arg(&n_windows).arg(&st.cell_table);
-        } else if self.kernel.takes_flat_args() {
-            launch.arg(&no_windows).arg(&n_windows).arg(&st.cell_table);
+        if self.kernel.needs_one_step() {
+            launch.arg(&st.cell_table);
         }
         // SAFETY: n_bins ≤ MAX_BINS and lut_cells ≤ MAX_LUT_CELLS (checked by cuda_tables);
         // dynamic shared memory is what the kernel indexes (per-warp histograms, or the lanes
@@ -438,8 +404,8 @@ impl<'p> CudaPairCounter<'p> {
         // thread handles ≤ MAX_EVENTS_PER_UNIT events (blocks_per_trial) so u32 counters do not
         // wrap; the kernel writes at most `ambiguous_capacity` list entries and count·n_hist
         // histogram words; pos64 is passed exactly when the kernel takes it (needs_pos64), the
-        // windows and the cell table (LUT_CELLS + 1 float4) exactly when it reads them
-        // (needs_windows; the cell table only with `one_step`, checked by `fitting`).
+        // cell table (LUT_CELLS + 1 float4) exactly when it reads it (needs_one_step; chosen by
+        // `fitting` only where the tables are one-step).
         unsafe { launch.launch(count_config) }?;
         Ok(())
     }
@@ -515,8 +481,7 @@ fn cumulative_counts(prepared: &Prepared, histogram: &[u64]) -> Counts {
     counts
 }
 
-/// Allocates work space for `trials` trials (`pos64`: with the f64 slot vectors; `windows`:
-/// with the slot runs of that many windows per trial).
+/// Allocates work space for `trials` trials (`pos64`: with the f64 slot vectors).
 fn alloc_work(
     stream: &Arc<CudaStream>,
     n: usize,
@@ -524,7 +489,6 @@ fn alloc_work(
     n_hist: usize,
     trials: usize,
     pos64: bool,
-    windows: Option<usize>,
 ) -> Result<Work, TwoPointError> {
     let slots = n * trials;
     let too_big = |bytes: usize| GpuError::OutOfMemory {
@@ -548,11 +512,6 @@ fn alloc_work(
             None
         },
         slot_event: alloc_u32(slots)?,
-        // At least one run, so that a list without windows still gets a valid buffer.
-        windows: match windows {
-            Some(n_windows) => Some(alloc_u32(4 * n_windows.max(1) * trials)?),
-            None => None,
-        },
         cell_count: alloc_u32(cells * trials)?,
         cell_start: alloc_u32((cells + 1) * trials)?,
         histogram: stream

@@ -41,38 +41,23 @@ pub enum CountKernel {
     /// [`CountKernel::Batch2Fma`] taking the bin straight from the lookup table where a lookup
     /// cell lies inside one bin's certain band (no bin search, no band check).
     Batch2FmaDirect,
-    /// [`CountKernel::Batch2FmaDirect`] reading each window's slot runs from a buffer that
-    /// `tp_scatter_windows` fills at full lanes (no per-window set-up in the counter).
-    WindowsPrecomputed,
-    /// [`CountKernel::WindowsPrecomputed`] walking all of a thread's runs in one loop, two
-    /// candidates per step.
-    Flat,
-    /// [`CountKernel::Flat`] deciding the bin with one shared per-cell table load (no search);
-    /// needs the tables' `one_step` property, else runs as [`CountKernel::Batch2FmaDirect`].
-    FlatCell,
-    /// [`CountKernel::FlatCell`] computing the windows' runs itself, all before the first
-    /// candidate, into shared per-thread run columns (no window buffer).
-    FlatShared,
-    /// [`CountKernel::FlatShared`] with the direct lookup of [`CountKernel::Batch2FmaDirect`].
-    FlatSharedLut,
-    /// [`CountKernel::FlatShared`] with its run columns at an opaque 32-bit shared address.
+    /// One thread per event computing all its windows' slot runs first (shared run columns),
+    /// then walking them in one loop, two candidates per step, with the one-step cell table
+    /// (kernels/twopoint_flat.cu); needs the tables' `one_step` property, else runs as
+    /// [`CountKernel::Batch2FmaDirect`].
     FlatShared2,
-    /// [`CountKernel::FlatShared2`] loading each step's candidates one step ahead.
-    FlatPrefetch,
-    /// [`CountKernel::FlatPrefetch`] at 7 blocks per SM (72 registers, no spills).
-    FlatPrefetch7,
 }
 
-/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 loads
-/// with the FMA c² and direct lookup cells, 0.132 ms per IC86-2011 trial on an H200, 1 % faster
-/// than batch 2 (0.133; 0.136 per thread, 0.157 batch 4, 0.216 lanes16, 0.31 lanes: session 3).
-/// Session 4 measured and removed group kernels (0.20–0.26 ms), occupancy caps (0.133–0.150),
-/// warp-aggregated atomics (0.182) and an 8× finer lookup through L1 (0.1325; BENCHMARKS.md).
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2FmaDirect;
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: the flat
+/// shared-run kernel, 0.0888 ms per IC86-2011 trial on an H200 (launches of 512), 1.49× faster
+/// than `b2fd` (0.1325; session 4's default, and the fallback when the cell table does not
+/// apply). Session 5 measured and removed precomputed global windows (0.106–0.124 ms), the
+/// shared-run loop with b2fd's lookup (0.094) and one-step-ahead loads (0.094–0.114;
+/// BENCHMARKS.md).
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::FlatShared2;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`flat`, `flatc`, `flats`, `flats2`, `flatp`, `flatp7`, `flatsl`,
-    /// `wpre`, `b2f`, `b2fd`,
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`flats2`, `b2f`, `b2fd`,
     /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
@@ -84,14 +69,7 @@ impl CountKernel {
             Ok("batch4") => Self::Batch4,
             Ok("b2f") => Self::Batch2Fma,
             Ok("b2fd") => Self::Batch2FmaDirect,
-            Ok("wpre") => Self::WindowsPrecomputed,
-            Ok("flat") => Self::Flat,
-            Ok("flatc") => Self::FlatCell,
-            Ok("flats") => Self::FlatShared,
-            Ok("flatsl") => Self::FlatSharedLut,
             Ok("flats2") => Self::FlatShared2,
-            Ok("flatp") => Self::FlatPrefetch,
-            Ok("flatp7") => Self::FlatPrefetch7,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -103,8 +81,8 @@ impl CountKernel {
 
     /// `self`, or [`CountKernel::PerThread`] where a lanes kernel's counter columns
     /// (`levels − 1` × `bins` × 128 counters) would exceed [`LANE_SHARED_LIMIT`], or
-    /// [`CountKernel::Batch2FmaDirect`] for the cell-table kernels when the lookup cells
-    /// may need more than one bin step (`one_step` false, see `cuda_tables`).
+    /// [`CountKernel::Batch2FmaDirect`] for the cell-table kernel when a lookup cell may need
+    /// more than one bin step (`one_step` false, see `cuda_tables`).
     pub fn fitting(self, n_levels: usize, n_bins: usize, one_step: bool) -> Self {
         if self.is_lanes() && self.shared_bytes(n_levels, n_bins) as usize > LANE_SHARED_LIMIT {
             Self::PerThread
@@ -115,35 +93,10 @@ impl CountKernel {
         }
     }
 
-    /// Whether the kernel reads the windows' slot runs that `tp_scatter_windows` writes.
-    pub fn needs_windows(self) -> bool {
-        matches!(self, Self::WindowsPrecomputed | Self::Flat | Self::FlatCell)
-    }
-
-    /// Whether the kernel decides bins with the one-step cell table.
+    /// Whether the kernel decides bins with the one-step cell table (and takes it as its last
+    /// argument).
     pub fn needs_one_step(self) -> bool {
-        matches!(
-            self,
-            Self::FlatCell
-                | Self::FlatShared
-                | Self::FlatShared2
-                | Self::FlatPrefetch
-                | Self::FlatPrefetch7
-        )
-    }
-
-    /// Whether the kernel takes the flat kernels' extra arguments (windows, their count, the
-    /// cell table).
-    pub fn takes_flat_args(self) -> bool {
-        self.needs_windows()
-            || matches!(
-                self,
-                Self::FlatShared
-                    | Self::FlatSharedLut
-                    | Self::FlatShared2
-                    | Self::FlatPrefetch
-                    | Self::FlatPrefetch7
-            )
+        self == Self::FlatShared2
     }
 
     /// The kernel's entry point.
@@ -157,14 +110,7 @@ impl CountKernel {
             Self::Batch4 => "tp_count_batch4",
             Self::Batch2Fma => "tp_count_b2f",
             Self::Batch2FmaDirect => "tp_count_b2fd",
-            Self::WindowsPrecomputed => "tp_count_wpre",
-            Self::Flat => "tp_count_flat",
-            Self::FlatCell => "tp_count_flatc",
-            Self::FlatShared => "tp_count_flats",
-            Self::FlatSharedLut => "tp_count_flatsl",
             Self::FlatShared2 => "tp_count_flats2",
-            Self::FlatPrefetch => "tp_count_flatp",
-            Self::FlatPrefetch7 => "tp_count_flatp7",
         }
     }
 
@@ -177,12 +123,7 @@ impl CountKernel {
             | Self::Batch4
             | Self::Batch2Fma
             | Self::Batch2FmaDirect
-            | Self::FlatShared
-            | Self::FlatSharedLut
-            | Self::FlatShared2
-            | Self::FlatPrefetch
-            | Self::FlatPrefetch7 => "tp_scatter32",
-            Self::WindowsPrecomputed | Self::Flat | Self::FlatCell => "tp_scatter_windows",
+            | Self::FlatShared2 => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
@@ -204,14 +145,7 @@ impl CountKernel {
             | Self::Batch4
             | Self::Batch2Fma
             | Self::Batch2FmaDirect
-            | Self::WindowsPrecomputed
-            | Self::Flat
-            | Self::FlatCell
-            | Self::FlatShared
-            | Self::FlatSharedLut
-            | Self::FlatShared2
-            | Self::FlatPrefetch
-            | Self::FlatPrefetch7 => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
+            | Self::FlatShared2 => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -229,14 +163,7 @@ impl CountKernel {
             | Self::Batch4
             | Self::Batch2Fma
             | Self::Batch2FmaDirect
-            | Self::WindowsPrecomputed
-            | Self::Flat
-            | Self::FlatCell
-            | Self::FlatShared
-            | Self::FlatSharedLut
-            | Self::FlatShared2
-            | Self::FlatPrefetch
-            | Self::FlatPrefetch7 => (COUNT_THREADS, 1),
+            | Self::FlatShared2 => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -288,20 +215,12 @@ mod tests {
         );
         // The cell-table kernel needs one-step cells, else the direct-lookup kernel runs.
         assert_eq!(
-            CountKernel::FlatCell.fitting(5, 20, true),
-            CountKernel::FlatCell
+            CountKernel::FlatShared2.fitting(5, 20, true),
+            CountKernel::FlatShared2
         );
         assert_eq!(
-            CountKernel::FlatCell.fitting(5, 20, false),
+            CountKernel::FlatShared2.fitting(5, 20, false),
             CountKernel::Batch2FmaDirect
-        );
-        assert_eq!(
-            CountKernel::FlatShared.fitting(5, 20, false),
-            CountKernel::Batch2FmaDirect
-        );
-        assert_eq!(
-            CountKernel::FlatSharedLut.fitting(5, 20, false),
-            CountKernel::FlatSharedLut
         );
     }
 
@@ -314,8 +233,7 @@ mod tests {
             CountKernel::Batch2,
             CountKernel::Batch4,
             CountKernel::Batch2Fma,
-            CountKernel::Flat,
-            CountKernel::FlatCell,
+            CountKernel::FlatShared2,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);

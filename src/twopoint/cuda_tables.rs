@@ -71,7 +71,7 @@ pub struct CudaTables {
     /// Lookup cells per unit of f32 c².
     pub lut_scale: f32,
     /// Per lookup cell (`LUT_CELLS + 1`), four f32 words for the one-step decision of
-    /// `tp_count_flatc`: inside32[k], outside32[k], inside32[k + 1] (outside32[k] for the last
+    /// `tp_count_flats2`: inside32[k], outside32[k], inside32[k + 1] (outside32[k] for the last
     /// bin) and the bits of k, the cell's first candidate bin.
     pub cell_table: Vec<f32>,
     /// Whether every c² of every lookup cell lies at or below outside32[k + 1] (k its first
@@ -286,7 +286,7 @@ pub enum Lookup {
     Search,
     /// The shared table's [`LUT_DIRECT`] cells, else the search (`tp_count_b2fd`).
     Direct,
-    /// One step from the cell's first bin with `cell_table`'s thresholds (`tp_count_flatc`;
+    /// One step from the cell's first bin with `cell_table`'s thresholds (`tp_count_flats2`;
     /// only valid when `one_step` holds).
     Cell,
 }
@@ -492,7 +492,7 @@ mod tests {
                 let exact = prepared.bins.bin_of_by_scan(chord2(&a, &b));
                 let f = |v: [f64; 3]| [v[0] as f32, v[1] as f32, v[2] as f32];
                 // The plain-sum (batch2) and FMA (b2f*, direct cells included) kernels, and the
-                // cell table (flatc; the default bins are one-step).
+                // cell table (flats2; the default bins are one-step).
                 let (dx, dy, dz) = (f(a)[0] - f(b)[0], f(a)[1] - f(b)[1], f(a)[2] - f(b)[2]);
                 let c2_fma = dx.mul_add(dx, dy.mul_add(dy, dz * dz));
                 for decision in [
