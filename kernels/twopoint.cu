@@ -15,7 +15,9 @@
 //   tp_count_batch2 tp_count with two candidates loaded before either is tested, fed by
 //                tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes them
 //                with the same position64); its fused-multiply-add variants tp_count_b2f and
-//                tp_count_b2fd (the default) are in twopoint_fma.cu; tp_count_batch4 and
+//                tp_count_b2fd are in twopoint_fma.cu, and the default, tp_count_flats2
+//                (all windows' runs first, then one loop over them), in twopoint_flat.cu;
+//                tp_count_batch4 and
 //                tp_count_lanes(16) (private shared counter columns per thread) are slower
 //                variants kept for benchmarks (BENCHMARKS.md, session 3).
 // Edge rule (src/twopoint/bins.rs): a pair is in bin k when c² = |u_p − u_q|² ≤ chord2_max[k].

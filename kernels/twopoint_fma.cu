@@ -10,7 +10,8 @@
 //     on the host) gives the bin with no bin search and no band check.
 // Both are modes of twopoint.cu's count_pair_recompute, and the loop is its
 // DEFINE_COUNT_BATCHED: only the instantiations live here.
-// tp_count_b2fd (both) is the default: 1 % faster than batch2 on an H200, exact.
+// tp_count_b2fd (both): 1 % faster than batch2 on an H200, exact; the default until session 5
+// (now tp_count_flats2, twopoint_flat.cu), and the fallback where its cell table does not apply.
 // Measured and rejected (session 4, run 3; code in git history): warp-aggregated shared atomics
 // (__match_any_sync, the leader adds the peer count): 1.36× slower; ncu showed 3.2 M bank
 // conflicts for 127 M shared atomics in batch2, so same-address serialisation was not a cost;

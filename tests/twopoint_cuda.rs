@@ -296,7 +296,7 @@ fn gpu_batches_equal_cpu_batches_and_cancel_cleanly() {
     assert_eq!(seen, 0);
 }
 
-/// Every counting kernel (lanes, thread, warp, batched, FMA) equals the CPU on random lists, including
+/// Every counting kernel (lanes, thread, warp, batched, FMA, flat) equals the CPU on random lists, including
 /// configurations whose lanes-kernel counter columns need more than 48 KiB of shared memory
 /// (opt-in) and more than the lanes kernel's limit (falls back to the per-thread kernel).
 #[test]
@@ -310,9 +310,15 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::Batch2,
         CountKernel::Batch2Fma,
         CountKernel::Batch2FmaDirect,
+        CountKernel::FlatShared2,
     ];
+    // (config, what the lanes kernel runs as, what the cell-table kernel runs as).
     let configs = [
-        (TwoPointConfig::default(), CountKernel::PerLane),
+        (
+            TwoPointConfig::default(),
+            CountKernel::PerLane,
+            CountKernel::FlatShared2,
+        ),
         // 5 levels × 30 bins → 4 × 30 × 128 u32 columns = 61,440 bytes: opted in.
         (
             TwoPointConfig {
@@ -321,8 +327,10 @@ fn every_count_kernel_equals_the_cpu() {
                 cut_fractions: vec![1.0, 0.5, 0.2, 0.05],
             },
             CountKernel::PerLane,
+            CountKernel::FlatShared2,
         ),
-        // 1 level × 200 bins → 102,400 bytes: past the limit, per-thread kernel instead.
+        // 1 level × 200 bins → 102,400 bytes: past the limit, per-thread kernel instead; the
+        // first bin is narrower than a lookup cell, so the cell table does not apply (b2fd).
         (
             TwoPointConfig {
                 bin_step_deg: 0.04,
@@ -330,9 +338,10 @@ fn every_count_kernel_equals_the_cpu() {
                 cut_fractions: vec![1.0],
             },
             CountKernel::PerThread,
+            CountKernel::Batch2FmaDirect,
         ),
     ];
-    for (case, (config, lanes_runs_as)) in configs.iter().enumerate() {
+    for (case, (config, lanes_runs_as, flat_runs_as)) in configs.iter().enumerate() {
         let list = random_list(40 + case as u64, 2500);
         let prepared = prepare(&list, config).expect("prepare");
         let cpu_observed = count_pairs(&prepared, None).expect("CPU");
@@ -353,6 +362,7 @@ fn every_count_kernel_equals_the_cpu() {
                     kernel
                 }
                 CountKernel::PerLane => CountKernel::PerThread,
+                CountKernel::FlatShared2 => *flat_runs_as,
                 _ => kernel,
             };
             assert_eq!(counter.kernel(), expected, "config {case}");
@@ -383,6 +393,7 @@ fn every_count_kernel_equals_the_cpu() {
         CountKernel::Batch2,
         CountKernel::Batch2Fma,
         CountKernel::Batch2FmaDirect,
+        CountKernel::FlatShared2,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
@@ -421,6 +432,7 @@ fn coincident_events_overflow_no_counter() {
         CountKernel::Batch4,
         CountKernel::Batch2,
         CountKernel::Batch2FmaDirect,
+        CountKernel::FlatShared2,
     ] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");

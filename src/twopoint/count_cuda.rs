@@ -3,8 +3,8 @@
 //!
 //! Per launch of `b` trials (trial = blockIdx.y): counting sort of the events into (dec stripe,
 //! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells
-//! (counting kernels: `count_cuda_kernel.rs`; the default loads two candidates at a time). The
-//! static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
+//! (counting kernels: `count_cuda_kernel.rs`; the default computes all its windows' slot runs
+//! first, then walks them in one loop, two candidates per step). The static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
 //! per [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
 //! a short list that the host decides with the CPU's arithmetic (see `cuda_tables.rs`).
 
@@ -20,12 +20,14 @@ use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKern
 use std::ops::Range;
 use std::sync::Arc;
 
-/// The kernel source (the FMA kernels appended, as they use twopoint.cu's helpers), compiled
-/// by NVRTC on first use.
+/// The kernel source (the FMA and flat kernels appended, as they use twopoint.cu's helpers),
+/// compiled by NVRTC on first use.
 const SOURCE: &str = concat!(
     include_str!("../../kernels/twopoint.cu"),
     "\n",
-    include_str!("../../kernels/twopoint_fma.cu")
+    include_str!("../../kernels/twopoint_fma.cu"),
+    "\n",
+    include_str!("../../kernels/twopoint_flat.cu")
 );
 /// Threads per block of the per-event kernels.
 const EVENT_THREADS: u32 = 256;
@@ -52,6 +54,8 @@ struct Static {
     chord2_max: CudaSlice<f64>,
     ambiguity: CudaSlice<f64>,
     lut: CudaSlice<u16>,
+    /// The one-step decision table (`float4` per lookup cell) of `tp_count_flats2`.
+    cell_table: CudaSlice<f32>,
 }
 
 /// Per-launch work space for `capacity` trials.
@@ -143,7 +147,7 @@ impl<'p> CudaPairCounter<'p> {
     ) -> Result<Self, TwoPointError> {
         let tables = cuda_tables(prepared)?;
         let n_levels = prepared.cuts.len() + 1;
-        let kernel = kernel.fitting(n_levels, prepared.bins.len());
+        let kernel = kernel.fitting(n_levels, prepared.bins.len(), tables.one_step);
         let module = device.module("twopoint.cu", SOURCE)?;
         let load = |name: &str| module.load_function(name).map_err(GpuError::from);
         let kernels = Kernels {
@@ -182,6 +186,7 @@ impl<'p> CudaPairCounter<'p> {
             chord2_max: up_f64(&prepared.bins.chord2_max)?,
             ambiguity: up_f64(&tables.ambiguity)?,
             lut: stream.clone_htod(&tables.lut)?,
+            cell_table: stream.clone_htod(&tables.cell_table)?,
         };
         let n = prepared.len();
         let n_hist = (prepared.cuts.len() + 1) * prepared.bins.len();
@@ -390,12 +395,17 @@ impl<'p> CudaPairCounter<'p> {
             .arg(&mut w.ambiguous_count)
             .arg(&ambiguous_capacity)
             .arg(&mut w.ambiguous);
+        if self.kernel.needs_one_step() {
+            launch.arg(&st.cell_table);
+        }
         // SAFETY: n_bins ≤ MAX_BINS and lut_cells ≤ MAX_LUT_CELLS (checked by cuda_tables);
         // dynamic shared memory is what the kernel indexes (per-warp histograms, or the lanes
         // kernel's (levels − 1)·bins·128 columns, opted in above 48 KiB at construction); each
         // thread handles ≤ MAX_EVENTS_PER_UNIT events (blocks_per_trial) so u32 counters do not
         // wrap; the kernel writes at most `ambiguous_capacity` list entries and count·n_hist
-        // histogram words; pos64 is passed exactly when the kernel takes it (needs_pos64).
+        // histogram words; pos64 is passed exactly when the kernel takes it (needs_pos64), the
+        // cell table (LUT_CELLS + 1 float4) exactly when it reads it (needs_one_step; chosen by
+        // `fitting` only where the tables are one-step).
         unsafe { launch.launch(count_config) }?;
         Ok(())
     }

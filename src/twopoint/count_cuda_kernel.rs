@@ -41,17 +41,23 @@ pub enum CountKernel {
     /// [`CountKernel::Batch2Fma`] taking the bin straight from the lookup table where a lookup
     /// cell lies inside one bin's certain band (no bin search, no band check).
     Batch2FmaDirect,
+    /// One thread per event computing all its windows' slot runs first (shared run columns),
+    /// then walking them in one loop, two candidates per step, with the one-step cell table
+    /// (kernels/twopoint_flat.cu); needs the tables' `one_step` property, else runs as
+    /// [`CountKernel::Batch2FmaDirect`].
+    FlatShared2,
 }
 
-/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: batch 2 loads
-/// with the FMA c² and direct lookup cells, 0.132 ms per IC86-2011 trial on an H200, 1 % faster
-/// than batch 2 (0.133; 0.136 per thread, 0.157 batch 4, 0.216 lanes16, 0.31 lanes: session 3).
-/// Session 4 measured and removed group kernels (0.20–0.26 ms), occupancy caps (0.133–0.150),
-/// warp-aggregated atomics (0.182) and an 8× finer lookup through L1 (0.1325; BENCHMARKS.md).
-pub const DEFAULT_KERNEL: CountKernel = CountKernel::Batch2FmaDirect;
+/// The counting kernel used unless `$HALOSCOPE_TWOPOINT_KERNEL` says otherwise: the flat
+/// shared-run kernel, 0.0888 ms per IC86-2011 trial on an H200 (launches of 512), 1.49× faster
+/// than `b2fd` (0.1325; session 4's default, and the fallback when the cell table does not
+/// apply). Session 5 measured and removed precomputed global windows (0.106–0.124 ms), the
+/// shared-run loop with b2fd's lookup (0.094) and one-step-ahead loads (0.094–0.114;
+/// BENCHMARKS.md).
+pub const DEFAULT_KERNEL: CountKernel = CountKernel::FlatShared2;
 
 impl CountKernel {
-    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`b2f`, `b2fd`,
+    /// The default, or `$HALOSCOPE_TWOPOINT_KERNEL` (`flats2`, `b2f`, `b2fd`,
     /// `batch4`, `batch2`, `lanes`, `lanes16`, `warp` or `thread`) for benchmarks.
     pub fn from_env() -> Self {
         match std::env::var("HALOSCOPE_TWOPOINT_KERNEL").as_deref() {
@@ -63,6 +69,7 @@ impl CountKernel {
             Ok("batch4") => Self::Batch4,
             Ok("b2f") => Self::Batch2Fma,
             Ok("b2fd") => Self::Batch2FmaDirect,
+            Ok("flats2") => Self::FlatShared2,
             _ => DEFAULT_KERNEL,
         }
     }
@@ -73,13 +80,23 @@ impl CountKernel {
     }
 
     /// `self`, or [`CountKernel::PerThread`] where a lanes kernel's counter columns
-    /// (`levels − 1` × `bins` × 128 counters) would exceed [`LANE_SHARED_LIMIT`].
-    pub fn fitting(self, n_levels: usize, n_bins: usize) -> Self {
+    /// (`levels − 1` × `bins` × 128 counters) would exceed [`LANE_SHARED_LIMIT`], or
+    /// [`CountKernel::Batch2FmaDirect`] for the cell-table kernel when a lookup cell may need
+    /// more than one bin step (`one_step` false, see `cuda_tables`).
+    pub fn fitting(self, n_levels: usize, n_bins: usize, one_step: bool) -> Self {
         if self.is_lanes() && self.shared_bytes(n_levels, n_bins) as usize > LANE_SHARED_LIMIT {
             Self::PerThread
+        } else if self.needs_one_step() && !one_step {
+            Self::Batch2FmaDirect
         } else {
             self
         }
+    }
+
+    /// Whether the kernel decides bins with the one-step cell table (and takes it as its last
+    /// argument).
+    pub fn needs_one_step(self) -> bool {
+        self == Self::FlatShared2
     }
 
     /// The kernel's entry point.
@@ -93,6 +110,7 @@ impl CountKernel {
             Self::Batch4 => "tp_count_batch4",
             Self::Batch2Fma => "tp_count_b2f",
             Self::Batch2FmaDirect => "tp_count_b2fd",
+            Self::FlatShared2 => "tp_count_flats2",
         }
     }
 
@@ -104,7 +122,8 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect => "tp_scatter32",
+            | Self::Batch2FmaDirect
+            | Self::FlatShared2 => "tp_scatter32",
             Self::PerWarp | Self::PerThread => "tp_scatter",
         }
     }
@@ -125,7 +144,8 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
+            | Self::Batch2FmaDirect
+            | Self::FlatShared2 => (COUNT_THREADS as usize / 32) * n_levels * n_bins * 4,
         };
         bytes as u32
     }
@@ -142,7 +162,8 @@ impl CountKernel {
             | Self::Batch2
             | Self::Batch4
             | Self::Batch2Fma
-            | Self::Batch2FmaDirect => (COUNT_THREADS, 1),
+            | Self::Batch2FmaDirect
+            | Self::FlatShared2 => (COUNT_THREADS, 1),
             Self::PerWarp => (COUNT_THREADS / 32, MAX_EVENTS_PER_UNIT),
         };
         let per_unit = n.div_ceil(events_per_block).max(1);
@@ -174,14 +195,32 @@ mod tests {
     #[test]
     fn lanes_kernel_falls_back_when_its_columns_do_not_fit() {
         // Default: 5 levels × 20 bins → 4 × 20 × 128 × 4 = 40,960 bytes: fits.
-        assert_eq!(CountKernel::PerLane.fitting(5, 20), CountKernel::PerLane);
+        assert_eq!(
+            CountKernel::PerLane.fitting(5, 20, true),
+            CountKernel::PerLane
+        );
         assert_eq!(CountKernel::PerLane.shared_bytes(5, 20), 40_960);
         // 193 counter rows × 512 bytes > 96 KiB; 192 rows fit.
-        assert_eq!(CountKernel::PerLane.fitting(2, 193), CountKernel::PerThread);
-        assert_eq!(CountKernel::PerLane.fitting(3, 96), CountKernel::PerLane);
         assert_eq!(
-            CountKernel::PerThread.fitting(2, 193),
+            CountKernel::PerLane.fitting(2, 193, true),
             CountKernel::PerThread
+        );
+        assert_eq!(
+            CountKernel::PerLane.fitting(3, 96, true),
+            CountKernel::PerLane
+        );
+        assert_eq!(
+            CountKernel::PerThread.fitting(2, 193, true),
+            CountKernel::PerThread
+        );
+        // The cell-table kernel needs one-step cells, else the direct-lookup kernel runs.
+        assert_eq!(
+            CountKernel::FlatShared2.fitting(5, 20, true),
+            CountKernel::FlatShared2
+        );
+        assert_eq!(
+            CountKernel::FlatShared2.fitting(5, 20, false),
+            CountKernel::Batch2FmaDirect
         );
     }
 
@@ -194,6 +233,7 @@ mod tests {
             CountKernel::Batch2,
             CountKernel::Batch4,
             CountKernel::Batch2Fma,
+            CountKernel::FlatShared2,
         ] {
             for (n, trials) in [(1u32, 1u32), (138_322, 128), (138_322, 1), (5_000_000, 512)] {
                 let blocks = kernel.blocks_per_trial(n, trials);

@@ -70,6 +70,13 @@ pub struct CudaTables {
     pub lut: Vec<u16>,
     /// Lookup cells per unit of f32 c².
     pub lut_scale: f32,
+    /// Per lookup cell (`LUT_CELLS + 1`), four f32 words for the one-step decision of
+    /// `tp_count_flats2`: inside32[k], outside32[k], inside32[k + 1] (outside32[k] for the last
+    /// bin) and the bits of k, the cell's first candidate bin.
+    pub cell_table: Vec<f32>,
+    /// Whether every c² of every lookup cell lies at or below outside32[k + 1] (k its first
+    /// candidate bin), so that the bin search takes at most one step and `cell_table` decides.
+    pub one_step: bool,
 }
 
 impl CudaTables {
@@ -181,6 +188,7 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
     // Cell m starts at the first bin whose outer edge reaches the previous cell's start, so an
     // f32 product c²·scale rounded up by one cell never skips the right bin.
     let lut = lookup_table(&inside32, &outside32, LUT_CELLS, lut_scale);
+    let (cell_table, one_step) = one_step_cells(&inside32, &outside32, &lut, lut_scale);
     Ok(CudaTables {
         stripe_of_event,
         level: prepared.level.iter().map(|&l| u32::from(l)).collect(),
@@ -191,7 +199,43 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
         ambiguity,
         lut,
         lut_scale,
+        cell_table,
+        one_step,
     })
+}
+
+/// The per-cell table of the one-step decision and whether one step always suffices. An f32
+/// c² of cell m < `LUT_CELLS` is below (m + 2)/scale (module notes: the f32 product is
+/// monotone, one cell of margin for the f64 division), and the last cell's c² is at most the
+/// last outside threshold (the kernels drop larger c² first). So when that bound is at or below
+/// outside32[k + 1], the search from k stops at k or k + 1.
+fn one_step_cells(
+    inside32: &[f32],
+    outside32: &[f32],
+    lut: &[u16],
+    scale: f32,
+) -> (Vec<f32>, bool) {
+    let n_bins = outside32.len();
+    let top = f64::from(outside32[n_bins - 1]);
+    let mut one_step = true;
+    let mut table = Vec::with_capacity(4 * lut.len());
+    for (m, &entry) in lut.iter().enumerate() {
+        let k = usize::from(entry & LUT_BIN_MASK);
+        let upper = ((m as f64 + 2.0) / f64::from(scale)).min(top);
+        let next_inside = if k + 1 < n_bins {
+            one_step &= upper <= f64::from(outside32[k + 1]);
+            inside32[k + 1]
+        } else {
+            outside32[k]
+        };
+        table.extend([
+            inside32[k],
+            outside32[k],
+            next_inside,
+            f32::from_bits(k as u32),
+        ]);
+    }
+    (table, one_step)
 }
 
 /// The c² → bin lookup of `cells + 1` entries at `scale` cells per unit of c² (see the module
@@ -242,6 +286,9 @@ pub enum Lookup {
     Search,
     /// The shared table's [`LUT_DIRECT`] cells, else the search (`tp_count_b2fd`).
     Direct,
+    /// One step from the cell's first bin with `cell_table`'s thresholds (`tp_count_flats2`;
+    /// only valid when `one_step` holds).
+    Cell,
 }
 
 /// The kernels' decision for an f32 c² with lookup mode `lookup`.
@@ -251,7 +298,14 @@ pub fn chord2_decision(tables: &CudaTables, c2: f32, lookup: Lookup) -> Option<O
     if c2.is_nan() || c2 > tables.outside32[n_bins - 1] {
         return Some(None);
     }
-    let entry = tables.lut[((c2 * tables.lut_scale) as usize).min(LUT_CELLS)];
+    let cell = ((c2 * tables.lut_scale) as usize).min(LUT_CELLS);
+    if lookup == Lookup::Cell {
+        let t = &tables.cell_table[4 * cell..4 * cell + 4];
+        let up = c2 > t[1];
+        let k = t[3].to_bits() as usize + usize::from(up);
+        return (c2 <= if up { t[2] } else { t[0] }).then_some(Some(k));
+    }
+    let entry = tables.lut[cell];
     let mut k = usize::from(entry & LUT_BIN_MASK);
     if lookup != Lookup::Search && entry & LUT_DIRECT != 0 {
         return Some(Some(k));
@@ -315,24 +369,34 @@ mod tests {
         assert_eq!(tables.lut[LUT_CELLS] & LUT_DIRECT, 0);
     }
 
-    /// The direct lookup decides every f32 c² as the bin search and band check do: a sweep of
-    /// the table's range plus the f32 neighbours of every cell boundary and band edge.
+    /// The direct lookup (and, where one step suffices, the cell table) decides every f32 c² as
+    /// the bin search and band check do: a sweep of the table's range plus the f32 neighbours
+    /// of every cell boundary and band edge.
     #[test]
     fn direct_lookup_cells_decide_as_the_bin_search() {
-        for config in [
-            TwoPointConfig::default(),
-            TwoPointConfig {
-                bin_step_deg: 0.05,
-                bin_count: 3,
-                cut_fractions: vec![0.2],
-            },
-            TwoPointConfig {
-                bin_step_deg: 0.04,
-                bin_count: 200,
-                cut_fractions: vec![1.0],
-            },
+        // Default bins: the narrowest spans ≈ 2.6 lookup cells, so one step suffices; 3 bins of
+        // 0.05°: 114 cells; 200 bins of 0.04°: the first spans 0.03 cells, so it does not.
+        for (config, one_step) in [
+            (TwoPointConfig::default(), true),
+            (
+                TwoPointConfig {
+                    bin_step_deg: 0.05,
+                    bin_count: 3,
+                    cut_fractions: vec![0.2],
+                },
+                true,
+            ),
+            (
+                TwoPointConfig {
+                    bin_step_deg: 0.04,
+                    bin_count: 200,
+                    cut_fractions: vec![1.0],
+                },
+                false,
+            ),
         ] {
             let tables = cuda_tables(&small_prepared(&config)).expect("tables");
+            assert_eq!(tables.one_step, one_step);
             let top = tables.outside32[tables.outside32.len() - 1];
             let mut probes: Vec<f32> = (0..=400_000)
                 .map(|i| (f64::from(top) * f64::from(i) / 400_000.0) as f32)
@@ -358,6 +422,13 @@ mod tests {
                     searched,
                     "c² {c2:e}"
                 );
+                if tables.one_step {
+                    assert_eq!(
+                        chord2_decision(&tables, c2, Lookup::Cell),
+                        searched,
+                        "cell table, c² {c2:e}"
+                    );
+                }
                 let cell = ((c2 * tables.lut_scale) as usize).min(LUT_CELLS);
                 if c2 <= top && tables.lut[cell] & LUT_DIRECT != 0 {
                     direct += 1;
@@ -394,6 +465,7 @@ mod tests {
     fn f32_decisions_agree_with_the_f64_rule_near_every_edge() {
         let prepared = small_prepared(&TwoPointConfig::default());
         let tables = cuda_tables(&prepared).expect("tables");
+        assert!(tables.one_step);
         let mut state = 0x1234_5678_9abc_def0u64;
         let mut uniform = move || {
             state = state
@@ -419,10 +491,14 @@ mod tests {
                 let b = unit_vector(ra_b, dec_b);
                 let exact = prepared.bins.bin_of_by_scan(chord2(&a, &b));
                 let f = |v: [f64; 3]| [v[0] as f32, v[1] as f32, v[2] as f32];
-                // The plain-sum (batch2) and FMA (b2f*, direct cells included) kernels.
+                // The plain-sum (batch2) and FMA (b2f*, direct cells included) kernels, and the
+                // cell table (flats2; the default bins are one-step).
+                let (dx, dy, dz) = (f(a)[0] - f(b)[0], f(a)[1] - f(b)[1], f(a)[2] - f(b)[2]);
+                let c2_fma = dx.mul_add(dx, dy.mul_add(dy, dz * dz));
                 for decision in [
                     f32_decision(&tables, f(a), f(b)),
                     f32_decision_fma(&tables, f(a), f(b)),
+                    chord2_decision(&tables, c2_fma, Lookup::Cell),
                 ] {
                     match decision {
                         Some(bin) => {
