@@ -110,8 +110,67 @@ __device__ __forceinline__ void red_shared(unsigned int addr, unsigned int v) {
     asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
 }
 
+// The set-up of one splat for the tile pass, made by one lane for the splat it loaded and
+// handed by shuffles to the group that draws it (the whole group used to repeat it: 8 lanes
+// for one splat). `packed`: the box in region coordinates, x | y << 8 | columns << 16 |
+// rows << 24 (0 columns and rows: nothing to draw); bytes suffice, since a region side is
+// at most 160 (side^2 * 8 bytes <= MAX_TILE_SHARED_BYTES = 200 KiB, launch.rs).
+struct TileSplat {
+    float x_px;
+    float y_px;
+    float cut2;
+    float inv_sigma2;
+    float rgb[CHANNELS];
+    unsigned int packed;
+};
+
+__device__ __forceinline__ TileSplat tile_splat(const SplatC& s, const int* b, bool valid, int x0,
+                                                int y0) {
+    TileSplat t;
+    t.x_px = s.x_px;
+    t.y_px = s.y_px;
+    t.cut2 = s.cut_px * s.cut_px;
+    t.inv_sigma2 = 1.0f / (s.sigma_px * s.sigma_px);
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) t.rgb[c] = s.rgb[c];
+    t.packed = valid ? (unsigned int)(b[0] - x0) | (unsigned int)(b[2] - y0) << 8 |
+                           (unsigned int)(b[1] - b[0] + 1) << 16 |
+                           (unsigned int)(b[3] - b[2] + 1) << 24
+                     : 0u;
+    return t;
+}
+
+// `v` of lane `src` of the warp (full mask; warp-uniform control flow, as shfl_segment).
+__device__ __forceinline__ float shfl_warp(float v, int src) {
+    float out;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(out) : "f"(v), "r"(src));
+    return out;
+}
+
+__device__ __forceinline__ TileSplat shfl_tile_splat(const TileSplat& t, int src) {
+    TileSplat o;
+    o.x_px = shfl_warp(t.x_px, src);
+    o.y_px = shfl_warp(t.y_px, src);
+    o.cut2 = shfl_warp(t.cut2, src);
+    o.inv_sigma2 = shfl_warp(t.inv_sigma2, src);
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) o.rgb[c] = shfl_warp(t.rgb[c], src);
+    o.packed = __float_as_uint(shfl_warp(__uint_as_float(t.packed), src));
+    return o;
+}
+
+// Whether splat rgb can have a top part (v >= 2^42) at all: every weight is wx * (rgb * wy)
+// with wx, wy = expf(<= 0) within 2 ulp of a value <= 1, so w < 2 rgb and v <= rn(2 rgb *
+// scale) (rgb * 2^k exact in f64), below 2^42 when rgb * scale < 2^41 (NaN rgb gives v = 0).
+__device__ __forceinline__ bool may_have_top_part(const SplatC& s, double scale) {
+    bool top = false;
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) top = top || (double)s.rgb[c] * scale >= 2199023255552.0;
+    return top;
+}
+
 // Adds the splats of the MEDIUM_LANES-lane groups of one warp to the shared region, all groups
-// together: `valid` = this group has a splat s with box b (inside the region). The lanes of a
+// together: t = this group's splat (0 columns and rows: none). The lanes of a
 // group own columns of their splat's box (wx: one expf per column) and walk its rows in steps
 // of MEDIUM_LANES: lane j computes dy^2 and rgb * wy for row step + j (one expf per row and
 // column block) and the group reads them by shuffles. Every loop bound is the warp's largest
@@ -122,56 +181,46 @@ __device__ __forceinline__ void red_shared(unsigned int addr, unsigned int v) {
 // then dx^2 + dy^2 <= cut^2): dx^2 >= 0, so fl(dx^2 + dy^2) >= dy^2 and a row with
 // dy^2 > cut^2 fails it too. The product wx * (rgb * wy) is the CPU's, so every value, and tau,
 // is the same bits as with `splat_weight` per pixel.
-__device__ __forceinline__ void splat_separable_warp(const SplatC& s, const int* b, bool valid,
-                                                     int lane, int x0, int y0, int side,
-                                                     double scale, unsigned int* region,
-                                                     int values) {
+__device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lane, int x0, int y0,
+                                                     int side, double scale, unsigned int region_addr,
+                                                     unsigned int idle_addr, bool any_top,
+                                                     unsigned int* region) {
     const float nan = __int_as_float(0x7fffffff);
-    float cut2 = s.cut_px * s.cut_px;
-    float inv_sigma2 = 1.0f / (s.sigma_px * s.sigma_px);
-    int cols = valid ? b[1] - b[0] + 1 : 0;
-    int rows = valid ? b[3] - b[2] + 1 : 0;
+    float cut2 = t.cut2;
+    float inv_sigma2 = t.inv_sigma2;
+    int box_x = (int)(t.packed & 0xffu), box_y = (int)((t.packed >> 8) & 0xffu);
+    int cols = (int)((t.packed >> 16) & 0xffu), rows = (int)(t.packed >> 24);
     int max_cols = warp_max(cols);
     int max_rows = warp_max(rows);
     int row_stride = side * CHANNELS;
 #if RED_SUMS
-    // Byte addresses: the region's (32-bit shared window), a word per lane of the warp for the
-    // adds of 0 by lanes outside the disc (its three parts stay inside any real region: values
-    // > 32 + CHANNELS; word 0 otherwise), and the step between rows.
-    unsigned int region_addr = (unsigned int)__cvta_generic_to_shared(region);
-    unsigned int warp_lane = threadIdx.x & 31u;
-    unsigned int idle_addr =
-        region_addr + 12u * (warp_lane + CHANNELS <= (unsigned int)values ? warp_lane : 0u);
     unsigned int row_bytes = 12u * (unsigned int)row_stride;
-    // Whether any splat of the warp can have a top part (v >= 2^42) at all: every weight is
-    // wx * (rgb * wy) with wx, wy = expf(<= 0) within 2 ulp of a value <= 1, so w < 2 rgb and
-    // v <= rn(2 rgb * scale) (rgb * 2^k exact in f64), below 2^42 when rgb * scale < 2^41
-    // (NaN rgb gives v = 0). When no splat of the warp can, it skips every pixel's third add.
-    bool top = false;
-#pragma unroll
-    for (int c = 0; c < CHANNELS; ++c) top = top || (double)s.rgb[c] * scale >= 2199023255552.0;
-    bool any_top = __any_sync(0xffffffffu, valid && top);
 #else
-    (void)values;
+    (void)region_addr;
+    (void)idle_addr;
+    (void)any_top;
 #endif
     for (int col_off = 0; col_off < max_cols; col_off += MEDIUM_LANES) {
-        int col = b[0] + col_off + lane;
-        float dx = ((float)col + 0.5f) - s.x_px;
+        int cx = box_x + col_off + lane;  // region column
+        float dx = ((float)(x0 + cx) + 0.5f) - t.x_px;
         float dx2 = col_off + lane < cols ? dx * dx : nan;
         float wx = expf(-dx2 * inv_sigma2);
-        int col_at = (col - x0) * CHANNELS;
+        int col_at = cx * CHANNELS;
         for (int row_off = 0; row_off < max_rows; row_off += MEDIUM_LANES) {
-            int my_row = b[2] + row_off + lane;
-            float dy = ((float)my_row + 0.5f) - s.y_px;
+            int my_row = y0 + box_y + row_off + lane;
+            float dy = ((float)my_row + 0.5f) - t.y_px;
             float my_dy2 = row_off + lane < rows ? dy * dy : nan;
             float my_wy = expf(-my_dy2 * inv_sigma2);
             float my_e[CHANNELS];
 #pragma unroll
-            for (int c = 0; c < CHANNELS; ++c) my_e[c] = s.rgb[c] * my_wy;
+            for (int c = 0; c < CHANNELS; ++c) my_e[c] = t.rgb[c] * my_wy;
             int row_steps = max_rows - row_off;
-            int at = (b[2] + row_off - y0) * row_stride + col_at;
+            int at = (box_y + row_off) * row_stride + col_at;
 #if RED_SUMS
             unsigned int row_addr = region_addr + 12u * (unsigned int)at;
+            // Opaque to the optimiser: otherwise it keeps one precomputed address per row of
+            // the step in registers across the loop (ptxas: 40 -> 48 registers).
+            asm("" : "+r"(row_addr));
 #endif
             // Row j of this step (lane j's dy^2 and rgb * wy, shuffled to the group).
             // `top`: add the third parts (a constant at each call: two copies of the rows).
@@ -225,15 +274,26 @@ __device__ __forceinline__ void splat_separable_warp(const SplatC& s, const int*
         ROW_CASE(8, TOP) ROW_CASE(7, TOP) ROW_CASE(6, TOP) ROW_CASE(5, TOP) ROW_CASE(4, TOP)   \
         ROW_CASE(3, TOP) ROW_CASE(2, TOP) ROW_CASE(1, TOP) default : break;                    \
     }
+#if MEDIUM_LANES <= 8
+#define ROW_STEPS(TOP) ROW_SWITCH(TOP)
+#else
+            // Many lanes (the wide pass): a plain loop, since 16 or 32 unrolled rows take more
+            // registers than the 1024-thread blocks allow (ptxas: up to 119).
+#define ROW_STEPS(TOP)                                 \
+    _Pragma("unroll 1") for (int j = 0; j < steps; ++j) { \
+        add_row(j, TOP);                               \
+    }
+#endif
 #if RED_SUMS
             if (any_top) {
-                ROW_SWITCH(true)
+                ROW_STEPS(true)
             } else {
-                ROW_SWITCH(false)
+                ROW_STEPS(false)
             }
 #else
-            ROW_SWITCH(false)
+            ROW_STEPS(false)
 #endif
+#undef ROW_STEPS
 #undef ROW_SWITCH
 #undef ROW_CASE
         }
@@ -241,9 +301,16 @@ __device__ __forceinline__ void splat_separable_warp(const SplatC& s, const int*
 }
 #endif
 
+// Launch bounds of the tile kernel, set by the Rust loader (CudaTuning::grey_medium_min_blocks):
+// `__launch_bounds__(256, 6)` caps registers at 40 for 6 blocks per SM on the medium pass's own
+// module; empty (the compiler's choice) elsewhere.
+#ifndef TILE_LAUNCH_BOUNDS
+#define TILE_LAUNCH_BOUNDS
+#endif
+
 // Tiles are keys tile_base .. tile_base + n_tiles - 1 of the sort (tile_base = n_tiles for the
 // wide-border pass of large splats); block b handles segment seg_start[tile_base] + b.
-extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
+extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restrict__ sorted,
                                         const unsigned int* __restrict__ tile_start,
                                         const unsigned int* __restrict__ seg_start,
                                         unsigned int tile_base, unsigned int n_tiles,
@@ -277,33 +344,54 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
     for (int k = threadIdx.x; k < values * REGION_WORDS; k += blockDim.x) region[k] = 0u;
     __syncthreads();
 
-    int group = threadIdx.x / MEDIUM_LANES;
     int lane = threadIdx.x % MEDIUM_LANES;
-    int groups = blockDim.x / MEDIUM_LANES;
     int img_x1 = width - 1, img_y1 = height - 1;
     int reg_x1 = x0 + side - 1, reg_y1 = y0 + side - 1;
 #if SEPARABLE_WEIGHTS
-    // The groups of a warp take consecutive splats and walk them together (warp-uniform loops,
-    // see splat_separable_warp); a group past the segment's end or with an empty box adds
-    // nothing. The loop condition is the warp's first group's, the same for every lane.
-    int warp_group0 = (int)(threadIdx.x / 32u) * (32 / MEDIUM_LANES);
-    // Rounds of the warp (the same for every lane, made visibly so by warp_max: the loop is
-    // then warp-uniform for the compiler too, and the shuffles need no convergence check).
-    unsigned int first_warp = first + (unsigned int)warp_group0;
-    int rounds = first_warp < end ? (int)((end - first_warp + groups - 1) / groups) : 0;
-    rounds = warp_max(rounds);
-    for (int round = 0; round < rounds; ++round) {
-        unsigned int p0 = first_warp + (unsigned int)(round * groups);
-        unsigned int p = p0 + (unsigned int)(group - warp_group0);
+    // Each warp takes batches of 32 consecutive splats: lane l loads splat l of the batch and
+    // makes its set-up (box, 1 / sigma^2, ...), then the groups of the warp draw the batch's
+    // splats, 32 / MEDIUM_LANES at a time, together (warp-uniform loops, see
+    // splat_separable_warp); a splat past the segment's end or with an empty box draws
+    // nothing. Batch and step counts go through warp_max so that the compiler sees them
+    // uniform (no convergence checks before the shuffles).
+    const int per_step = 32 / MEDIUM_LANES;
+    int warp_lane = (int)(threadIdx.x & 31u);
+    int group_in_warp = warp_lane / MEDIUM_LANES;
+    int warps = (int)(blockDim.x / 32u);
+    unsigned int batch0 = first + (threadIdx.x / 32u) * 32u;
+    unsigned int batch_stride = (unsigned int)warps * 32u;
+    int batches = batch0 < end ? (int)((end - batch0 + batch_stride - 1) / batch_stride) : 0;
+    batches = warp_max(batches);
+    unsigned int region_addr = (unsigned int)__cvta_generic_to_shared(region);
+    // A word per lane of the warp for the adds of 0 by lanes outside the disc (its three
+    // parts stay inside any real region: values > 32 + CHANNELS; word 0 otherwise).
+    unsigned int idle_addr =
+        region_addr +
+        12u * ((unsigned int)warp_lane + CHANNELS <= (unsigned int)values ? warp_lane : 0u);
+    for (int batch = 0; batch < batches; ++batch) {
+        unsigned int base = batch0 + (unsigned int)batch * batch_stride;
+        unsigned int p = base + (unsigned int)warp_lane;
         bool valid = p < end;
-        SplatC s = sorted[valid ? p : p0];
+        SplatC s = sorted[valid ? p : base];
         int b[4] = {0, 0, 0, 0};
         valid = pixel_box(s, x0 > 0 ? x0 : 0, reg_x1 < img_x1 ? reg_x1 : img_x1,
                           y0 > 0 ? y0 : 0, reg_y1 < img_y1 ? reg_y1 : img_y1, b) &&
                 valid;
-        splat_separable_warp(s, b, valid, lane, x0, y0, side, scale, region, values);
+        TileSplat mine = tile_splat(s, b, valid, x0, y0);
+        // Whether any splat of the batch can have a top part: if none, every pixel skips
+        // its third add.
+        bool any_top = __any_sync(0xffffffffu, valid && may_have_top_part(s, scale));
+        int in_batch = end - base < 32u ? (int)(end - base) : 32;
+        int steps = warp_max((in_batch + per_step - 1) / per_step);
+        for (int step = 0; step < steps; ++step) {
+            TileSplat t = shfl_tile_splat(mine, step * per_step + group_in_warp);
+            splat_separable_warp(t, lane, x0, y0, side, scale, region_addr, idle_addr, any_top,
+                                 region);
+        }
     }
 #else
+    int group = threadIdx.x / MEDIUM_LANES;
+    int groups = blockDim.x / MEDIUM_LANES;
     for (unsigned int p = first + group; p < end; p += groups) {
         SplatC s = sorted[p];
         int b[4];
