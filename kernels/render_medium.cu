@@ -348,20 +348,21 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
     int img_x1 = width - 1, img_y1 = height - 1;
     int reg_x1 = x0 + side - 1, reg_y1 = y0 + side - 1;
 #if SEPARABLE_WEIGHTS
-    // Each warp takes batches of 32 consecutive splats: lane l loads splat l of the batch and
-    // makes its set-up (box, 1 / sigma^2, ...), then the groups of the warp draw the batch's
-    // splats, 32 / MEDIUM_LANES at a time, together (warp-uniform loops, see
-    // splat_separable_warp); a splat past the segment's end or with an empty box draws
-    // nothing. Batch and step counts go through warp_max so that the compiler sees them
-    // uniform (no convergence checks before the shuffles).
+    // Warp w of the block takes the segment's splats w, w + warps, w + 2 warps, ... (spread
+    // over every warp even when the segment is short: the wide pass has 32 warps for at most
+    // 256 splats), in batches of 32: lane l loads batch splat l and makes its set-up (box,
+    // 1 / sigma^2, ...), then the groups of the warp draw the batch's splats, 32 / MEDIUM_LANES
+    // at a time, together (warp-uniform loops, see splat_separable_warp); a lane past the
+    // warp's splats or with an empty box draws nothing. Batch and step counts go through
+    // warp_max so that the compiler sees them uniform (no convergence checks before shuffles).
     const int per_step = 32 / MEDIUM_LANES;
     int warp_lane = (int)(threadIdx.x & 31u);
     int group_in_warp = warp_lane / MEDIUM_LANES;
-    int warps = (int)(blockDim.x / 32u);
-    unsigned int batch0 = first + (threadIdx.x / 32u) * 32u;
-    unsigned int batch_stride = (unsigned int)warps * 32u;
-    int batches = batch0 < end ? (int)((end - batch0 + batch_stride - 1) / batch_stride) : 0;
-    batches = warp_max(batches);
+    unsigned int warp = threadIdx.x / 32u;
+    unsigned int warps = blockDim.x / 32u;
+    unsigned int total = end > first ? end - first : 0u;
+    unsigned int warp_splats = total > warp ? (total - warp + warps - 1u) / warps : 0u;
+    int batches = warp_max((int)((warp_splats + 31u) / 32u));
     unsigned int region_addr = (unsigned int)__cvta_generic_to_shared(region);
     // A word per lane of the warp for the adds of 0 by lanes outside the disc (its three
     // parts stay inside any real region: values > 32 + CHANNELS; word 0 otherwise).
@@ -369,10 +370,10 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
         region_addr +
         12u * ((unsigned int)warp_lane + CHANNELS <= (unsigned int)values ? warp_lane : 0u);
     for (int batch = 0; batch < batches; ++batch) {
-        unsigned int base = batch0 + (unsigned int)batch * batch_stride;
-        unsigned int p = base + (unsigned int)warp_lane;
-        bool valid = p < end;
-        SplatC s = sorted[valid ? p : base];
+        unsigned int batch_first = (unsigned int)batch * 32u;  // < warp_splats
+        unsigned int i = batch_first + (unsigned int)warp_lane;
+        bool valid = i < warp_splats;
+        SplatC s = sorted[first + warp + (valid ? i : batch_first) * warps];
         int b[4] = {0, 0, 0, 0};
         valid = pixel_box(s, x0 > 0 ? x0 : 0, reg_x1 < img_x1 ? reg_x1 : img_x1,
                           y0 > 0 ? y0 : 0, reg_y1 < img_y1 ? reg_y1 : img_y1, b) &&
@@ -381,7 +382,8 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
         // Whether any splat of the batch can have a top part: if none, every pixel skips
         // its third add.
         bool any_top = __any_sync(0xffffffffu, valid && may_have_top_part(s, scale));
-        int in_batch = end - base < 32u ? (int)(end - base) : 32;
+        unsigned int left = warp_splats - batch_first;
+        int in_batch = left < 32u ? (int)left : 32;
         int steps = warp_max((in_batch + per_step - 1) / per_step);
         for (int step = 0; step < steps; ++step) {
             TileSplat t = shfl_tile_splat(mine, step * per_step + group_in_warp);
