@@ -112,7 +112,9 @@ pub struct CudaTuning {
     /// choice. Applied only where the medium pass has a module of its own (its lane count or
     /// atomics differ from the wide pass's, whose blocks have 1024 threads) and to grey frames
     /// (the RGB kernel spills under a 40-register cap). Default 6: ptxas (sm_90) fits the
-    /// grey kernel in 40 registers without spills (48 without the cap: 5 blocks).
+    /// grey kernel with three-part sums in 40 registers without spills (48 without the cap: 5
+    /// blocks; its 64-bit-word fallback spills 8 bytes). H200, 10⁸, R0 = 4 px: medium pass
+    /// 7.39 → 7.29 ms (BENCHMARKS.md, session 5).
     pub grey_medium_min_blocks: u32,
     /// Where large splats go.
     pub large: LargePath,
