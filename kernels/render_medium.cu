@@ -24,8 +24,9 @@
 #define SEPARABLE_WEIGHTS 0
 #endif
 
-// 1: the shared region holds each 64-bit value as three 32-bit words of 21-bit parts
-// (v = p0 + p1 * 2^21 + p2 * 2^42), added with native 32-bit shared atomics whose result is not
+// 1: the shared region holds each 64-bit value as three adjacent 32-bit words of 21-bit parts
+// (v = p0 + p1 * 2^21 + p2 * 2^42; words 3 at, 3 at + 1, 3 at + 2, so that one address with
+// immediate offsets reaches all three, and consecutive values stay in distinct banks), added with native 32-bit shared atomics whose result is not
 // used (no compare-and-swap loop, no wait for the returned value). Exact while no word overflows:
 // a block adds at most `segment` <= 2048 = 2^11 splats, each at most once per pixel, and every
 // part is < 2^21, so each word stays < 2^32; the loader uses it only when segment <= 2048.
@@ -40,30 +41,26 @@
 #define REGION_WORDS 2
 #endif
 
-// region[at] += v, `values` = values in the region (the stride between the parts).
-__device__ __forceinline__ void region_add(unsigned int* region, int values, int at,
-                                           unsigned long long v) {
+// region[at] += v.
+__device__ __forceinline__ void region_add(unsigned int* region, int at, unsigned long long v) {
 #if RED_SUMS
     unsigned int p0 = (unsigned int)(v & 0x1FFFFFull);
     unsigned int p1 = (unsigned int)((v >> 21) & 0x1FFFFFull);
     unsigned int p2 = (unsigned int)(v >> 42);
-    if (p0 != 0) atomicAdd(&region[at], p0);
-    if (p1 != 0) atomicAdd(&region[values + at], p1);
-    if (p2 != 0) atomicAdd(&region[2 * values + at], p2);
+    if (p0 != 0) atomicAdd(&region[3 * at], p0);
+    if (p1 != 0) atomicAdd(&region[3 * at + 1], p1);
+    if (p2 != 0) atomicAdd(&region[3 * at + 2], p2);
 #else
-    (void)values;
     shared_add_u64(reinterpret_cast<unsigned long long*>(region) + at, v);
 #endif
 }
 
 // The 64-bit sum at value `at`.
-__device__ __forceinline__ unsigned long long region_get(const unsigned int* region, int values,
-                                                         int at) {
+__device__ __forceinline__ unsigned long long region_get(const unsigned int* region, int at) {
 #if RED_SUMS
-    return (unsigned long long)region[at] + ((unsigned long long)region[values + at] << 21) +
-           ((unsigned long long)region[2 * values + at] << 42);
+    return (unsigned long long)region[3 * at] + ((unsigned long long)region[3 * at + 1] << 21) +
+           ((unsigned long long)region[3 * at + 2] << 42);
 #else
-    (void)values;
     return reinterpret_cast<const unsigned long long*>(region)[at];
 #endif
 }
@@ -79,54 +76,241 @@ __device__ __forceinline__ int ring_index(int cx, int cy, int tile_px, int margi
 }
 
 #if SEPARABLE_WEIGHTS
-// Adds splat `s`, box b (inside the region), to the shared region; called by the MEDIUM_LANES
-// lanes of one group (mask `group_mask`) together: every loop bound below is the same for all
-// of them, so the shuffles see the whole group.
-__device__ __forceinline__ void splat_separable(const SplatC& s, const int* b, int lane,
-                                                unsigned int group_mask, int x0, int y0,
-                                                int side, double scale, unsigned int* region,
-                                                int values) {
-    float cut2 = s.cut_px * s.cut_px;
-    float inv_sigma2 = 1.0f / (s.sigma_px * s.sigma_px);
-    for (int col0 = b[0]; col0 <= b[1]; col0 += MEDIUM_LANES) {
-        int col = col0 + lane;
-        bool col_ok = col <= b[1];
-        float dx = ((float)col + 0.5f) - s.x_px;
-        float dx2 = dx * dx;
+// The largest of v over the warp (every lane calls it: warp-uniform result).
+__device__ __forceinline__ int warp_max(int v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xffffffffu, v);
+#else
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        int o = __shfl_xor_sync(0xffffffffu, v, d);
+        v = o > v ? o : v;
+    }
+    return v;
+#endif
+}
+
+// The value of `v` at lane `src` of this lane's MEDIUM_LANES-lane segment, with the full-warp
+// mask: shfl.sync written out, because the intrinsic compiles to a convergence check (BRA.DIV)
+// before every shuffle; every caller is in warp-uniform control flow, so the mask is exact.
+__device__ __forceinline__ float shfl_segment(float v, int src) {
+    float out;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, %3, 0xffffffff;"
+                 : "=f"(out)
+                 : "f"(v), "r"(src), "n"(((32 - MEDIUM_LANES) << 8) | 0x1f));
+    return out;
+}
+
+// [addr] += v on a 32-bit shared-memory word (32-bit shared address), as a reduction (`red`:
+// the old value is not returned). Unconditional: a lane with nothing to add passes v = 0 and a
+// harmless address, because ptxas turns every predicated shared atomic into a branch with a
+// BSSY/BSYNC divergence region (BENCHMARKS.md, session 5: control flow was 25 % of the warp
+// instructions of this kernel).
+__device__ __forceinline__ void red_shared(unsigned int addr, unsigned int v) {
+    asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
+}
+
+// The set-up of one splat for the tile pass, made by one lane for the splat it loaded and
+// handed by shuffles to the group that draws it (the whole group used to repeat it: 8 lanes
+// for one splat). `packed`: the box in region coordinates, x | y << 8 | columns << 16 |
+// rows << 24 (0 columns and rows: nothing to draw); bytes suffice, since a region side is
+// at most 160 (side^2 * 8 bytes <= MAX_TILE_SHARED_BYTES = 200 KiB, launch.rs).
+struct TileSplat {
+    float x_px;
+    float y_px;
+    float cut2;
+    float inv_sigma2;
+    float rgb[CHANNELS];
+    unsigned int packed;
+};
+
+__device__ __forceinline__ TileSplat tile_splat(const SplatC& s, const int* b, bool valid, int x0,
+                                                int y0) {
+    TileSplat t;
+    t.x_px = s.x_px;
+    t.y_px = s.y_px;
+    t.cut2 = s.cut_px * s.cut_px;
+    t.inv_sigma2 = 1.0f / (s.sigma_px * s.sigma_px);
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) t.rgb[c] = s.rgb[c];
+    t.packed = valid ? (unsigned int)(b[0] - x0) | (unsigned int)(b[2] - y0) << 8 |
+                           (unsigned int)(b[1] - b[0] + 1) << 16 |
+                           (unsigned int)(b[3] - b[2] + 1) << 24
+                     : 0u;
+    return t;
+}
+
+// `v` of lane `src` of the warp (full mask; warp-uniform control flow, as shfl_segment).
+__device__ __forceinline__ float shfl_warp(float v, int src) {
+    float out;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(out) : "f"(v), "r"(src));
+    return out;
+}
+
+__device__ __forceinline__ TileSplat shfl_tile_splat(const TileSplat& t, int src) {
+    TileSplat o;
+    o.x_px = shfl_warp(t.x_px, src);
+    o.y_px = shfl_warp(t.y_px, src);
+    o.cut2 = shfl_warp(t.cut2, src);
+    o.inv_sigma2 = shfl_warp(t.inv_sigma2, src);
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) o.rgb[c] = shfl_warp(t.rgb[c], src);
+    o.packed = __float_as_uint(shfl_warp(__uint_as_float(t.packed), src));
+    return o;
+}
+
+// Whether splat rgb can have a top part (v >= 2^42) at all: every weight is wx * (rgb * wy)
+// with wx, wy = expf(<= 0) within 2 ulp of a value <= 1, so w < 2 rgb and v <= rn(2 rgb *
+// scale) (rgb * 2^k exact in f64), below 2^42 when rgb * scale < 2^41 (NaN rgb gives v = 0).
+__device__ __forceinline__ bool may_have_top_part(const SplatC& s, double scale) {
+    bool top = false;
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) top = top || (double)s.rgb[c] * scale >= 2199023255552.0;
+    return top;
+}
+
+// Adds the splats of the MEDIUM_LANES-lane groups of one warp to the shared region, all groups
+// together: t = this group's splat (0 columns and rows: none). The lanes of a
+// group own columns of their splat's box (wx: one expf per column) and walk its rows in steps
+// of MEDIUM_LANES: lane j computes dy^2 and rgb * wy for row step + j (one expf per row and
+// column block) and the group reads them by shuffles. Every loop bound is the warp's largest
+// (`warp_max`), so the loops are warp-uniform and the shuffles use the full mask (plain SHFL;
+// a group mask compiled to MATCH.ANY + REDUX + VOTE before each one); a lane outside its box
+// carries dx^2 or dy^2 = NaN, which fails the disc test. The disc test dx^2 + dy^2 <= cut^2
+// alone is the CPU's pair of tests (splat_cpu.rs `splat_one`: dy^2 > cut^2 rejects the row,
+// then dx^2 + dy^2 <= cut^2): dx^2 >= 0, so fl(dx^2 + dy^2) >= dy^2 and a row with
+// dy^2 > cut^2 fails it too. The product wx * (rgb * wy) is the CPU's, so every value, and tau,
+// is the same bits as with `splat_weight` per pixel.
+__device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lane, int x0, int y0,
+                                                     int side, double scale, unsigned int region_addr,
+                                                     unsigned int idle_addr, bool any_top,
+                                                     unsigned int* region) {
+    const float nan = __int_as_float(0x7fffffff);
+    float cut2 = t.cut2;
+    float inv_sigma2 = t.inv_sigma2;
+    int box_x = (int)(t.packed & 0xffu), box_y = (int)((t.packed >> 8) & 0xffu);
+    int cols = (int)((t.packed >> 16) & 0xffu), rows = (int)(t.packed >> 24);
+    int max_cols = warp_max(cols);
+    int max_rows = warp_max(rows);
+    int row_stride = side * CHANNELS;
+#if RED_SUMS
+    unsigned int row_bytes = 12u * (unsigned int)row_stride;
+#else
+    (void)region_addr;
+    (void)idle_addr;
+    (void)any_top;
+#endif
+    for (int col_off = 0; col_off < max_cols; col_off += MEDIUM_LANES) {
+        int cx = box_x + col_off + lane;  // region column
+        float dx = ((float)(x0 + cx) + 0.5f) - t.x_px;
+        float dx2 = col_off + lane < cols ? dx * dx : nan;
         float wx = expf(-dx2 * inv_sigma2);
-        for (int row0 = b[2]; row0 <= b[3]; row0 += MEDIUM_LANES) {
-            float dy = ((float)(row0 + lane) + 0.5f) - s.y_px;
-            float my_dy2 = dy * dy;
+        int col_at = cx * CHANNELS;
+        for (int row_off = 0; row_off < max_rows; row_off += MEDIUM_LANES) {
+            int my_row = y0 + box_y + row_off + lane;
+            float dy = ((float)my_row + 0.5f) - t.y_px;
+            float my_dy2 = row_off + lane < rows ? dy * dy : nan;
             float my_wy = expf(-my_dy2 * inv_sigma2);
             float my_e[CHANNELS];
 #pragma unroll
-            for (int c = 0; c < CHANNELS; ++c) my_e[c] = s.rgb[c] * my_wy;
-            int rows = b[3] - row0 + 1;
-            if (rows > MEDIUM_LANES) rows = MEDIUM_LANES;
-            for (int j = 0; j < rows; ++j) {
-                float dy2 = __shfl_sync(group_mask, my_dy2, j, MEDIUM_LANES);
+            for (int c = 0; c < CHANNELS; ++c) my_e[c] = t.rgb[c] * my_wy;
+            int row_steps = max_rows - row_off;
+            int at = (box_y + row_off) * row_stride + col_at;
+#if RED_SUMS
+            unsigned int row_addr = region_addr + 12u * (unsigned int)at;
+            // Opaque to the optimiser: otherwise it keeps one precomputed address per row of
+            // the step in registers across the loop (ptxas: 40 -> 48 registers).
+            asm("" : "+r"(row_addr));
+#endif
+            // Row j of this step (lane j's dy^2 and rgb * wy, shuffled to the group).
+            // `top`: add the third parts (a constant at each call: two copies of the rows).
+            auto add_row = [&](int j, bool top) {
+                float dy2 = shfl_segment(my_dy2, j);
                 float e[CHANNELS];
 #pragma unroll
-                for (int c = 0; c < CHANNELS; ++c) {
-                    e[c] = __shfl_sync(group_mask, my_e[c], j, MEDIUM_LANES);
-                }
-                if (!col_ok || dy2 > cut2 || !(dx2 + dy2 <= cut2)) continue;
-                int at = ((row0 + j - y0) * side + (col - x0)) * CHANNELS;
+                for (int c = 0; c < CHANNELS; ++c) e[c] = shfl_segment(my_e[c], j);
+                bool inside = dx2 + dy2 <= cut2;  // false for NaN: outside the box
+#if RED_SUMS
+                // A lane outside the disc adds 0 to its own idle word, which changes nothing.
+                unsigned int addr = inside ? row_addr + (unsigned int)j * row_bytes : idle_addr;
+#endif
 #pragma unroll
                 for (int c = 0; c < CHANNELS; ++c) {
                     float w = wx * e[c];
+#if RED_SUMS
+                    w = inside ? w : 0.0f;
                     unsigned long long v = __double2ull_rn((double)w * scale);
-                    if (v != 0) region_add(region, values, at + c, v);
+                    // The three 21-bit parts (see RED_SUMS) at immediate offsets; without a top
+                    // part v < 2^42, so v >> 21 needs no mask.
+                    red_shared(addr + 12u * c, (unsigned int)(v & 0x1FFFFFull));
+                    if (top) {
+                        red_shared(addr + 12u * c + 4u, (unsigned int)((v >> 21) & 0x1FFFFFull));
+                        red_shared(addr + 12u * c + 8u, (unsigned int)(v >> 42));
+                    } else {
+                        red_shared(addr + 12u * c + 4u, (unsigned int)(v >> 21));
+                    }
+#else
+                    unsigned long long v = __double2ull_rn((double)w * scale);
+                    if (inside && v != 0) region_add(region, at + j * row_stride + c, v);
+                    (void)top;
+#endif
                 }
+            };
+            // Rows row_steps - 1 down to 0 of this step, entered once at the first (a
+            // fall-through switch on the warp-uniform count: no bound test per row), in a copy
+            // with and one without the third parts (any_top is warp-uniform).
+            int steps = row_steps < MEDIUM_LANES ? row_steps : MEDIUM_LANES;
+#define ROW_CASE(K, TOP) \
+    case K:              \
+        if (K <= MEDIUM_LANES) add_row(K - 1, TOP);
+#define ROW_SWITCH(TOP)                                                                        \
+    switch (steps) {                                                                           \
+        ROW_CASE(32, TOP) ROW_CASE(31, TOP) ROW_CASE(30, TOP) ROW_CASE(29, TOP)                \
+        ROW_CASE(28, TOP) ROW_CASE(27, TOP) ROW_CASE(26, TOP) ROW_CASE(25, TOP)                \
+        ROW_CASE(24, TOP) ROW_CASE(23, TOP) ROW_CASE(22, TOP) ROW_CASE(21, TOP)                \
+        ROW_CASE(20, TOP) ROW_CASE(19, TOP) ROW_CASE(18, TOP) ROW_CASE(17, TOP)                \
+        ROW_CASE(16, TOP) ROW_CASE(15, TOP) ROW_CASE(14, TOP) ROW_CASE(13, TOP)                \
+        ROW_CASE(12, TOP) ROW_CASE(11, TOP) ROW_CASE(10, TOP) ROW_CASE(9, TOP)                 \
+        ROW_CASE(8, TOP) ROW_CASE(7, TOP) ROW_CASE(6, TOP) ROW_CASE(5, TOP) ROW_CASE(4, TOP)   \
+        ROW_CASE(3, TOP) ROW_CASE(2, TOP) ROW_CASE(1, TOP) default : break;                    \
+    }
+#if MEDIUM_LANES <= 8
+#define ROW_STEPS(TOP) ROW_SWITCH(TOP)
+#else
+            // Many lanes (the wide pass): a plain loop, since 16 or 32 unrolled rows take more
+            // registers than the 1024-thread blocks allow (ptxas: up to 119).
+#define ROW_STEPS(TOP)                                 \
+    _Pragma("unroll 1") for (int j = 0; j < steps; ++j) { \
+        add_row(j, TOP);                               \
+    }
+#endif
+#if RED_SUMS
+            if (any_top) {
+                ROW_STEPS(true)
+            } else {
+                ROW_STEPS(false)
             }
+#else
+            ROW_STEPS(false)
+#endif
+#undef ROW_STEPS
+#undef ROW_SWITCH
+#undef ROW_CASE
         }
     }
 }
 #endif
 
+// Launch bounds of the tile kernel, set by the Rust loader (CudaTuning::grey_medium_min_blocks):
+// `__launch_bounds__(256, 6)` caps registers at 40 for 6 blocks per SM on the medium pass's own
+// module; empty (the compiler's choice) elsewhere.
+#ifndef TILE_LAUNCH_BOUNDS
+#define TILE_LAUNCH_BOUNDS
+#endif
+
 // Tiles are keys tile_base .. tile_base + n_tiles - 1 of the sort (tile_base = n_tiles for the
 // wide-border pass of large splats); block b handles segment seg_start[tile_base] + b.
-extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
+extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restrict__ sorted,
                                         const unsigned int* __restrict__ tile_start,
                                         const unsigned int* __restrict__ seg_start,
                                         unsigned int tile_base, unsigned int n_tiles,
@@ -160,16 +344,56 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
     for (int k = threadIdx.x; k < values * REGION_WORDS; k += blockDim.x) region[k] = 0u;
     __syncthreads();
 
-    int group = threadIdx.x / MEDIUM_LANES;
     int lane = threadIdx.x % MEDIUM_LANES;
-    // The group's lanes within its warp (MEDIUM_LANES divides 32).
-    unsigned int group_mask =
-        (MEDIUM_LANES == 32 ? 0xffffffffu : ((1u << MEDIUM_LANES) - 1u))
-        << ((threadIdx.x & 31) / MEDIUM_LANES * MEDIUM_LANES);
-    (void)group_mask;
-    int groups = blockDim.x / MEDIUM_LANES;
     int img_x1 = width - 1, img_y1 = height - 1;
     int reg_x1 = x0 + side - 1, reg_y1 = y0 + side - 1;
+#if SEPARABLE_WEIGHTS
+    // Warp w of the block takes the segment's splats w, w + warps, w + 2 warps, ... (spread
+    // over every warp even when the segment is short: the wide pass has 32 warps for at most
+    // 256 splats), in batches of 32: lane l loads batch splat l and makes its set-up (box,
+    // 1 / sigma^2, ...), then the groups of the warp draw the batch's splats, 32 / MEDIUM_LANES
+    // at a time, together (warp-uniform loops, see splat_separable_warp); a lane past the
+    // warp's splats or with an empty box draws nothing. Batch and step counts go through
+    // warp_max so that the compiler sees them uniform (no convergence checks before shuffles).
+    const int per_step = 32 / MEDIUM_LANES;
+    int warp_lane = (int)(threadIdx.x & 31u);
+    int group_in_warp = warp_lane / MEDIUM_LANES;
+    unsigned int warp = threadIdx.x / 32u;
+    unsigned int warps = blockDim.x / 32u;
+    unsigned int total = end > first ? end - first : 0u;
+    unsigned int warp_splats = total > warp ? (total - warp + warps - 1u) / warps : 0u;
+    int batches = warp_max((int)((warp_splats + 31u) / 32u));
+    unsigned int region_addr = (unsigned int)__cvta_generic_to_shared(region);
+    // A word per lane of the warp for the adds of 0 by lanes outside the disc (its three
+    // parts stay inside any real region: values > 32 + CHANNELS; word 0 otherwise).
+    unsigned int idle_addr =
+        region_addr +
+        12u * ((unsigned int)warp_lane + CHANNELS <= (unsigned int)values ? warp_lane : 0u);
+    for (int batch = 0; batch < batches; ++batch) {
+        unsigned int batch_first = (unsigned int)batch * 32u;  // < warp_splats
+        unsigned int i = batch_first + (unsigned int)warp_lane;
+        bool valid = i < warp_splats;
+        SplatC s = sorted[first + warp + (valid ? i : batch_first) * warps];
+        int b[4] = {0, 0, 0, 0};
+        valid = pixel_box(s, x0 > 0 ? x0 : 0, reg_x1 < img_x1 ? reg_x1 : img_x1,
+                          y0 > 0 ? y0 : 0, reg_y1 < img_y1 ? reg_y1 : img_y1, b) &&
+                valid;
+        TileSplat mine = tile_splat(s, b, valid, x0, y0);
+        // Whether any splat of the batch can have a top part: if none, every pixel skips
+        // its third add.
+        bool any_top = __any_sync(0xffffffffu, valid && may_have_top_part(s, scale));
+        unsigned int left = warp_splats - batch_first;
+        int in_batch = left < 32u ? (int)left : 32;
+        int steps = warp_max((in_batch + per_step - 1) / per_step);
+        for (int step = 0; step < steps; ++step) {
+            TileSplat t = shfl_tile_splat(mine, step * per_step + group_in_warp);
+            splat_separable_warp(t, lane, x0, y0, side, scale, region_addr, idle_addr, any_top,
+                                 region);
+        }
+    }
+#else
+    int group = threadIdx.x / MEDIUM_LANES;
+    int groups = blockDim.x / MEDIUM_LANES;
     for (unsigned int p = first + group; p < end; p += groups) {
         SplatC s = sorted[p];
         int b[4];
@@ -177,9 +401,6 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
                        reg_y1 < img_y1 ? reg_y1 : img_y1, b)) {
             continue;
         }
-#if SEPARABLE_WEIGHTS
-        splat_separable(s, b, lane, group_mask, x0, y0, side, scale, region, values);
-#else
         int bw = b[1] - b[0] + 1;
         int count = bw * (b[3] - b[2] + 1);
         for (int k = lane; k < count; k += MEDIUM_LANES) {
@@ -190,11 +411,11 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
             int at = ((row - y0) * side + (col - x0)) * CHANNELS;
 #pragma unroll
             for (int c = 0; c < CHANNELS; ++c) {
-                if (w[c] != 0) region_add(region, values, at + c, w[c]);
+                if (w[c] != 0) region_add(region, at + c, w[c]);
             }
         }
-#endif
     }
+#endif
     __syncthreads();
     // Border buffers: this block's slot holds its ring values; the tile's own pixels need no
     // atomic when no other block adds to them.
@@ -202,7 +423,7 @@ extern "C" __global__ void medium_tiles(const SplatC* __restrict__ sorted,
     unsigned long long* slot = slots + (size_t)block * (size_t)ring_values;
     bool only_block = seg_start[key + 1] - seg_start[key] == 1;
     for (int k = threadIdx.x; k < values; k += blockDim.x) {
-        unsigned long long v = region_get(region, values, k);
+        unsigned long long v = region_get(region, k);
         int cell = k / CHANNELS;
         int cx = cell % side, cy = cell / side;
         bool inside_tile = cx >= margin && cx < margin + tile_px && cy >= margin &&

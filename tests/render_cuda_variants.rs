@@ -358,3 +358,74 @@ fn sanitizer_small_grey_scene() {
     assert!(counts.medium > 0, "{counts:?}");
     assert!(r.is_resident());
 }
+
+/// Session 5: the warp-uniform medium kernel skips the top 21-bit part of every pixel in a batch
+/// of splats none of which can reach 2^42 in fixed point. A second species of 1000 copies with
+/// h / 10⁴ (and size × 10⁴: the same discs, 10⁴ × brighter) dominates Σ 1/h, so the fixed-point
+/// scale leaves the clustered species' values below 2^41 (no top parts) while the copies' reach
+/// 2^50 (top parts): both paths in one frame. Every variant (per-pixel weights, no launch
+/// bounds, 4 and 32 lanes, the word sums) gives the same bits, and the CPU's τ within 1e-4.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn batches_with_and_without_top_parts_give_the_same_bits() {
+    let mut snapshot = clustered_snapshot(200_000, 21);
+    let dark = &snapshot.species[0];
+    let copies = 1000;
+    let mut bright = haloscope::data::Species::empty(SpeciesKind::Star);
+    bright.positions = dark.positions[..copies].to_vec();
+    bright.masses = haloscope::data::Masses::Uniform(1.0);
+    let h = dark.smoothing_lengths.as_ref().expect("smoothing lengths");
+    bright.smoothing_lengths = Some(h[..copies].iter().map(|h| h * 1e-4).collect());
+    snapshot.species.push(bright);
+    let gpu = CudaTuning {
+        large: LargePath::Gpu,
+        ..CudaTuning::default()
+    };
+    let mut main = renderer(gpu);
+    let mut variants = [
+        (
+            "per-pixel weights",
+            renderer(CudaTuning {
+                separable_weights: false,
+                ..gpu
+            }),
+        ),
+        (
+            "no launch bounds",
+            renderer(CudaTuning {
+                grey_medium_min_blocks: 0,
+                ..gpu
+            }),
+        ),
+        (
+            "4 lanes",
+            renderer(CudaTuning {
+                medium_lanes: 4,
+                ..gpu
+            }),
+        ),
+        (
+            "32 lanes, word sums",
+            renderer(CudaTuning {
+                medium_lanes: 32,
+                red_shared_sums: false,
+                ..gpu
+            }),
+        ),
+    ];
+    for size_factor in [0.3f32, 1.0] {
+        let mut s = settings(&snapshot, 480, size_factor, false);
+        let mut star = SpeciesStyle::new(SpeciesKind::Star);
+        star.size_factor = size_factor * 1e4;
+        s.species.push(star);
+        let counts = check_against_cpu(&mut main, &snapshot, &s);
+        assert!(counts.medium > 100_000, "{counts:?}");
+        let reference = gpu_tau(&mut main, &snapshot, &s);
+        for (name, r) in &mut variants {
+            assert!(
+                gpu_tau(r, &snapshot, &s) == reference,
+                "{name} at {size_factor}"
+            );
+        }
+    }
+}

@@ -71,6 +71,10 @@ pub struct CudaBenchArgs {
     /// word (64-bit words with the --shared-atomics choice).
     #[arg(long, value_delimiter = ',', default_values = ["red"])]
     pub shared_sums: Vec<SharedSums>,
+    /// Blocks per SM the grey medium kernel is compiled to fit, to try (0 = the compiler's
+    /// choice; see `CudaTuning::grey_medium_min_blocks`).
+    #[arg(long, value_delimiter = ',', default_values_t = [CudaTuning::DEFAULT.grey_medium_min_blocks])]
+    pub grey_min_blocks: Vec<u32>,
 }
 
 /// How tile borders are combined (see [`CudaTuning::border_buffers`]).
@@ -210,24 +214,27 @@ fn bench_snapshot(
                                     })
                                 })
                             {
-                                configs.push(CudaTuning {
-                                    border_buffers: borders == Borders::Buffers,
-                                    red_shared_sums: sums == SharedSums::Red,
-                                    tile_px: tile,
-                                    medium_lanes: lanes,
-                                    wide_lanes,
-                                    split_shared_atomics: atomics != SharedAtomics::Native,
-                                    grey_medium_split_atomics: atomics == SharedAtomics::Split,
-                                    morton_upload: upload == UploadOrder::Morton,
-                                    separable_weights: separable == Switch::On,
-                                    grey_channel: grey == Switch::On,
-                                    segment: c.segment,
-                                    direct_cut_px: cut,
-                                    gpu_border_px: c.gpu_border,
-                                    wide_segment: c.wide_segment,
-                                    large: c.large,
-                                    ..CudaTuning::DEFAULT
-                                });
+                                for &min_blocks in &c.grey_min_blocks {
+                                    configs.push(CudaTuning {
+                                        border_buffers: borders == Borders::Buffers,
+                                        red_shared_sums: sums == SharedSums::Red,
+                                        tile_px: tile,
+                                        medium_lanes: lanes,
+                                        wide_lanes,
+                                        split_shared_atomics: atomics != SharedAtomics::Native,
+                                        grey_medium_split_atomics: atomics == SharedAtomics::Split,
+                                        morton_upload: upload == UploadOrder::Morton,
+                                        separable_weights: separable == Switch::On,
+                                        grey_channel: grey == Switch::On,
+                                        segment: c.segment,
+                                        direct_cut_px: cut,
+                                        gpu_border_px: c.gpu_border,
+                                        wide_segment: c.wide_segment,
+                                        large: c.large,
+                                        grey_medium_min_blocks: min_blocks,
+                                        ..CudaTuning::DEFAULT
+                                    });
+                                }
                             }
                         }
                     }
@@ -286,11 +293,15 @@ fn bench_snapshot(
                 },
                 if tuning.grey_channel { "on" } else { "off" },
                 format!(
-                    "{order_name}{}{}{}{}",
+                    "{order_name}{}{}{}{}{}",
                     if tuning.morton_upload { "+m" } else { "" },
                     if tuning.separable_weights { "+s" } else { "" },
                     if tuning.border_buffers { "+b" } else { "" },
-                    if tuning.red_shared_sums { "+r" } else { "" }
+                    if tuning.red_shared_sums { "+r" } else { "" },
+                    match tuning.grey_medium_min_blocks {
+                        0 => String::new(),
+                        b => format!("+{b}b"),
+                    }
                 ),
                 first_s,
                 seconds * 1e3,

@@ -64,20 +64,27 @@ fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuErr
 impl SplatKernels {
     fn load(device: &GpuDevice, tuning: &CudaTuning, channels: u32) -> Result<Self, GpuError> {
         let sep = u32::from(tuning.separable_weights);
-        let build = |file: &str, body: &str, lanes: u32, split: bool, red: bool| {
-            let (split, red) = (u32::from(split), u32::from(red));
-            device.module(
+        // `min_blocks`: __launch_bounds__(256, min_blocks) on the tile kernel, 0 = none.
+        let build =
+            |file: &str, body: &str, lanes: u32, split: bool, red: bool, min_blocks: u32| {
+                let (split, red) = (u32::from(split), u32::from(red));
+                let bounds = if min_blocks > 0 {
+                    format!("__launch_bounds__(256, {min_blocks})")
+                } else {
+                    String::new()
+                };
+                device.module(
                 &format!(
                     "{file} (channels {channels}, lanes {lanes}, split {split}, separable {sep}, \
-                     red {red})"
+                     red {red}, min blocks {min_blocks})"
                 ),
                 &format!(
                     "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
                      #define MEDIUM_LANES {lanes}\n#define SEPARABLE_WEIGHTS {sep}\n\
-                     #define RED_SUMS {red}\n{COMMON}\n{body}"
+                     #define RED_SUMS {red}\n#define TILE_LAUNCH_BOUNDS {bounds}\n{COMMON}\n{body}"
                 ),
             )
-        };
+            };
         // The medium pass of grey frames has its own atomics choice (measured per pass).
         let medium_split = if channels == 1 {
             tuning.grey_medium_split_atomics
@@ -85,26 +92,45 @@ impl SplatKernels {
             tuning.split_shared_atomics
         };
         let wide_split = tuning.split_shared_atomics;
-        let small = build("render_small.cu", SMALL, 1, wide_split, false)?;
+        let small = build("render_small.cu", SMALL, 1, wide_split, false, 0)?;
         let (medium_lanes, wide_lanes) = (tuning.medium_lanes, tuning.wide_lanes);
+        // Launch bounds only on a medium module of its own (256-thread blocks; the wide pass
+        // launches 1024) and for grey frames (CudaTuning::grey_medium_min_blocks).
+        let min_blocks = |shares_wide: bool| {
+            if channels == 1 && !shares_wide {
+                tuning.grey_medium_min_blocks
+            } else {
+                0
+            }
+        };
+        let shares_word = wide_lanes == medium_lanes && medium_split == wide_split;
         let medium = build(
             "render_medium.cu",
             MEDIUM,
             medium_lanes,
             medium_split,
             false,
+            min_blocks(shares_word),
         )?;
-        let wide = if wide_lanes == medium_lanes && medium_split == wide_split {
+        let wide = if shares_word {
             medium.clone()
         } else {
-            build("render_medium.cu", MEDIUM, wide_lanes, wide_split, false)?
+            build("render_medium.cu", MEDIUM, wide_lanes, wide_split, false, 0)?
         };
         let (medium_red, wide_red) = if tuning.red_shared_sums {
-            let m = build("render_medium.cu", MEDIUM, medium_lanes, false, true)?;
-            let w = if wide_lanes == medium_lanes {
+            let shares_red = wide_lanes == medium_lanes;
+            let m = build(
+                "render_medium.cu",
+                MEDIUM,
+                medium_lanes,
+                false,
+                true,
+                min_blocks(shares_red),
+            )?;
+            let w = if shares_red {
                 m.clone()
             } else {
-                build("render_medium.cu", MEDIUM, wide_lanes, false, true)?
+                build("render_medium.cu", MEDIUM, wide_lanes, false, true, 0)?
             };
             (
                 Some(function(&m, "medium_tiles")?),
@@ -113,7 +139,7 @@ impl SplatKernels {
         } else {
             (None, None)
         };
-        let large = build("render_large.cu", LARGE, 1, wide_split, false)?;
+        let large = build("render_large.cu", LARGE, 1, wide_split, false, 0)?;
         Ok(Self {
             channels,
             small: function(&small, "small_splat")?,

@@ -107,6 +107,15 @@ pub struct CudaTuning {
     /// splats, same bits. Used by both tile passes where the 12-byte region fits. On by
     /// default: the medium pass at R0 = 4 px, 10⁸, H200: 17.5 → 15.9 ms (BENCHMARKS.md, session 4).
     pub red_shared_sums: bool,
+    /// Thread blocks per SM that the grey medium pass's kernel is compiled to fit
+    /// (`__launch_bounds__(256, n)`: a register cap of 65536 / (256 n)), 0 = the compiler's
+    /// choice. Applied only where the medium pass has a module of its own (its lane count or
+    /// atomics differ from the wide pass's, whose blocks have 1024 threads) and to grey frames
+    /// (the RGB kernel spills under a 40-register cap). Default 6: ptxas (sm_90) fits the
+    /// grey kernel with three-part sums in 40 registers without spills (48 without the cap: 5
+    /// blocks; its 64-bit-word fallback spills 8 bytes). H200, 10⁸, R0 = 4 px: medium pass
+    /// 7.39 → 7.29 ms (BENCHMARKS.md, session 5).
+    pub grey_medium_min_blocks: u32,
     /// Where large splats go.
     pub large: LargePath,
 }
@@ -130,6 +139,7 @@ impl CudaTuning {
         morton_upload: true,
         border_buffers: false,
         red_shared_sums: true,
+        grey_medium_min_blocks: 6,
         large: LargePath::Cpu,
     };
 }
