@@ -33,6 +33,8 @@ use std::sync::{Mutex, PoisonError};
 mod draw;
 #[path = "splat_cpu_exp.rs"]
 pub mod exp;
+#[path = "splat_cpu_lanes.rs"]
+pub mod lanes;
 #[path = "splat_cpu_tile.rs"]
 mod tile;
 pub use draw::SplatProfile;
@@ -51,6 +53,20 @@ const MIN_CHUNK: usize = 1 << 15;
 /// offsets stay small next to the chunk's records.
 pub fn chunk_len(width: u32, height: u32) -> usize {
     MIN_CHUNK.max(Grid::new(width, height).n_tiles() * 16)
+}
+
+/// Which channels the splatter draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Channels {
+    /// R, G and B.
+    #[default]
+    Rgb,
+    /// Every splat has r = g = b (colour `none` for every species): one plane is drawn, from
+    /// the first channel, and written into all three channels of τ (the same bits as [`Rgb`],
+    /// since each channel gets the same operations on the same values).
+    ///
+    /// [`Rgb`]: Channels::Rgb
+    Grey,
 }
 
 /// How [`Splatter::draw_into`] writes the tiles into τ.
@@ -97,15 +113,60 @@ pub struct Splatter {
     staging: Vec<Mutex<Staging>>,
     /// Layout and chunk count of the last [`Splatter::bin`].
     binned: Option<(Grid, usize)>,
+    /// Channels of the last [`Splatter::bin`].
+    binned_channels: Channels,
+    /// Draw [`Channels::Grey`] frames as three planes (to test and measure the one plane).
+    grey_as_rgb: bool,
     /// Instruction set of the hot loops (detected on first use when `None`).
     isa: Option<Isa>,
 }
 
-/// One chunk's output in input order, before the sort by tile.
+/// One chunk's output in input order, before the sort by tile. Small records are kept as two
+/// arrays (record, tile) so that the sort's counting pass reads 4 bytes per record; their first
+/// `n_small` entries are this chunk's, the rest is room reused across chunks and frames.
 #[derive(Debug, Default)]
 struct Staging {
-    small: Vec<(u32, SmallSplat)>,
+    small: Vec<SmallSplat>,
+    small_tile: Vec<u32>,
+    n_small: usize,
     large: Vec<Splat>,
+}
+
+impl Staging {
+    /// Forgets the records (keeps the room).
+    fn clear(&mut self) {
+        self.n_small = 0;
+        self.large.clear();
+    }
+
+    /// Makes room for `extra` more small records after the first `n_small`.
+    #[inline(always)]
+    fn reserve_small(&mut self, extra: usize) {
+        let need = self.n_small + extra;
+        if self.small.len() < need {
+            let len = need.max(2 * self.small.len()).max(1024);
+            self.small.resize(len, SmallSplat::default());
+            self.small_tile.resize(len, 0);
+        }
+    }
+
+    /// Appends one small record for tile `tile`.
+    #[inline(always)]
+    fn push_small(&mut self, tile: u32, record: SmallSplat) {
+        self.reserve_small(1);
+        self.small[self.n_small] = record;
+        self.small_tile[self.n_small] = tile;
+        self.n_small += 1;
+    }
+
+    /// This chunk's small records and their tiles.
+    fn small(&self) -> (&[SmallSplat], &[u32]) {
+        let n = self
+            .n_small
+            .min(self.small.len())
+            .min(self.small_tile.len());
+        (&self.small[..n], &self.small_tile[..n])
+    }
 }
 
 /// Receives one chunk's splats in input order (see [`Splatter::bin`]).
@@ -297,7 +358,7 @@ impl ChunkSink<'_> {
         let (i, j) = (c0 as usize, r0 as usize);
         let tile = (j / TILE_PX) * grid.tiles_x + i / TILE_PX;
         small.pixel = ((j % TILE_PX) * TILE_PX + i % TILE_PX) as u16;
-        self.staging.small.push((tile as u32, small));
+        self.staging.push_small(tile as u32, small);
     }
 }
 
@@ -309,9 +370,12 @@ impl ChunkBins {
         self.offsets.resize(n_tiles + 1, [0, 0]);
         self.cost.clear();
         self.cost.resize(n_tiles, 0);
-        for (tile, _) in &staging.small {
-            self.offsets[*tile as usize + 1][0] += 1;
-            self.cost[*tile as usize] += draw::SMALL_COST;
+        let (small, small_tile) = staging.small();
+        for &tile in small_tile {
+            self.offsets[tile as usize + 1][0] += 1;
+        }
+        for (cost, offset) in self.cost.iter_mut().zip(&self.offsets[1..]) {
+            *cost = offset[0].saturating_mul(draw::SMALL_COST);
         }
         for s in &staging.large {
             if let Some(span) = grid.pixel_span(s) {
@@ -340,8 +404,8 @@ impl ChunkBins {
         self.small.resize(n_small as usize, SmallSplat::default());
         self.large.clear();
         self.large.resize(n_large as usize, Splat::default());
-        for (tile, add) in &staging.small {
-            let slot = &mut self.cursor[*tile as usize][0];
+        for (&tile, add) in small_tile.iter().zip(small) {
+            let slot = &mut self.cursor[tile as usize][0];
             self.small[*slot as usize] = *add;
             *slot += 1;
         }
@@ -417,6 +481,21 @@ impl Splatter {
     where
         F: Fn(usize, &mut ChunkSink<'_>) + Sync,
     {
+        self.bin_channels(width, height, Channels::Rgb, n_chunks, produce);
+    }
+
+    /// [`Splatter::bin`] for frames whose splats all have the channels `channels` (with
+    /// [`Channels::Grey`] only the first channel of each splat is read).
+    pub fn bin_channels<F>(
+        &mut self,
+        width: u32,
+        height: u32,
+        channels: Channels,
+        n_chunks: usize,
+        produce: F,
+    ) where
+        F: Fn(usize, &mut ChunkSink<'_>) + Sync,
+    {
         let grid = Grid::new(width, height);
         if self.chunks.len() < n_chunks {
             self.chunks.resize_with(n_chunks, ChunkBins::default);
@@ -439,8 +518,7 @@ impl Splatter {
                 // which thread's slot is used never changes the result.
                 let slot = rayon::current_thread_index().unwrap_or(0) % staging.len();
                 let mut stage = staging[slot].lock().unwrap_or_else(PoisonError::into_inner);
-                stage.small.clear();
-                stage.large.clear();
+                stage.clear();
                 let mut sink = ChunkSink {
                     grid,
                     staging: &mut stage,
@@ -459,6 +537,11 @@ impl Splatter {
             ..SplatProfile::default()
         };
         self.binned = Some((grid, n_chunks));
+        self.binned_channels = if self.grey_as_rgb {
+            Channels::Rgb
+        } else {
+            channels
+        };
     }
 
     /// Draws what the last [`Splatter::bin`] binned into `tau` (resized to that image under
@@ -480,8 +563,27 @@ impl Splatter {
         let isa = self.isa();
         let max_bands = self.max_bands.unwrap_or(draw::DEFAULT_MAX_BANDS);
         let chunks = &self.chunks[..n_chunks];
-        self.draw
-            .draw(isa, &grid, chunks, max_bands, tau, merge, &mut self.profile);
+        let channels = match self.binned_channels {
+            Channels::Rgb => 3,
+            Channels::Grey => 1,
+        };
+        self.draw.draw(
+            isa,
+            channels,
+            &grid,
+            chunks,
+            max_bands,
+            tau,
+            merge,
+            &mut self.profile,
+        );
+    }
+
+    /// Whether [`Channels::Grey`] frames are drawn as one plane (default `true`). The image
+    /// bits are the same either way; `false` draws three planes (to test that and to measure
+    /// what the single plane saves).
+    pub fn set_grey_frames(&mut self, grey: bool) {
+        self.grey_as_rgb = !grey;
     }
 
     /// Splits tiles whose work is far above the mean into at most `max_bands` row bands drawn
