@@ -6,8 +6,9 @@
 //! eight weights and a nine-bit mask — and that tail was most of the projection pass (perf
 //! annotate, session 5). Here every step is a lane-parallel select over fixed-size arrays, so the
 //! compiler evaluates it in vector registers; the records of the lanes that become small splats
-//! are written by compaction (each lane writes its slot, the cursor moves by 0 or 1), and only the
-//! rare other lanes go through the scalar `ChunkSink::push`. Every value is computed by the same
+//! are written by compaction (each lane writes its slot, the cursor moves by 0 or 1), the other
+//! lanes' splats are copied for the tiles by the same decisions as `ChunkSink::push`, without
+//! searching their footprint a second time. Every value is computed by the same
 //! f32 operations in the same order as [`super::super::project::project_particle`] followed by
 //! `ChunkSink::push`, so the staged records have the same bits (unit tests below).
 
@@ -185,6 +186,7 @@ impl ChunkSink<'_> {
         // vectorised across the lanes (one loop over lanes doing everything was vectorised
         // within a lane instead: perf annotate showed 4-wide exp per particle).
         let mut fast = [false; LANES];
+        let mut to_large = [false; LANES];
         let mut box_lo = [[0i32; LANES]; 2];
         let mut box_len = [[0i32; LANES]; 2];
         let mut cut2 = [0.0f32; LANES];
@@ -204,8 +206,13 @@ impl ChunkSink<'_> {
             // c0 ≥ 0 and, where the box is not empty, c1 ≥ c0: the shift is the division.
             let one_tile =
                 (c0 >> tile_shift == c1 >> tile_shift) & (r0 >> tile_shift == r1 >> tile_shift);
-            let box_ok = (i0 <= i1) & (j0 <= j1) & (c0 <= c1) & (r0 <= r1);
-            fast[l] = (p.class[l] != CLASS_INACTIVE) & finite & box_ok & fits & one_tile;
+            // `push`'s decisions: nothing for a non-finite splat or an empty box; a copy for
+            // the tiles when the box is wider than SMALL_SIDE; nothing when it misses the
+            // image; a copy when it straddles tiles; else a small record.
+            let drawable = (p.class[l] != CLASS_INACTIVE) & finite & (i0 <= i1) & (j0 <= j1);
+            let on_image = (c0 <= c1) & (r0 <= r1);
+            fast[l] = drawable & fits & on_image & one_tile;
+            to_large[l] = drawable & (!fits | (on_image & !one_tile));
             box_lo[0][l] = c0;
             box_lo[1][l] = r0;
             box_len[0][l] = c1.wrapping_sub(c0);
@@ -214,6 +221,16 @@ impl ChunkSink<'_> {
             inv_sigma2[l] = 1.0 / (sigma * sigma);
         }
         // Squared offsets of the box's columns ([0]) and rows ([1]) from the centre.
+        // The other lanes' splats go to the tiles as they are; a lane never gives both, so the
+        // small and the large lists each keep their input order.
+        for l in 0..LANES {
+            if to_large[l] {
+                self.staging.large.push(p.splat(l));
+            }
+        }
+        if !fast.iter().any(|&f| f) {
+            return counts;
+        }
         let mut d2 = [[[0.0f32; LANES]; SMALL_SIDE]; 2];
         for (axis, centre) in [&p.x_px, &p.y_px].into_iter().enumerate() {
             for k in 0..SMALL_SIDE {
@@ -266,13 +283,6 @@ impl ChunkSink<'_> {
             n += usize::from(fast[l] & (record[l].mask != 0));
         }
         stage.n_small = n;
-        // The others (large, medium footprints, splats crossing tiles) the scalar way; they
-        // never give a small record, so the two lists keep their input order.
-        for l in 0..LANES {
-            if p.class[l] != CLASS_INACTIVE && !fast[l] {
-                self.push(&p.splat(l));
-            }
-        }
         counts
     }
 }
