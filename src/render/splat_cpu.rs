@@ -35,6 +35,7 @@ mod draw;
 pub mod exp;
 #[path = "splat_cpu_lanes.rs"]
 pub mod lanes;
+use lanes::Staging;
 #[path = "splat_cpu_tile.rs"]
 mod tile;
 pub use draw::SplatProfile;
@@ -119,54 +120,6 @@ pub struct Splatter {
     grey_as_rgb: bool,
     /// Instruction set of the hot loops (detected on first use when `None`).
     isa: Option<Isa>,
-}
-
-/// One chunk's output in input order, before the sort by tile. Small records are kept as two
-/// arrays (record, tile) so that the sort's counting pass reads 4 bytes per record; their first
-/// `n_small` entries are this chunk's, the rest is room reused across chunks and frames.
-#[derive(Debug, Default)]
-struct Staging {
-    small: Vec<SmallSplat>,
-    small_tile: Vec<u32>,
-    n_small: usize,
-    large: Vec<Splat>,
-}
-
-impl Staging {
-    /// Forgets the records (keeps the room).
-    fn clear(&mut self) {
-        self.n_small = 0;
-        self.large.clear();
-    }
-
-    /// Makes room for `extra` more small records after the first `n_small`.
-    #[inline(always)]
-    fn reserve_small(&mut self, extra: usize) {
-        let need = self.n_small + extra;
-        if self.small.len() < need {
-            let len = need.max(2 * self.small.len()).max(1024);
-            self.small.resize(len, SmallSplat::default());
-            self.small_tile.resize(len, 0);
-        }
-    }
-
-    /// Appends one small record for tile `tile`.
-    #[inline(always)]
-    fn push_small(&mut self, tile: u32, record: SmallSplat) {
-        self.reserve_small(1);
-        self.small[self.n_small] = record;
-        self.small_tile[self.n_small] = tile;
-        self.n_small += 1;
-    }
-
-    /// This chunk's small records and their tiles.
-    fn small(&self) -> (&[SmallSplat], &[u32]) {
-        let n = self
-            .n_small
-            .min(self.small.len())
-            .min(self.small_tile.len());
-        (&self.small[..n], &self.small_tile[..n])
-    }
 }
 
 /// Receives one chunk's splats in input order (see [`Splatter::bin`]).
