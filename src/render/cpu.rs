@@ -3,11 +3,12 @@
 use super::normalise::Normaliser;
 use super::palette::Palette;
 use super::project::{
-    LANES, Lanes, ParticleClass, Projected, StyleParams, ViewParams, project_lanes,
+    LANES, Lanes, ParticleClass, Projected, StyleParams, ViewParams, geometry_lanes,
     project_particle,
 };
 use super::smoothing::knn_smoothing_lengths;
-use super::splat_cpu::{self, Isa, Merge, SplatProfile, Splatter};
+use super::splat_cpu::lanes::{SplatLanes, finish_lanes};
+use super::splat_cpu::{self, Channels, Isa, Merge, SplatProfile, Splatter};
 use super::tau::TauBuffer;
 use super::{
     Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, SpeciesStyle,
@@ -109,8 +110,9 @@ fn project_chunk_avx2(
 }
 
 /// Projects particles `first..last` of one species and pushes the active ones to `sink`, in
-/// input order, counting the classes: [`LANES`] at a time through [`project_lanes`] (the same
-/// bits as [`project_particle`], which takes the remainder).
+/// input order, counting the classes: [`LANES`] at a time, lane-parallel from the geometry to
+/// the staged record ([`geometry_lanes`], [`finish_lanes`], `ChunkSink::push_lanes`: the same
+/// bits as [`project_particle`] and `ChunkSink::push`, which take the remainder).
 #[inline(always)]
 fn project_chunk(
     view: &ViewParams,
@@ -130,28 +132,31 @@ fn project_chunk(
         }
     }
     let mut scratch = Lanes::default();
-    let mut out = [project_particle(view, &src.style, [0.0; 3], 0.0, 0.0, 0.0); LANES];
+    let mut out = SplatLanes::default();
+    let mut lane_counts = [0u64; 4];
     let mut i = first;
     while i + LANES <= last {
         let pos: [[f32; 3]; LANES] = std::array::from_fn(|l| src.positions[i + l]);
         let h: [f32; LANES] = std::array::from_fn(|l| src.smoothing[i + l]);
         let intensity = src.intensity.map_or([0.0; LANES], |v| v.lanes(i));
         let colour = src.colour.map_or([0.0; LANES], |v| v.lanes(i));
-        project_lanes(
-            view,
-            &src.style,
-            &pos,
-            &h,
-            &intensity,
-            &colour,
-            &mut scratch,
-            &mut out,
+        geometry_lanes(view, src.style.size_factor, &pos, &h, &mut scratch);
+        finish_lanes(
+            view, &src.style, &scratch, &h, &intensity, &colour, &mut out,
         );
-        for p in &out {
-            take(p, &mut counts, sink);
+        let c = sink.push_lanes(&out);
+        for (total, n) in lane_counts.iter_mut().zip(c) {
+            *total += n;
         }
         i += LANES;
     }
+    let [inactive, small, medium, large] = lane_counts;
+    counts = counts.merged(ClassCounts {
+        inactive,
+        small,
+        medium,
+        large,
+    });
     for i in i..last {
         let p = project_particle(
             view,
@@ -249,6 +254,13 @@ impl CpuRenderer {
         self.splatter.set_max_bands(max_bands);
     }
 
+    /// Whether frames where every species has colour `none` draw one plane and write it into
+    /// τ's three channels (default `true`). The image bits are the same either way; `false`
+    /// draws three planes (to test that and to measure what the single plane saves).
+    pub fn set_grey_frames(&mut self, grey: bool) {
+        self.splatter.set_grey_frames(grey);
+    }
+
     /// Where the splatter's time went in the last frame (per pass, wall and summed over tasks).
     pub fn splat_profile(&self) -> SplatProfile {
         self.splatter.profile()
@@ -329,8 +341,19 @@ impl CpuRenderer {
         let class_totals = [const { AtomicU64::new(0) }; 4];
         let plan = &self.chunk_plan;
         let isa = self.splatter.isa();
-        self.splatter
-            .bin(settings.width, settings.height, plan.len(), |c, sink| {
+        // Colour `none` everywhere: e = (1·A·b) in all three channels, so one plane is drawn.
+        let all_grey = settings.species.iter().all(|s| s.colour.is_none());
+        let channels = if all_grey {
+            Channels::Grey
+        } else {
+            Channels::Rgb
+        };
+        self.splatter.bin_channels(
+            settings.width,
+            settings.height,
+            channels,
+            plan.len(),
+            |c, sink| {
                 let (species, first, last) = plan[c];
                 let chunk_counts =
                     project_chunk_for(isa, &view, &sources[species], first, last, sink);
@@ -343,7 +366,8 @@ impl CpuRenderer {
                 for (total, n) in class_totals.iter().zip([inactive, small, medium, large]) {
                     total.fetch_add(n, Ordering::Relaxed);
                 }
-            });
+            },
+        );
         let [inactive, small, medium, large] = class_totals.map(AtomicU64::into_inner);
         let counts = ClassCounts {
             inactive,

@@ -363,6 +363,22 @@ pub fn project_particle(
     finish(view, style, &g, 0, h, intensity_raw, colour_raw)
 }
 
+/// The branch-free part of [`project_particle`] (camera space, screen position, radius with
+/// the minimum-radius factor, footprint box) for [`LANES`] particles, lane by lane with the
+/// scalar path's bits.
+#[inline(always)]
+pub fn geometry_lanes(
+    view: &ViewParams,
+    size_factor: f32,
+    pos_world: &[[f32; 3]; LANES],
+    h: &[f32; LANES],
+    out: &mut Lanes,
+) {
+    for l in 0..LANES {
+        geometry(view, size_factor, pos_world[l], h[l], out, l);
+    }
+}
+
 /// Projects [`LANES`] consecutive particles into `out`, bit-identical to [`project_particle`]
 /// on each: the branch-free arithmetic runs lane-parallel, the limits and classes per lane.
 /// `scratch` only holds intermediate values.
@@ -378,9 +394,7 @@ pub fn project_lanes(
     scratch: &mut Lanes,
     out: &mut [Projected; LANES],
 ) {
-    for l in 0..LANES {
-        geometry(view, style.size_factor, pos_world[l], h[l], scratch, l);
-    }
+    geometry_lanes(view, style.size_factor, pos_world, h, scratch);
     for l in 0..LANES {
         out[l] = finish(
             view,

@@ -33,6 +33,9 @@ use std::sync::{Mutex, PoisonError};
 mod draw;
 #[path = "splat_cpu_exp.rs"]
 pub mod exp;
+#[path = "splat_cpu_lanes.rs"]
+pub mod lanes;
+use lanes::Staging;
 #[path = "splat_cpu_tile.rs"]
 mod tile;
 pub use draw::SplatProfile;
@@ -51,6 +54,20 @@ const MIN_CHUNK: usize = 1 << 15;
 /// offsets stay small next to the chunk's records.
 pub fn chunk_len(width: u32, height: u32) -> usize {
     MIN_CHUNK.max(Grid::new(width, height).n_tiles() * 16)
+}
+
+/// Which channels the splatter draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Channels {
+    /// R, G and B.
+    #[default]
+    Rgb,
+    /// Every splat has r = g = b (colour `none` for every species): one plane is drawn, from
+    /// the first channel, and written into all three channels of τ (the same bits as [`Rgb`],
+    /// since each channel gets the same operations on the same values).
+    ///
+    /// [`Rgb`]: Channels::Rgb
+    Grey,
 }
 
 /// How [`Splatter::draw_into`] writes the tiles into τ.
@@ -97,15 +114,12 @@ pub struct Splatter {
     staging: Vec<Mutex<Staging>>,
     /// Layout and chunk count of the last [`Splatter::bin`].
     binned: Option<(Grid, usize)>,
+    /// Channels of the last [`Splatter::bin`].
+    binned_channels: Channels,
+    /// Draw [`Channels::Grey`] frames as three planes (to test and measure the one plane).
+    grey_as_rgb: bool,
     /// Instruction set of the hot loops (detected on first use when `None`).
     isa: Option<Isa>,
-}
-
-/// One chunk's output in input order, before the sort by tile.
-#[derive(Debug, Default)]
-struct Staging {
-    small: Vec<(u32, SmallSplat)>,
-    large: Vec<Splat>,
 }
 
 /// Receives one chunk's splats in input order (see [`Splatter::bin`]).
@@ -297,7 +311,7 @@ impl ChunkSink<'_> {
         let (i, j) = (c0 as usize, r0 as usize);
         let tile = (j / TILE_PX) * grid.tiles_x + i / TILE_PX;
         small.pixel = ((j % TILE_PX) * TILE_PX + i % TILE_PX) as u16;
-        self.staging.small.push((tile as u32, small));
+        self.staging.push_small(tile as u32, small);
     }
 }
 
@@ -309,9 +323,12 @@ impl ChunkBins {
         self.offsets.resize(n_tiles + 1, [0, 0]);
         self.cost.clear();
         self.cost.resize(n_tiles, 0);
-        for (tile, _) in &staging.small {
-            self.offsets[*tile as usize + 1][0] += 1;
-            self.cost[*tile as usize] += draw::SMALL_COST;
+        let (small, small_tile) = staging.small();
+        for &tile in small_tile {
+            self.offsets[tile as usize + 1][0] += 1;
+        }
+        for (cost, offset) in self.cost.iter_mut().zip(&self.offsets[1..]) {
+            *cost = offset[0].saturating_mul(draw::SMALL_COST);
         }
         for s in &staging.large {
             if let Some(span) = grid.pixel_span(s) {
@@ -340,8 +357,8 @@ impl ChunkBins {
         self.small.resize(n_small as usize, SmallSplat::default());
         self.large.clear();
         self.large.resize(n_large as usize, Splat::default());
-        for (tile, add) in &staging.small {
-            let slot = &mut self.cursor[*tile as usize][0];
+        for (&tile, add) in small_tile.iter().zip(small) {
+            let slot = &mut self.cursor[tile as usize][0];
             self.small[*slot as usize] = *add;
             *slot += 1;
         }
@@ -417,6 +434,21 @@ impl Splatter {
     where
         F: Fn(usize, &mut ChunkSink<'_>) + Sync,
     {
+        self.bin_channels(width, height, Channels::Rgb, n_chunks, produce);
+    }
+
+    /// [`Splatter::bin`] for frames whose splats all have the channels `channels` (with
+    /// [`Channels::Grey`] only the first channel of each splat is read).
+    pub fn bin_channels<F>(
+        &mut self,
+        width: u32,
+        height: u32,
+        channels: Channels,
+        n_chunks: usize,
+        produce: F,
+    ) where
+        F: Fn(usize, &mut ChunkSink<'_>) + Sync,
+    {
         let grid = Grid::new(width, height);
         if self.chunks.len() < n_chunks {
             self.chunks.resize_with(n_chunks, ChunkBins::default);
@@ -439,8 +471,7 @@ impl Splatter {
                 // which thread's slot is used never changes the result.
                 let slot = rayon::current_thread_index().unwrap_or(0) % staging.len();
                 let mut stage = staging[slot].lock().unwrap_or_else(PoisonError::into_inner);
-                stage.small.clear();
-                stage.large.clear();
+                stage.clear();
                 let mut sink = ChunkSink {
                     grid,
                     staging: &mut stage,
@@ -459,6 +490,11 @@ impl Splatter {
             ..SplatProfile::default()
         };
         self.binned = Some((grid, n_chunks));
+        self.binned_channels = if self.grey_as_rgb {
+            Channels::Rgb
+        } else {
+            channels
+        };
     }
 
     /// Draws what the last [`Splatter::bin`] binned into `tau` (resized to that image under
@@ -480,8 +516,27 @@ impl Splatter {
         let isa = self.isa();
         let max_bands = self.max_bands.unwrap_or(draw::DEFAULT_MAX_BANDS);
         let chunks = &self.chunks[..n_chunks];
-        self.draw
-            .draw(isa, &grid, chunks, max_bands, tau, merge, &mut self.profile);
+        let channels = match self.binned_channels {
+            Channels::Rgb => 3,
+            Channels::Grey => 1,
+        };
+        self.draw.draw(
+            isa,
+            channels,
+            &grid,
+            chunks,
+            max_bands,
+            tau,
+            merge,
+            &mut self.profile,
+        );
+    }
+
+    /// Whether [`Channels::Grey`] frames are drawn as one plane (default `true`). The image
+    /// bits are the same either way; `false` draws three planes (to test that and to measure
+    /// what the single plane saves).
+    pub fn set_grey_frames(&mut self, grey: bool) {
+        self.grey_as_rgb = !grey;
     }
 
     /// Splits tiles whose work is far above the mean into at most `max_bands` row bands drawn

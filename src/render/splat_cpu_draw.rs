@@ -115,6 +115,7 @@ impl DrawScratch {
     pub(super) fn draw(
         &mut self,
         isa: Isa,
+        channels: usize,
         grid: &Grid,
         chunks: &[ChunkBins],
         max_bands: usize,
@@ -148,7 +149,8 @@ impl DrawScratch {
             let mut buffer = buffers[slot].lock().unwrap_or_else(PoisonError::into_inner);
             let t = unit.tile as usize;
             let (row_lo, row_hi) = (unit.row_lo as usize, unit.row_hi as usize);
-            let plane_len = render_unit_for(isa, t, row_lo, row_hi, grid, chunks, &mut buffer);
+            let plane_len =
+                render_unit_for(isa, channels, t, row_lo, row_hi, grid, chunks, &mut buffer);
             let merge_start = Instant::now();
             let x0 = (t % grid.tiles_x) * TILE_PX;
             let x1 = (x0 + TILE_PX).min(grid.width as usize);
@@ -158,7 +160,12 @@ impl DrawScratch {
                 // bands of one tile are disjoint row ranges), so this row span is touched by
                 // this unit only; `rows` lives no longer than the borrow of `tau`.
                 let dst = unsafe { rows.row(y0 + ry, x0, x1) };
-                write_row(dst, &buffer, plane_len, (ry - row_lo) * TILE_PX, merge);
+                let at = (ry - row_lo) * TILE_PX;
+                if channels == 1 {
+                    write_row_grey(dst, &buffer, plane_len, at, merge);
+                } else {
+                    write_row(dst, &buffer, plane_len, at, merge);
+                }
             }
             let done = Instant::now();
             draw_ns.fetch_add(nanos(merge_start - unit_start), Ordering::Relaxed);
@@ -216,6 +223,32 @@ impl DrawScratch {
             }
         }
         split
+    }
+}
+
+/// Writes (or adds) one row of a unit's single plane (a grey frame: r = g = b for every splat,
+/// so the plane holds each channel's bits; `plane_len` 0: nothing drawn) into all three
+/// channels of its span of τ.
+#[inline]
+fn write_row_grey(dst: &mut [f32], buffer: &[f32], plane_len: usize, at: usize, merge: Merge) {
+    let n = dst.len() / 3;
+    if plane_len == 0 || buffer.len() < plane_len || at + n > plane_len {
+        if merge == Merge::Overwrite {
+            dst.fill(0.0);
+        }
+        return;
+    }
+    let src = &buffer[at..at + n];
+    match merge {
+        Merge::Add => dst.chunks_exact_mut(3).zip(src).for_each(|(d, v)| {
+            d[0] += v;
+            d[1] += v;
+            d[2] += v;
+        }),
+        Merge::Overwrite => dst
+            .chunks_exact_mut(3)
+            .zip(src)
+            .for_each(|(d, v)| d.fill(*v)),
     }
 }
 

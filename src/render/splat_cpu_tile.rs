@@ -1,5 +1,7 @@
 //! Drawing one tile of the CPU splatter (see `splat_cpu.rs`): small records, then every other
-//! splat of each chunk, into the tile's R, G and B planes.
+//! splat of each chunk, into the tile's R, G and B planes, or into one plane for grey frames
+//! (every splat has r = g = b: the one plane gets, pixel by pixel, the operations each of the
+//! three would get, so its values are the bits of each RGB channel).
 
 use super::exp::exp_f32;
 use super::{ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, TILE_PX, pixel_box};
@@ -8,9 +10,12 @@ use crate::render::project::Splat;
 /// Columns per vector block of the row loop (8 f32 lanes with AVX2).
 pub(super) const BLOCK: usize = 8;
 
-/// [`render_unit`] compiled for `isa` (one the CPU has: see [`super::Splatter::isa`]).
+/// [`render_unit`] with `channels` planes (1: grey, the first channel only; otherwise 3),
+/// compiled for `isa` (one the CPU has: see [`super::Splatter::isa`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn render_unit_for(
     isa: Isa,
+    channels: usize,
     t: usize,
     row_lo: usize,
     row_hi: usize,
@@ -21,16 +26,26 @@ pub(super) fn render_unit_for(
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx2Fma {
         // SAFETY: `Splatter::isa` only yields Avx2Fma where the CPU has AVX2 and FMA.
-        return unsafe { render_unit_avx2(t, row_lo, row_hi, grid, chunks, buffer) };
+        return unsafe {
+            if channels == 1 {
+                render_unit_avx2::<1>(t, row_lo, row_hi, grid, chunks, buffer)
+            } else {
+                render_unit_avx2::<3>(t, row_lo, row_hi, grid, chunks, buffer)
+            }
+        };
     }
     let _ = isa;
-    render_unit(t, row_lo, row_hi, grid, chunks, buffer)
+    if channels == 1 {
+        render_unit::<1>(t, row_lo, row_hi, grid, chunks, buffer)
+    } else {
+        render_unit::<3>(t, row_lo, row_hi, grid, chunks, buffer)
+    }
 }
 
 /// [`render_unit`] with 8-wide vectors (no FMA contraction: Rust never fuses a·b + c).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn render_unit_avx2(
+fn render_unit_avx2<const C: usize>(
     t: usize,
     row_lo: usize,
     row_hi: usize,
@@ -38,16 +53,17 @@ fn render_unit_avx2(
     chunks: &[ChunkBins],
     buffer: &mut Vec<f32>,
 ) -> usize {
-    render_unit(t, row_lo, row_hi, grid, chunks, buffer)
+    render_unit::<C>(t, row_lo, row_hi, grid, chunks, buffer)
 }
 
 /// Renders rows `row_lo..row_hi` (relative to the tile) of tile `t`, chunk by chunk in input
-/// order, into `buffer`: R, G and B planes of the returned length each (row stride TILE_PX,
-/// row 0 = row_lo, and a pad); 0 when the tile has no record (the buffer is then untouched).
+/// order, into `buffer`: `C` planes (R, G, B, or the first channel alone) of the returned length
+/// each (row stride TILE_PX, row 0 = row_lo, and a pad); 0 when the tile has no record (the
+/// buffer is then untouched).
 /// Any band of rows gets, pixel by pixel, the same operations in the same order as the whole
 /// tile.
 #[inline(always)]
-fn render_unit(
+fn render_unit<const C: usize>(
     t: usize,
     row_lo: usize,
     row_hi: usize,
@@ -74,10 +90,10 @@ fn render_unit(
         }
         if !used {
             buffer.clear();
-            buffer.resize(3 * plane_len, 0.0);
+            buffer.resize(C * plane_len, 0.0);
             used = true;
         }
-        let mut planes = planes_mut(buffer, plane_len);
+        let mut planes = planes_mut::<C>(buffer, plane_len);
         if whole {
             for p in small {
                 add_small(p, &mut planes);
@@ -94,12 +110,15 @@ fn render_unit(
     if used { plane_len } else { 0 }
 }
 
-/// Mutable R, G and B planes (with their pads) of a buffer of 3·`plane_len` values.
+/// The `C` mutable planes (with their pads) of a buffer of C·`plane_len` values.
 #[inline(always)]
-fn planes_mut(data: &mut [f32], plane_len: usize) -> [&mut [f32]; 3] {
-    let (r, gb) = data.split_at_mut(plane_len);
-    let (g, b) = gb.split_at_mut(plane_len);
-    [r, g, b]
+fn planes_mut<const C: usize>(data: &mut [f32], plane_len: usize) -> [&mut [f32]; C] {
+    let mut rest = data;
+    std::array::from_fn(|_| {
+        let (plane, tail) = std::mem::take(&mut rest).split_at_mut(plane_len);
+        rest = tail;
+        plane
+    })
 }
 
 /// Per-column and per-row offsets and weights of one splat inside one tile (columns padded to a
@@ -124,21 +143,21 @@ impl Default for ColumnScratch {
 
 /// Adds a small record to a tile's planes (row stride TILE_PX pixels).
 #[inline(always)]
-fn add_small(p: &SmallSplat, [pr, pg, pb]: &mut [&mut [f32]; 3]) {
+fn add_small<const C: usize>(p: &SmallSplat, planes: &mut [&mut [f32]; C]) {
     for r in 0..SMALL_SIDE {
         let row_mask = (p.mask >> (SMALL_SIDE * r)) & ((1 << SMALL_SIDE) - 1);
         if row_mask == 0 {
             continue;
         }
         let wy = p.wy[r];
-        let e = [p.rgb[0] * wy, p.rgb[1] * wy, p.rgb[2] * wy];
+        let e: [f32; C] = std::array::from_fn(|ch| p.rgb[ch] * wy);
         for c in 0..SMALL_SIDE {
             if row_mask & (1 << c) != 0 {
                 let k = p.pixel as usize + r * TILE_PX + c;
                 let w = p.wx[c];
-                pr[k] += w * e[0];
-                pg[k] += w * e[1];
-                pb[k] += w * e[2];
+                for (plane, e) in planes.iter_mut().zip(e) {
+                    plane[k] += w * e;
+                }
             }
         }
     }
@@ -147,11 +166,11 @@ fn add_small(p: &SmallSplat, [pr, pg, pb]: &mut [&mut [f32]; 3]) {
 /// [`add_small`] restricted to tile rows `row_lo..row_hi`, into planes whose row 0 is
 /// `row_lo`: the same operations for each pixel drawn.
 #[inline(always)]
-fn add_small_band(
+fn add_small_band<const C: usize>(
     p: &SmallSplat,
     row_lo: usize,
     row_hi: usize,
-    [pr, pg, pb]: &mut [&mut [f32]; 3],
+    planes: &mut [&mut [f32]; C],
 ) {
     let top = p.pixel as usize / TILE_PX;
     let col = p.pixel as usize % TILE_PX;
@@ -162,14 +181,14 @@ fn add_small_band(
             continue;
         }
         let wy = p.wy[r];
-        let e = [p.rgb[0] * wy, p.rgb[1] * wy, p.rgb[2] * wy];
+        let e: [f32; C] = std::array::from_fn(|ch| p.rgb[ch] * wy);
         for c in 0..SMALL_SIDE {
             if row_mask & (1 << c) != 0 {
                 let k = (row - row_lo) * TILE_PX + col + c;
                 let w = p.wx[c];
-                pr[k] += w * e[0];
-                pg[k] += w * e[1];
-                pb[k] += w * e[2];
+                for (plane, e) in planes.iter_mut().zip(e) {
+                    plane[k] += w * e;
+                }
             }
         }
     }
@@ -184,10 +203,10 @@ fn add_small_band(
 /// those of a per-pixel loop, but the loop is branch-free, fully vectorised and has no scalar
 /// tail. The last block may run past the box, and past the last row into the plane's pad.
 #[inline(always)]
-fn splat_one(
+fn splat_one<const C: usize>(
     s: &Splat,
     [x0, x1, y0, y1]: [i32; 4],
-    planes: &mut [&mut [f32]; 3],
+    planes: &mut [&mut [f32]; C],
     scratch: &mut ColumnScratch,
 ) {
     let Some([c0, c1, r0, r1]) = pixel_box(s, x0, x1, y0, y1) else {
@@ -220,7 +239,6 @@ fn splat_one(
     }
     let dx2 = &scratch.dx2[..n_padded];
     let wx = &scratch.wx[..n_padded];
-    let [pr, pg, pb] = planes;
     for (k, (&dy2, &wy)) in scratch.dy2[..n_rows]
         .iter()
         .zip(&scratch.wy[..n_rows])
@@ -232,18 +250,28 @@ fn splat_one(
         let start = (r0 - y0) as usize * TILE_PX + k * TILE_PX + (c0 - x0) as usize;
         let run = start..start + n_padded;
         // τ += wx·(rgb·wy): the same operations in the same order for every pixel.
-        let e = [s.rgb[0] * wy, s.rgb[1] * wy, s.rgb[2] * wy];
-        for ((((tr, tg), tb), w), d) in pr[run.clone()]
-            .iter_mut()
-            .zip(&mut pg[run.clone()])
-            .zip(&mut pb[run])
-            .zip(wx)
-            .zip(dx2)
-        {
-            let inside = d + dy2 <= cut2;
-            *tr += if inside { w * e[0] } else { 0.0 };
-            *tg += if inside { w * e[1] } else { 0.0 };
-            *tb += if inside { w * e[2] } else { 0.0 };
+        let e: [f32; C] = std::array::from_fn(|ch| s.rgb[ch] * wy);
+        if let [pr, pg, pb] = &mut planes[..] {
+            for ((((tr, tg), tb), w), d) in pr[run.clone()]
+                .iter_mut()
+                .zip(&mut pg[run.clone()])
+                .zip(&mut pb[run])
+                .zip(wx)
+                .zip(dx2)
+            {
+                let inside = d + dy2 <= cut2;
+                *tr += if inside { w * e[0] } else { 0.0 };
+                *tg += if inside { w * e[1] } else { 0.0 };
+                *tb += if inside { w * e[2] } else { 0.0 };
+            }
+        } else {
+            // One plane per pass (C = 1 for grey frames): the same test and product per pixel.
+            for (plane, e) in planes.iter_mut().zip(e) {
+                for ((t, w), d) in plane[run.clone()].iter_mut().zip(wx).zip(dx2) {
+                    let inside = d + dy2 <= cut2;
+                    *t += if inside { w * e } else { 0.0 };
+                }
+            }
         }
     }
 }

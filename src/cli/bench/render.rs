@@ -27,6 +27,11 @@ pub struct BenchRenderArgs {
     /// factor.
     #[arg(long, value_delimiter = ',', default_values_t = [0.3f32, 1.0, 4.0, 16.0])]
     pub radii: Vec<f32>,
+    /// Colour of the synthetic cases, one case each: `none` (grey: r = g = b, drawn as one
+    /// plane unless HALOSCOPE_CPU_GREY=0) or a field (log10, viridis; e.g. `Density`: three
+    /// planes).
+    #[arg(long, value_delimiter = ',', default_values_t = ["none".to_owned()])]
+    pub colour: Vec<String>,
     /// Timed repetitions per case (the fastest is reported; buffers are reused).
     #[arg(long, default_value_t = 2)]
     pub repeat: usize,
@@ -59,6 +64,9 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     if let Some(bands) = max_bands {
         renderer.set_max_bands(bands);
     }
+    // Measuring knob: HALOSCOPE_CPU_GREY=0 draws grey frames as three planes (same bits).
+    let grey_frames = std::env::var("HALOSCOPE_CPU_GREY").map_or(true, |v| v != "0");
+    renderer.set_grey_frames(grey_frames);
     let isa = renderer.isa().name();
     eprintln!("CPU hot loops: {isa} ({threads} threads)");
     let mut tau = TauBuffer::default();
@@ -87,10 +95,22 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
                 vec![SpeciesStyle::new(SpeciesKind::Dark)],
             );
             let mean_r1 = mean_radius(&snapshot, &base)?;
-            for &r0 in &args.radii {
+            for (colour, &r0) in args
+                .colour
+                .iter()
+                .flat_map(|c| args.radii.iter().map(move |r| (c, r)))
+            {
                 let mut settings = base.clone();
                 settings.species[0].size_factor = r0 / mean_r1;
                 settings.brightness = Brightness::Explicit(1.0);
+                let grey = colour.eq_ignore_ascii_case("none");
+                if !grey {
+                    let style = &mut settings.species[0];
+                    style.colour = Some(colour.clone());
+                    style.colour_log = true;
+                    style.palette = "viridis".to_owned();
+                }
+                let channels = if grey && grey_frames { "grey" } else { "rgb" };
                 let row = time_case(
                     &mut renderer,
                     &mut tau,
@@ -104,8 +124,11 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
                     "particles": n,
                     "side": side,
                     "r0_px": r0,
+                    "colour": colour,
+                    "channels": channels,
                     "result": row,
                 }));
+                eprint!("[colour {colour}, {channels}] ");
                 print_row(n, side, r0, &row, threads);
             }
         }
@@ -156,7 +179,7 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "threads": threads, "isa": isa, "max_bands": max_bands, "cases": rows })
+            serde_json::json!({ "threads": threads, "isa": isa, "max_bands": max_bands, "grey_frames": grey_frames, "cases": rows })
         );
     }
     Ok(())

@@ -1,0 +1,173 @@
+//! The lane-parallel projection tail against the scalar path, bit for bit.
+
+use super::super::{ChunkSink, Grid, SmallSplat, Staging};
+use super::*;
+use crate::render::camera::{Camera, Projection};
+use crate::render::normalise::Normaliser;
+use crate::render::palette::Palette;
+use crate::render::project::{DEFAULT_BORDER_PX, ParticleClass, geometry_lanes, project_particle};
+
+/// The bits of every staged record, tile and large splat, in order.
+fn staged_bits(stage: &Staging) -> Vec<u32> {
+    let (small, tiles) = stage.small();
+    let mut bits = Vec::new();
+    for (s, t) in small.iter().zip(tiles) {
+        let SmallSplat {
+            pixel,
+            mask,
+            wx,
+            wy,
+            rgb,
+        } = *s;
+        bits.extend([*t, u32::from(pixel), u32::from(mask)]);
+        bits.extend(wx.iter().chain(&wy).chain(&rgb).map(|v| v.to_bits()));
+    }
+    bits.push(u32::MAX);
+    for s in &stage.large {
+        bits.extend([s.x_px, s.y_px, s.sigma_px, s.cut_px].map(f32::to_bits));
+        bits.extend(s.rgb.map(f32::to_bits));
+    }
+    bits
+}
+
+/// Particles mixing edge cases with random ones of every class, around tile borders.
+fn particles() -> (Vec<[f32; 3]>, Vec<f32>, Vec<f32>) {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let mut pos: Vec<[f32; 3]> = vec![
+        [0.0, 0.0, 20.0],
+        [100.0, 0.0, 0.0],
+        [f32::NAN, 0.0, 0.0],
+        [0.0; 3],
+        [0.0; 3],
+        [0.0; 3],
+        [-10.1, 0.0, 0.0],
+        [f32::INFINITY, 1.0, 0.0],
+    ];
+    let mut h = vec![0.5, 0.5, 0.5, 0.0, -1.0, f32::INFINITY, 0.2, 0.01];
+    while pos.len() < 4000 {
+        pos.push([
+            24.0 * next() - 12.0,
+            20.0 * next() - 10.0,
+            12.0 * next() - 6.0,
+        ]);
+        // Mostly tiny (one to nine pixels), some up to many pixels.
+        let tiny = !pos.len().is_multiple_of(4);
+        h.push(if tiny {
+            0.002 + 0.04 * next()
+        } else {
+            0.002 + 2.0 * next() * next()
+        });
+    }
+    let values: Vec<f32> = (0..pos.len()).map(|_| 3.0 * next() - 0.5).collect();
+    (pos, h, values)
+}
+
+#[test]
+fn lanes_stage_the_scalar_records_and_counts() {
+    let (pos, h, values) = particles();
+    let palette = Palette::by_name("viridis").expect("palette");
+    let norm = Normaliser::fixed(false, 0.0, 2.0);
+    let mut classes_seen = [0u64; 4];
+    for (min_radius, perspective, coloured) in [
+        (1.0, true, false),
+        (0.0, true, true),
+        (1.0, false, true),
+        (0.5, true, false),
+    ] {
+        let mut camera = Camera::look_at([0.0, 0.0, 10.0], [0.0; 3], [0.0, 1.0, 0.0], 90.0);
+        if !perspective {
+            camera.projection = Projection::Orthographic;
+        }
+        // Several tiles across and down, with partial tiles at the right and bottom edges.
+        let (width, height) = (200, 150);
+        let view =
+            ViewParams::new(&camera, width, height, min_radius, DEFAULT_BORDER_PX).expect("view");
+        let style = StyleParams {
+            intensity: coloured.then_some(norm),
+            colour: coloured.then_some((norm, &palette)),
+            brightness: 0.7,
+            size_factor: 1.3,
+        };
+        let grid = Grid::new(width, height);
+        let mut want_stage = Staging::default();
+        let mut want_counts = [0u64; 4];
+        {
+            let mut sink = ChunkSink {
+                grid,
+                staging: &mut want_stage,
+            };
+            for i in 0..pos.len() {
+                let p = project_particle(&view, &style, pos[i], h[i], values[i], values[i]);
+                let class = match p.class {
+                    ParticleClass::Inactive => 0,
+                    ParticleClass::Small => 1,
+                    ParticleClass::Medium => 2,
+                    ParticleClass::Large => 3,
+                };
+                want_counts[class] += 1;
+                if p.class != ParticleClass::Inactive {
+                    sink.push(&p.splat);
+                }
+            }
+        }
+        let mut got_stage = Staging::default();
+        let mut got_counts = [0u64; 4];
+        {
+            let mut sink = ChunkSink {
+                grid,
+                staging: &mut got_stage,
+            };
+            let mut g = Lanes::default();
+            let mut out = SplatLanes::default();
+            for first in (0..pos.len()).step_by(LANES) {
+                let lane = |x: &[f32]| -> [f32; LANES] { std::array::from_fn(|l| x[first + l]) };
+                let p: [[f32; 3]; LANES] = std::array::from_fn(|l| pos[first + l]);
+                let (hl, vl) = (lane(&h), lane(&values));
+                geometry_lanes(&view, style.size_factor, &p, &hl, &mut g);
+                finish_lanes(&view, &style, &g, &hl, &vl, &vl, &mut out);
+                for (total, n) in got_counts.iter_mut().zip(sink.push_lanes(&out)) {
+                    *total += n;
+                }
+            }
+        }
+        assert_eq!(got_counts, want_counts);
+        assert_eq!(got_stage.n_small, want_stage.n_small);
+        assert_eq!(got_stage.large.len(), want_stage.large.len());
+        assert_eq!(staged_bits(&got_stage), staged_bits(&want_stage));
+        for (seen, n) in classes_seen.iter_mut().zip(want_counts) {
+            *seen += n;
+        }
+        // Both kinds of staged output occur in every configuration.
+        assert!(want_stage.n_small > 100, "{}", want_stage.n_small);
+        assert!(!want_stage.large.is_empty());
+    }
+    assert!(classes_seen.iter().all(|&n| n > 0), "{classes_seen:?}");
+}
+
+#[test]
+fn footprint_search_as_selects_matches_the_branching_one() {
+    let cases = [
+        (10.5f32, 0.75f32),
+        (10.0, 0.5),
+        (0.3, 1.2),
+        (-3.0, 0.1),
+        (63.99, 0.76),
+        (1e9, 2.0),
+        (-1e9, 2.0),
+        (5.25, 0.0),
+    ];
+    for (centre, cut) in cases {
+        let cut2 = cut * cut;
+        assert_eq!(
+            sample_range_sel(centre, cut, cut2),
+            super::super::sample_range(centre, cut, cut2),
+            "{centre} {cut}"
+        );
+    }
+}
