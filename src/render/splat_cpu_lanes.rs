@@ -16,7 +16,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::exp::exp_f32;
-use super::{ChunkSink, SMALL_SIDE, SmallSplat, TILE_PX};
+use super::{ChunkBins, ChunkSink, SMALL_SIDE, SmallSplat, TILE_PX};
 use crate::render::project::{
     AMPLITUDE_FACTOR, CUT_FACTOR, LANES, Lanes, SIGMA_FACTOR, Splat, StyleParams, ViewParams,
     ceil_i32, floor_i32,
@@ -175,6 +175,19 @@ impl ChunkSink<'_> {
     /// order, as [`ChunkSink::push`] on each active lane.
     #[inline(always)]
     pub fn push_lanes(&mut self, p: &SplatLanes) -> [u64; 4] {
+        if self.grey {
+            self.push_lanes_channels::<1>(p)
+        } else {
+            self.push_lanes_channels::<3>(p)
+        }
+    }
+
+    /// [`ChunkSink::push_lanes`] staging small records of `C` channels.
+    #[inline(always)]
+    fn push_lanes_channels<const C: usize>(&mut self, p: &SplatLanes) -> [u64; 4]
+    where
+        Staging: SmallStore<C>,
+    {
         let mut counts = [0u64; 4];
         for &class in &p.class {
             counts[usize::from(class & 3)] += 1;
@@ -266,19 +279,19 @@ impl ChunkSink<'_> {
             pixel[l] = ((ru % TILE_PX) * TILE_PX + cu % TILE_PX) as u16;
             tile[l] = ((ru >> tile_shift) * grid.tiles_x + (cu >> tile_shift)) as u32;
         }
-        let record: [SmallSplat; LANES] = std::array::from_fn(|l| SmallSplat {
+        let record: [SmallSplat<C>; LANES] = std::array::from_fn(|l| SmallSplat {
             pixel: pixel[l],
             mask: mask[l],
             wx: std::array::from_fn(|k| w[0][k][l]),
             wy: std::array::from_fn(|k| w[1][k][l]),
-            rgb: [p.rgb[0][l], p.rgb[1][l], p.rgb[2][l]],
+            rgb: std::array::from_fn(|ch| p.rgb[ch][l]),
         });
         // Compaction: every lane writes the next slot; only kept ones move the cursor.
         let stage = &mut *self.staging;
-        stage.reserve_small(LANES);
+        stage.reserve_small::<C>(LANES);
         let mut n = stage.n_small;
         for l in 0..LANES {
-            stage.small[n] = record[l];
+            stage.records_mut()[n] = record[l];
             stage.small_tile[n] = tile[l];
             n += usize::from(fast[l] & (record[l].mask != 0));
         }
@@ -289,13 +302,59 @@ impl ChunkSink<'_> {
 
 /// One chunk's output in input order, before the sort by tile. Small records are kept as two
 /// arrays (record, tile) so that the sort's counting pass reads 4 bytes per record; their first
-/// `n_small` entries are this chunk's, the rest is room reused across chunks and frames.
+/// `n_small` entries are this chunk's, the rest is room reused across chunks and frames. Grey
+/// frames use the one-channel records (`small_grey`), others the RGB ones.
 #[derive(Debug, Default)]
 pub(super) struct Staging {
-    small: Vec<SmallSplat>,
+    small: Vec<SmallSplat<3>>,
+    small_grey: Vec<SmallSplat<1>>,
     small_tile: Vec<u32>,
     pub(super) n_small: usize,
     pub(super) large: Vec<Splat>,
+}
+
+/// The small records of `C` channels a staging area or a chunk's bins hold.
+pub(super) trait SmallStore<const C: usize> {
+    /// The records (all the room, used or not).
+    fn records(&self) -> &[SmallSplat<C>];
+    /// The record vector.
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<C>>;
+}
+
+impl SmallStore<3> for Staging {
+    fn records(&self) -> &[SmallSplat<3>] {
+        &self.small
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<3>> {
+        &mut self.small
+    }
+}
+
+impl SmallStore<1> for Staging {
+    fn records(&self) -> &[SmallSplat<1>] {
+        &self.small_grey
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<1>> {
+        &mut self.small_grey
+    }
+}
+
+impl SmallStore<3> for ChunkBins {
+    fn records(&self) -> &[SmallSplat<3>] {
+        &self.small
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<3>> {
+        &mut self.small
+    }
+}
+
+impl SmallStore<1> for ChunkBins {
+    fn records(&self) -> &[SmallSplat<1>] {
+        &self.small_grey
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<1>> {
+        &mut self.small_grey
+    }
 }
 
 impl Staging {
@@ -305,33 +364,44 @@ impl Staging {
         self.large.clear();
     }
 
-    /// Makes room for `extra` more small records after the first `n_small`.
+    /// Makes room for `extra` more small records of `C` channels after the first `n_small`.
     #[inline(always)]
-    pub(super) fn reserve_small(&mut self, extra: usize) {
+    pub(super) fn reserve_small<const C: usize>(&mut self, extra: usize)
+    where
+        Self: SmallStore<C>,
+    {
         let need = self.n_small + extra;
-        if self.small.len() < need {
-            let len = need.max(2 * self.small.len()).max(1024);
-            self.small.resize(len, SmallSplat::default());
-            self.small_tile.resize(len, 0);
+        let have = self.records().len().min(self.small_tile.len());
+        if have < need {
+            let len = need.max(2 * have).max(1024);
+            self.records_mut().resize(len, SmallSplat::default());
+            if self.small_tile.len() < len {
+                self.small_tile.resize(len, 0);
+            }
         }
     }
 
-    /// Appends one small record for tile `tile`.
+    /// Appends one small record of `C` channels for tile `tile`.
     #[inline(always)]
-    pub(super) fn push_small(&mut self, tile: u32, record: SmallSplat) {
-        self.reserve_small(1);
-        self.small[self.n_small] = record;
-        self.small_tile[self.n_small] = tile;
+    pub(super) fn push_small<const C: usize>(&mut self, tile: u32, record: SmallSplat<C>)
+    where
+        Self: SmallStore<C>,
+    {
+        self.reserve_small::<C>(1);
+        let n = self.n_small;
+        self.records_mut()[n] = record;
+        self.small_tile[n] = tile;
         self.n_small += 1;
     }
 
-    /// This chunk's small records and their tiles.
-    pub(super) fn small(&self) -> (&[SmallSplat], &[u32]) {
-        let n = self
-            .n_small
-            .min(self.small.len())
-            .min(self.small_tile.len());
-        (&self.small[..n], &self.small_tile[..n])
+    /// This chunk's small records of `C` channels and their tiles.
+    pub(super) fn small<const C: usize>(&self) -> (&[SmallSplat<C>], &[u32])
+    where
+        Self: SmallStore<C>,
+    {
+        let records = self.records();
+        let n = self.n_small.min(records.len()).min(self.small_tile.len());
+        (&records[..n], &self.small_tile[..n])
     }
 }
 

@@ -1,15 +1,18 @@
 //! The lane-parallel projection tail against the scalar path, bit for bit.
 
-use super::super::{ChunkSink, Grid, SmallSplat, Staging};
+use super::super::{ChunkSink, Grid, SmallSplat, SmallStore, Staging};
 use super::*;
 use crate::render::camera::{Camera, Projection};
 use crate::render::normalise::Normaliser;
 use crate::render::palette::Palette;
 use crate::render::project::{DEFAULT_BORDER_PX, ParticleClass, geometry_lanes, project_particle};
 
-/// The bits of every staged record, tile and large splat, in order.
-fn staged_bits(stage: &Staging) -> Vec<u32> {
-    let (small, tiles) = stage.small();
+/// The bits of every staged record (of `C` channels), tile and large splat, in order.
+fn staged_bits<const C: usize>(stage: &Staging) -> Vec<u32>
+where
+    Staging: SmallStore<C>,
+{
+    let (small, tiles) = stage.small::<C>();
     let mut bits = Vec::new();
     for (s, t) in small.iter().zip(tiles) {
         let SmallSplat {
@@ -68,17 +71,53 @@ fn particles() -> (Vec<[f32; 3]>, Vec<f32>, Vec<f32>) {
     (pos, h, values)
 }
 
+/// Stages every particle through the scalar path (`project_particle`, `ChunkSink::push`) and
+/// counts the classes.
+fn stage_scalar(
+    view: &ViewParams,
+    style: &StyleParams<'_>,
+    pos: &[[f32; 3]],
+    h: &[f32],
+    values: &[f32],
+    grid: Grid,
+    grey: bool,
+) -> (Staging, [u64; 4]) {
+    let mut stage = Staging::default();
+    let mut counts = [0u64; 4];
+    let mut sink = ChunkSink {
+        grid,
+        grey,
+        staging: &mut stage,
+    };
+    for i in 0..pos.len() {
+        let p = project_particle(view, style, pos[i], h[i], values[i], values[i]);
+        let class = match p.class {
+            ParticleClass::Inactive => 0,
+            ParticleClass::Small => 1,
+            ParticleClass::Medium => 2,
+            ParticleClass::Large => 3,
+        };
+        counts[class] += 1;
+        if p.class != ParticleClass::Inactive {
+            sink.push(&p.splat);
+        }
+    }
+    (stage, counts)
+}
+
 #[test]
 fn lanes_stage_the_scalar_records_and_counts() {
     let (pos, h, values) = particles();
     let palette = Palette::by_name("viridis").expect("palette");
     let norm = Normaliser::fixed(false, 0.0, 2.0);
     let mut classes_seen = [0u64; 4];
-    for (min_radius, perspective, coloured) in [
-        (1.0, true, false),
-        (0.0, true, true),
-        (1.0, false, true),
-        (0.5, true, false),
+    for (min_radius, perspective, coloured, grey) in [
+        (1.0, true, false, false),
+        (0.0, true, true, false),
+        (1.0, false, true, false),
+        (0.5, true, false, false),
+        (1.0, true, false, true),
+        (0.5, false, false, true),
     ] {
         let mut camera = Camera::look_at([0.0, 0.0, 10.0], [0.0; 3], [0.0, 1.0, 0.0], 90.0);
         if !perspective {
@@ -95,32 +134,13 @@ fn lanes_stage_the_scalar_records_and_counts() {
             size_factor: 1.3,
         };
         let grid = Grid::new(width, height);
-        let mut want_stage = Staging::default();
-        let mut want_counts = [0u64; 4];
-        {
-            let mut sink = ChunkSink {
-                grid,
-                staging: &mut want_stage,
-            };
-            for i in 0..pos.len() {
-                let p = project_particle(&view, &style, pos[i], h[i], values[i], values[i]);
-                let class = match p.class {
-                    ParticleClass::Inactive => 0,
-                    ParticleClass::Small => 1,
-                    ParticleClass::Medium => 2,
-                    ParticleClass::Large => 3,
-                };
-                want_counts[class] += 1;
-                if p.class != ParticleClass::Inactive {
-                    sink.push(&p.splat);
-                }
-            }
-        }
+        let (want_stage, want_counts) = stage_scalar(&view, &style, &pos, &h, &values, grid, grey);
         let mut got_stage = Staging::default();
         let mut got_counts = [0u64; 4];
         {
             let mut sink = ChunkSink {
                 grid,
+                grey,
                 staging: &mut got_stage,
             };
             let mut g = Lanes::default();
@@ -139,7 +159,23 @@ fn lanes_stage_the_scalar_records_and_counts() {
         assert_eq!(got_counts, want_counts);
         assert_eq!(got_stage.n_small, want_stage.n_small);
         assert_eq!(got_stage.large.len(), want_stage.large.len());
-        assert_eq!(staged_bits(&got_stage), staged_bits(&want_stage));
+        if grey {
+            assert_eq!(staged_bits::<1>(&got_stage), staged_bits::<1>(&want_stage));
+            // Grey records are the RGB records with the first channel alone.
+            let (rgb_stage, _) = stage_scalar(&view, &style, &pos, &h, &values, grid, false);
+            let (grey_records, grey_tiles) = want_stage.small::<1>();
+            let (rgb_records, rgb_tiles) = rgb_stage.small::<3>();
+            assert_eq!(grey_tiles, rgb_tiles);
+            assert_eq!(grey_records.len(), rgb_records.len());
+            for (g, c) in grey_records.iter().zip(rgb_records) {
+                assert_eq!((g.pixel, g.mask), (c.pixel, c.mask));
+                assert_eq!(g.wx.map(f32::to_bits), c.wx.map(f32::to_bits));
+                assert_eq!(g.wy.map(f32::to_bits), c.wy.map(f32::to_bits));
+                assert_eq!(g.rgb[0].to_bits(), c.rgb[0].to_bits());
+            }
+        } else {
+            assert_eq!(staged_bits::<3>(&got_stage), staged_bits::<3>(&want_stage));
+        }
         for (seen, n) in classes_seen.iter_mut().zip(want_counts) {
             *seen += n;
         }
