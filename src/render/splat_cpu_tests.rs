@@ -294,3 +294,63 @@ fn hot_tiles_split_into_bands_give_the_same_bits() {
         .count();
     assert_eq!(differ, 0);
 }
+
+#[test]
+fn row_runs_give_the_bits_of_masked_rows_and_of_the_reference() {
+    // Wide footprints (R from 2 to 45 px: wider than one block of columns) centred on sample
+    // points, on pixel edges and at random offsets, clipped by tile and image edges; with
+    // hot tiles cut into row bands on 3 threads and one thread, RGB and grey.
+    let (width, height) = (150, 97);
+    let mut splats = pseudo_random_splats(400, width as f32, height as f32);
+    for (k, s) in splats.iter_mut().enumerate() {
+        let r = 2.7 + 57.0 * (k % 13) as f32 / 13.0;
+        (s.sigma_px, s.cut_px) = (SIGMA_FACTOR * r, CUT_FACTOR * r);
+        match k % 4 {
+            0 => (s.x_px, s.y_px) = (s.x_px.floor() + 0.5, s.y_px.floor() + 0.5),
+            1 => (s.x_px, s.y_px) = (s.x_px.floor(), s.y_px.floor()),
+            2 => s.cut_px = s.cut_px.floor() + 0.5,
+            _ => {}
+        }
+        if k % 5 == 0 {
+            s.rgb = [s.rgb[0]; 3];
+        }
+    }
+    let grey: Vec<Splat> = splats
+        .iter()
+        .map(|s| Splat {
+            rgb: [s.rgb[0]; 3],
+            ..*s
+        })
+        .collect();
+    let drawn = |splats: &[Splat], runs: bool, threads: usize, channels: Channels| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let mut splatter = Splatter::new();
+        splatter.set_row_runs(runs);
+        let mut tau = TauBuffer::new(width, height);
+        pool.install(|| {
+            splatter.bin_channels(width, height, channels, 1, |_, sink| {
+                splats.iter().for_each(|s| sink.push(s))
+            });
+            splatter.draw_into(&mut tau, Merge::Overwrite);
+        });
+        tau.data
+    };
+    for (input, channels) in [(&splats, Channels::Rgb), (&grey, Channels::Grey)] {
+        let want = f32_reference(input, width, height);
+        assert!(want.iter().filter(|v| **v > 0.0).count() > 40_000);
+        for threads in [1, 3] {
+            for runs in [true, false] {
+                let got = drawn(input, runs, threads, channels);
+                let differ = got
+                    .iter()
+                    .zip(&want)
+                    .filter(|(a, b)| a.to_bits() != b.to_bits())
+                    .count();
+                assert_eq!(differ, 0, "{channels:?} {threads} threads, runs {runs}");
+            }
+        }
+    }
+}
