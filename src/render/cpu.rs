@@ -261,12 +261,6 @@ impl CpuRenderer {
         self.splatter.set_grey_frames(grey);
     }
 
-    /// Whether wide footprints are drawn over each row's inside run (default `true`; see
-    /// [`splat_cpu::Splatter::set_row_runs`]: the image bits are the same either way).
-    pub fn set_row_runs(&mut self, runs: bool) {
-        self.splatter.set_row_runs(runs);
-    }
-
     /// Where the splatter's time went in the last frame (per pass, wall and summed over tasks).
     pub fn splat_profile(&self) -> SplatProfile {
         self.splatter.profile()

@@ -593,13 +593,6 @@ impl Splatter {
         self.grey_as_rgb = !grey;
     }
 
-    /// Whether footprints wider than one vector block are drawn over each row's inside run
-    /// (default `true`) or over whole rows with a per-pixel test. The image bits are the same
-    /// either way; `false` is kept to test that and to measure what the runs save.
-    pub fn set_row_runs(&mut self, runs: bool) {
-        self.draw.masked_rows = !runs;
-    }
-
     /// Splits tiles whose work is far above the mean into at most `max_bands` row bands drawn
     /// on different threads (1: never split). The image bits are the same for any value: every
     /// pixel still sums its contributions in the same order.

@@ -75,9 +75,6 @@ pub(super) struct DrawScratch {
     units: Vec<Unit>,
     /// Tile buffers, one per rayon thread (R, G, B planes of up to PLANE_LEN values).
     buffers: Vec<Mutex<Vec<f32>>>,
-    /// Draw wide footprints with the per-pixel test over whole rows (same bits; to measure
-    /// and test the row runs).
-    pub(super) masked_rows: bool,
 }
 
 /// τ shared by the units, each of which writes only its own rectangle.
@@ -143,7 +140,6 @@ impl DrawScratch {
             height: grid.height as usize,
         };
         let buffers = &self.buffers;
-        let masked_rows = self.masked_rows;
         let draw_ns = AtomicU64::new(0);
         let merge_ns = AtomicU64::new(0);
         let slowest_ns = AtomicU64::new(0);
@@ -153,17 +149,8 @@ impl DrawScratch {
             let mut buffer = buffers[slot].lock().unwrap_or_else(PoisonError::into_inner);
             let t = unit.tile as usize;
             let (row_lo, row_hi) = (unit.row_lo as usize, unit.row_hi as usize);
-            let plane_len = render_unit_for(
-                isa,
-                channels,
-                masked_rows,
-                t,
-                row_lo,
-                row_hi,
-                grid,
-                chunks,
-                &mut buffer,
-            );
+            let plane_len =
+                render_unit_for(isa, channels, t, row_lo, row_hi, grid, chunks, &mut buffer);
             let merge_start = Instant::now();
             let x0 = (t % grid.tiles_x) * TILE_PX;
             let x1 = (x0 + TILE_PX).min(grid.width as usize);

@@ -18,7 +18,6 @@ pub(super) const BLOCK: usize = 8;
 pub(super) fn render_unit_for(
     isa: Isa,
     channels: usize,
-    masked_rows: bool,
     t: usize,
     row_lo: usize,
     row_hi: usize,
@@ -31,17 +30,17 @@ pub(super) fn render_unit_for(
         // SAFETY: `Splatter::isa` only yields Avx2Fma where the CPU has AVX2 and FMA.
         return unsafe {
             if channels == 1 {
-                render_unit_avx2::<1>(masked_rows, t, row_lo, row_hi, grid, chunks, buffer)
+                render_unit_avx2::<1>(t, row_lo, row_hi, grid, chunks, buffer)
             } else {
-                render_unit_avx2::<3>(masked_rows, t, row_lo, row_hi, grid, chunks, buffer)
+                render_unit_avx2::<3>(t, row_lo, row_hi, grid, chunks, buffer)
             }
         };
     }
     let _ = isa;
     if channels == 1 {
-        render_unit::<1>(masked_rows, t, row_lo, row_hi, grid, chunks, buffer)
+        render_unit::<1>(t, row_lo, row_hi, grid, chunks, buffer)
     } else {
-        render_unit::<3>(masked_rows, t, row_lo, row_hi, grid, chunks, buffer)
+        render_unit::<3>(t, row_lo, row_hi, grid, chunks, buffer)
     }
 }
 
@@ -49,7 +48,6 @@ pub(super) fn render_unit_for(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn render_unit_avx2<const C: usize>(
-    masked_rows: bool,
     t: usize,
     row_lo: usize,
     row_hi: usize,
@@ -60,7 +58,7 @@ fn render_unit_avx2<const C: usize>(
 where
     ChunkBins: SmallStore<C>,
 {
-    render_unit::<C>(masked_rows, t, row_lo, row_hi, grid, chunks, buffer)
+    render_unit::<C>(t, row_lo, row_hi, grid, chunks, buffer)
 }
 
 /// Renders rows `row_lo..row_hi` (relative to the tile) of tile `t`, chunk by chunk in input
@@ -68,12 +66,9 @@ where
 /// each (row stride TILE_PX, row 0 = row_lo, and a pad); 0 when the tile has no record (the
 /// buffer is then untouched).
 /// Any band of rows gets, pixel by pixel, the same operations in the same order as the whole
-/// tile. `masked_rows`: walk whole footprint rows with a per-pixel test (the reference way)
-/// instead of each row's inside run (same bits; kept to measure and test the runs).
+/// tile.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn render_unit<const C: usize>(
-    masked_rows: bool,
     t: usize,
     row_lo: usize,
     row_hi: usize,
@@ -117,13 +112,7 @@ where
             }
         }
         for s in large {
-            splat_one(
-                s,
-                [x0, x1, band[0], band[1]],
-                &mut planes,
-                &mut scratch,
-                masked_rows,
-            );
+            splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
         }
     }
     if used { plane_len } else { 0 }
@@ -221,16 +210,12 @@ fn add_small_band<const C: usize>(
 /// +0, which leaves any τ ≥ 0 bit-for-bit unchanged. So the pixels and their contributions are
 /// those of a per-pixel loop, but the loop is branch-free, fully vectorised and has no scalar
 /// tail. The last block may run past the box, and past the last row into the plane's pad.
-///
-/// Footprints wider than one block (unless `masked_rows`) are drawn by [`add_row_runs`] instead:
-/// only each row's inside run, found with the same test.
 #[inline(always)]
 fn splat_one<const C: usize>(
     s: &Splat,
     [x0, x1, y0, y1]: [i32; 4],
     planes: &mut [&mut [f32]; C],
     scratch: &mut ColumnScratch,
-    masked_rows: bool,
 ) {
     let Some([c0, c1, r0, r1]) = pixel_box(s, x0, x1, y0, y1) else {
         return;
@@ -260,12 +245,6 @@ fn splat_one<const C: usize>(
     for (w, dy2) in scratch.wy[..n_rows].iter_mut().zip(&scratch.dy2[..n_rows]) {
         *w = exp_f32(-dy2 * inv_sigma2);
     }
-    let row0 = (r0 - y0) as usize * TILE_PX + (c0 - x0) as usize;
-    if !masked_rows && n_cols > BLOCK {
-        let rgb: [f32; C] = std::array::from_fn(|ch| s.rgb[ch]);
-        add_row_runs(rgb, cut2, n_cols, n_rows, row0, planes, scratch);
-        return;
-    }
     let dx2 = &scratch.dx2[..n_padded];
     let wx = &scratch.wx[..n_padded];
     for (k, (&dy2, &wy)) in scratch.dy2[..n_rows]
@@ -276,7 +255,7 @@ fn splat_one<const C: usize>(
         if dy2 > cut2 {
             continue;
         }
-        let start = row0 + k * TILE_PX;
+        let start = (r0 - y0) as usize * TILE_PX + k * TILE_PX + (c0 - x0) as usize;
         let run = start..start + n_padded;
         // τ += wx·(rgb·wy): the same operations in the same order for every pixel.
         let e: [f32; C] = std::array::from_fn(|ch| s.rgb[ch] * wy);
@@ -299,101 +278,6 @@ fn splat_one<const C: usize>(
                 for ((t, w), d) in plane[run.clone()].iter_mut().zip(wx).zip(dx2) {
                     let inside = d + dy2 <= cut2;
                     *t += if inside { w * e } else { 0.0 };
-                }
-            }
-        }
-    }
-}
-
-/// Adds a splat whose column and row factors are in `scratch` (`n_cols` columns, `n_rows` rows;
-/// the box's top-left pixel at index `row0` of each plane) row by row over each row's inside run
-/// only: no per-pixel test, no +0 lanes.
-///
-/// Why the run is exact: dx² (f32) does not increase from the box's left edge to the column
-/// nearest the centre and does not decrease after it (the rounded offset is monotone in the
-/// column), and fl(dx² + dy²) is monotone in dx² and in dy², so the pixels of a row passing the
-/// f32 test dx² + dy² ≤ R² are one run of columns containing the nearest column, and the runs
-/// of two rows are nested (the one with the larger dy² inside the other). Each row's ends are
-/// found from the previous row's with the same f32 comparison, so exactly the pixels the
-/// masked loop draws get the same τ += wx·(rgb·wy), and the others are not touched (the masked
-/// loop adds +0 there, which leaves τ ≥ 0 unchanged).
-#[inline(always)]
-fn add_row_runs<const C: usize>(
-    rgb: [f32; C],
-    cut2: f32,
-    n_cols: usize,
-    n_rows: usize,
-    row0: usize,
-    planes: &mut [&mut [f32]; C],
-    scratch: &ColumnScratch,
-) {
-    let dx2 = &scratch.dx2[..n_cols];
-    let wx = &scratch.wx;
-    // The column nearest the centre (smallest dx²): in every non-empty run.
-    let mut centre = 0;
-    for (k, &d) in dx2.iter().enumerate() {
-        if d < dx2[centre] {
-            centre = k;
-        }
-    }
-    // The current run lo..=hi (empty while lo > hi).
-    let (mut lo, mut hi) = (1usize, 0usize);
-    for (k, (&dy2, &wy)) in scratch.dy2[..n_rows]
-        .iter()
-        .zip(&scratch.wy[..n_rows])
-        .enumerate()
-    {
-        let inside = |c: usize| dx2[c] + dy2 <= cut2;
-        if lo > hi {
-            if !inside(centre) {
-                continue;
-            }
-            (lo, hi) = (centre, centre);
-        }
-        // The new run contains the old one or lies inside it: widen or narrow each end.
-        if inside(lo) {
-            while lo > 0 && inside(lo - 1) {
-                lo -= 1;
-            }
-        } else {
-            while lo <= hi && !inside(lo) {
-                lo += 1;
-            }
-            if lo > hi {
-                continue;
-            }
-        }
-        if inside(hi) {
-            while hi + 1 < n_cols && inside(hi + 1) {
-                hi += 1;
-            }
-        } else {
-            while !inside(hi) {
-                hi -= 1;
-            }
-        }
-        let len = hi - lo + 1;
-        let full = len / BLOCK * BLOCK;
-        let rest = len - full;
-        let start = row0 + k * TILE_PX + lo;
-        // τ += wx·(rgb·wy): the same operations in the same order for every pixel drawn.
-        for (plane, e) in planes.iter_mut().zip(rgb.map(|c| c * wy)) {
-            let runs = plane[start..start + full]
-                .chunks_exact_mut(BLOCK)
-                .zip(wx[lo..lo + full].chunks_exact(BLOCK));
-            for (t, w) in runs {
-                for (t, w) in t.iter_mut().zip(w) {
-                    *t += w * e;
-                }
-            }
-            if rest > 0 {
-                // One block with the lanes past the run adding +0 (it may reach into the next
-                // row or the plane's pad).
-                let (at, w_at) = (start + full, lo + full);
-                let t = &mut plane[at..at + BLOCK];
-                let w = &wx[w_at..w_at + BLOCK];
-                for (j, (t, w)) in t.iter_mut().zip(w).enumerate() {
-                    *t += if j < rest { w * e } else { 0.0 };
                 }
             }
         }

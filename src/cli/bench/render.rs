@@ -67,10 +67,6 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     // Measuring knob: HALOSCOPE_CPU_GREY=0 draws grey frames as three planes (same bits).
     let grey_frames = std::env::var("HALOSCOPE_CPU_GREY").map_or(true, |v| v != "0");
     renderer.set_grey_frames(grey_frames);
-    // Measuring knob: HALOSCOPE_CPU_RUNS=0 draws wide footprints over whole rows with a
-    // per-pixel test instead of each row's inside run (same bits).
-    let row_runs = std::env::var("HALOSCOPE_CPU_RUNS").map_or(true, |v| v != "0");
-    renderer.set_row_runs(row_runs);
     let isa = renderer.isa().name();
     eprintln!("CPU hot loops: {isa} ({threads} threads)");
     let mut tau = TauBuffer::default();
