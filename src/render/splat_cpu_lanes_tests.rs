@@ -207,3 +207,20 @@ fn footprint_search_as_selects_matches_the_branching_one() {
         );
     }
 }
+
+#[test]
+fn class_counts_count_each_class_of_the_lanes() {
+    let cases: [[u8; LANES]; 4] = [
+        [0; LANES],
+        [3; LANES],
+        [0, 1, 2, 3, 3, 2, 1, 1],
+        [1, 1, 1, 2, 0, 0, 3, 1],
+    ];
+    for class in cases {
+        let mut want = [0u64; 4];
+        for &c in &class {
+            want[usize::from(c)] += 1;
+        }
+        assert_eq!(class_counts(&class), want, "{class:?}");
+    }
+}
