@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 5 CPU renderer, second pass, device run: BEFORE (main 5db1c10, the first pass) and
+# Session 5 CPU renderer, second pass, device run: BEFORE (main 5db1c10, the first pass: the
+# lead's /work/baseline/haloscope-main-5db1c10) and
 # AFTER (s5-cpu2) alternated; an optional step is skipped past 215 s of the 240 s limit.
 set -u
 cd "$(dirname "$0")"
@@ -20,6 +21,5 @@ for round in 1 2; do
   run before 1 $B $R10; run after 1 $A $R10
   run before 16 $B $R10; run after 16 $A $R10
 done
-left 185 && run after-runs0 1 env HALOSCOPE_CPU_RUNS=0 $A bench render --backend cpu --particles 10000000 --sizes 2048 --radii 4,16 --repeat 3
 for th in 2 4 8; do left 215 && { run before $th $B $R2; run after $th $A $R2; }; done
 echo "done t=$(( $(date +%s) - T0 ))s" >> $O/human.log
