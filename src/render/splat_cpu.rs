@@ -35,7 +35,7 @@ mod draw;
 pub mod exp;
 #[path = "splat_cpu_lanes.rs"]
 pub mod lanes;
-use lanes::{SmallStore, Staging};
+use lanes::{SmallSplat, SmallStore, Staging};
 #[path = "splat_cpu_tile.rs"]
 mod tile;
 pub use draw::SplatProfile;
@@ -81,36 +81,6 @@ pub enum Merge {
 
 /// Largest footprint side (pixels) of a [`SmallSplat`].
 pub const SMALL_SIDE: usize = 3;
-
-/// A splat whose footprint box is at most SMALL_SIDE² pixels inside one tile, with its weights
-/// already evaluated: pixel (c, r) of the box gets τ += wx[c]·(rgb·wy[r]) when bit 3r + c of
-/// `mask` is set (the pixel is on the image and inside the disc). `C` emission channels: 3 (RGB,
-/// 40 bytes) or 1 for grey frames (32 bytes: fewer bytes staged, sorted and read per particle).
-#[derive(Debug, Clone, Copy)]
-struct SmallSplat<const C: usize> {
-    /// Index inside its tile (row·TILE_PX + column) of the box's top-left pixel.
-    pixel: u16,
-    /// Which of the box's pixels are drawn.
-    mask: u16,
-    /// Column weights exp(−dx²/σ²).
-    wx: [f32; SMALL_SIDE],
-    /// Row weights exp(−dy²/σ²).
-    wy: [f32; SMALL_SIDE],
-    /// Emission e (RGB, or its first channel).
-    rgb: [f32; C],
-}
-
-impl<const C: usize> Default for SmallSplat<C> {
-    fn default() -> Self {
-        Self {
-            pixel: 0,
-            mask: 0,
-            wx: [0.0; SMALL_SIDE],
-            wy: [0.0; SMALL_SIDE],
-            rgb: [0.0; C],
-        }
-    }
-}
 
 /// Reusable scratch of the tiled splatter.
 #[derive(Debug, Default)]

@@ -16,7 +16,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::exp::exp_f32;
-use super::{ChunkBins, ChunkSink, SMALL_SIDE, SmallSplat, TILE_PX};
+use super::{ChunkBins, ChunkSink, SMALL_SIDE, TILE_PX};
 use crate::render::project::{
     AMPLITUDE_FACTOR, CUT_FACTOR, LANES, Lanes, SIGMA_FACTOR, Splat, StyleParams, ViewParams,
     ceil_i32, floor_i32,
@@ -311,6 +311,36 @@ impl ChunkSink<'_> {
         }
         stage.n_small = n;
         counts
+    }
+}
+
+/// A splat whose footprint box is at most SMALL_SIDE² pixels inside one tile, with its weights
+/// already evaluated: pixel (c, r) of the box gets τ += wx[c]·(rgb·wy[r]) when bit 3r + c of
+/// `mask` is set (the pixel is on the image and inside the disc). `C` emission channels: 3 (RGB,
+/// 40 bytes) or 1 for grey frames (32 bytes: fewer bytes staged, sorted and read per particle).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SmallSplat<const C: usize> {
+    /// Index inside its tile (row·TILE_PX + column) of the box's top-left pixel.
+    pub(super) pixel: u16,
+    /// Which of the box's pixels are drawn.
+    pub(super) mask: u16,
+    /// Column weights exp(−dx²/σ²).
+    pub(super) wx: [f32; SMALL_SIDE],
+    /// Row weights exp(−dy²/σ²).
+    pub(super) wy: [f32; SMALL_SIDE],
+    /// Emission e (RGB, or its first channel).
+    pub(super) rgb: [f32; C],
+}
+
+impl<const C: usize> Default for SmallSplat<C> {
+    fn default() -> Self {
+        Self {
+            pixel: 0,
+            mask: 0,
+            wx: [0.0; SMALL_SIDE],
+            wy: [0.0; SMALL_SIDE],
+            rgb: [0.0; C],
+        }
     }
 }
 

@@ -5,7 +5,9 @@ use super::*;
 use crate::render::camera::{Camera, Projection};
 use crate::render::normalise::Normaliser;
 use crate::render::palette::Palette;
-use crate::render::project::{DEFAULT_BORDER_PX, ParticleClass, geometry_lanes, project_particle};
+use crate::render::project::{
+    DEFAULT_BORDER_PX, ParticleClass, geometry_lanes, project_particle, to_i32_saturating,
+};
 
 /// The bits of every staged record (of `C` channels), tile and large splat, in order.
 fn staged_bits<const C: usize>(stage: &Staging) -> Vec<u32>
@@ -222,5 +224,45 @@ fn class_counts_count_each_class_of_the_lanes() {
             want[usize::from(c)] += 1;
         }
         assert_eq!(class_counts(&class), want, "{class:?}");
+    }
+}
+
+#[test]
+fn saturating_conversion_matches_as_and_libm() {
+    // The float → int conversions of the lane loops (footprints, `sample_range_sel`).
+    let mut values = vec![
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        f32::MIN_POSITIVE,
+        -0.0,
+        0.0,
+        0.3,
+        0.5,
+        -0.5,
+        1.7,
+        -2.5,
+        0.999_999_94,
+        -0.999_999_94,
+        1e9,
+        -1e9,
+        2_147_483_648.0,
+        -2_147_483_648.0,
+        2_147_483_520.0,
+        -2_147_483_520.0,
+        2_147_483_904.0,
+        -2_147_483_904.0,
+        16_777_217.0,
+        -8_388_608.5,
+    ];
+    // Every 2^16-th bit pattern (all exponents, both signs, NaNs included).
+    values.extend((0..=u32::MAX).step_by(1 << 16).map(f32::from_bits));
+    for x in values {
+        assert_eq!(to_i32_saturating(x), x as i32, "{x} ({:#x})", x.to_bits());
+        assert_eq!(floor_i32(x), x.floor() as i32, "{x}");
+        assert_eq!(ceil_i32(x), x.ceil() as i32, "{x}");
     }
 }
