@@ -35,7 +35,7 @@ mod draw;
 pub mod exp;
 #[path = "splat_cpu_lanes.rs"]
 pub mod lanes;
-use lanes::Staging;
+use lanes::{SmallSplat, SmallStore, Staging};
 #[path = "splat_cpu_tile.rs"]
 mod tile;
 pub use draw::SplatProfile;
@@ -82,23 +82,6 @@ pub enum Merge {
 /// Largest footprint side (pixels) of a [`SmallSplat`].
 pub const SMALL_SIDE: usize = 3;
 
-/// A splat whose footprint box is at most SMALL_SIDE² pixels inside one tile, with its weights
-/// already evaluated: pixel (c, r) of the box gets τ += wx[c]·(rgb·wy[r]) when bit 3r + c of
-/// `mask` is set (the pixel is on the image and inside the disc).
-#[derive(Debug, Clone, Copy, Default)]
-struct SmallSplat {
-    /// Index inside its tile (row·TILE_PX + column) of the box's top-left pixel.
-    pixel: u16,
-    /// Which of the box's pixels are drawn.
-    mask: u16,
-    /// Column weights exp(−dx²/σ²).
-    wx: [f32; SMALL_SIDE],
-    /// Row weights exp(−dy²/σ²).
-    wy: [f32; SMALL_SIDE],
-    /// Emission e (RGB).
-    rgb: [f32; 3],
-}
-
 /// Reusable scratch of the tiled splatter.
 #[derive(Debug, Default)]
 pub struct Splatter {
@@ -125,18 +108,21 @@ pub struct Splatter {
 /// Receives one chunk's splats in input order (see [`Splatter::bin`]).
 pub struct ChunkSink<'a> {
     grid: Grid,
+    /// Stage one-channel small records (the frame is drawn as [`Channels::Grey`]).
+    grey: bool,
     staging: &'a mut Staging,
 }
 
 /// One chunk's records sorted by tile: tile t owns `small[offsets[t][0]..offsets[t + 1][0]]`
-/// and `large[offsets[t][1]..offsets[t + 1][1]]`; `cost[t]` estimates the work they take
+/// (or the same range of `small_grey` in grey frames) and `large[offsets[t][1]..offsets[t + 1][1]]`; `cost[t]` estimates the work they take
 /// ([`draw::SMALL_COST`], [`draw::large_cost`]), to split hot tiles across threads.
 #[derive(Debug, Default)]
 struct ChunkBins {
     offsets: Vec<[u32; 2]>,
     cost: Vec<u32>,
     cursor: Vec<[u32; 2]>,
-    small: Vec<SmallSplat>,
+    small: Vec<SmallSplat<3>>,
+    small_grey: Vec<SmallSplat<1>>,
     large: Vec<Splat>,
 }
 
@@ -301,29 +287,51 @@ impl ChunkSink<'_> {
         if mask == 0 {
             return;
         }
-        let mut small = SmallSplat {
-            rgb: s.rgb,
-            mask,
-            ..SmallSplat::default()
-        };
-        small.wx.copy_from_slice(&w[..SMALL_SIDE]);
-        small.wy.copy_from_slice(&w[SMALL_SIDE..2 * SMALL_SIDE]);
+        let (wx, wy) = (
+            std::array::from_fn(|k| w[k]),
+            std::array::from_fn(|k| w[SMALL_SIDE + k]),
+        );
         let (i, j) = (c0 as usize, r0 as usize);
-        let tile = (j / TILE_PX) * grid.tiles_x + i / TILE_PX;
-        small.pixel = ((j % TILE_PX) * TILE_PX + i % TILE_PX) as u16;
-        self.staging.push_small(tile as u32, small);
+        let tile = ((j / TILE_PX) * grid.tiles_x + i / TILE_PX) as u32;
+        let pixel = ((j % TILE_PX) * TILE_PX + i % TILE_PX) as u16;
+        if self.grey {
+            let rgb = [s.rgb[0]];
+            let record = SmallSplat::<1> {
+                pixel,
+                mask,
+                wx,
+                wy,
+                rgb,
+            };
+            self.staging.push_small(tile, record);
+        } else {
+            let rgb = s.rgb;
+            let record = SmallSplat::<3> {
+                pixel,
+                mask,
+                wx,
+                wy,
+                rgb,
+            };
+            self.staging.push_small(tile, record);
+        }
     }
 }
 
 impl ChunkBins {
-    /// Counting sort of one chunk's staged records by tile, with each tile's work estimate.
-    fn fill(&mut self, staging: &Staging, grid: &Grid) {
+    /// Counting sort of one chunk's staged records (of `C` channels) by tile, with each tile's
+    /// work estimate.
+    fn fill<const C: usize>(&mut self, staging: &Staging, grid: &Grid)
+    where
+        Self: SmallStore<C>,
+        Staging: SmallStore<C>,
+    {
         let n_tiles = grid.n_tiles();
         self.offsets.clear();
         self.offsets.resize(n_tiles + 1, [0, 0]);
         self.cost.clear();
         self.cost.resize(n_tiles, 0);
-        let (small, small_tile) = staging.small();
+        let (small, small_tile) = staging.small::<C>();
         for &tile in small_tile {
             self.offsets[tile as usize + 1][0] += 1;
         }
@@ -353,15 +361,21 @@ impl ChunkBins {
         self.cursor.clear();
         self.cursor.extend_from_slice(&self.offsets[..n_tiles]);
         let [n_small, n_large] = self.offsets[n_tiles];
-        self.small.clear();
-        self.small.resize(n_small as usize, SmallSplat::default());
+        let records = self.records_mut();
+        records.clear();
+        records.resize(n_small as usize, SmallSplat::default());
         self.large.clear();
         self.large.resize(n_large as usize, Splat::default());
+        // The cursor is moved out for the loop (no allocation) so that the record vector,
+        // reached through the trait, can be borrowed beside it.
+        let mut cursor = std::mem::take(&mut self.cursor);
+        let records = self.records_mut();
         for (&tile, add) in small_tile.iter().zip(small) {
-            let slot = &mut self.cursor[tile as usize][0];
-            self.small[*slot as usize] = *add;
+            let slot = &mut cursor[tile as usize][0];
+            records[*slot as usize] = *add;
             *slot += 1;
         }
+        self.cursor = cursor;
         for s in &staging.large {
             if let Some(span) = grid.pixel_span(s) {
                 let [tx0, tx1, ty0, ty1] = tiles_of(span);
@@ -376,12 +390,15 @@ impl ChunkBins {
         }
     }
 
-    /// Tile `t`'s single-pixel records and other splats.
-    fn tile(&self, t: usize) -> (&[SmallSplat], &[Splat]) {
+    /// Tile `t`'s small records (of `C` channels) and other splats.
+    fn tile<const C: usize>(&self, t: usize) -> (&[SmallSplat<C>], &[Splat])
+    where
+        Self: SmallStore<C>,
+    {
         let [s0, l0] = self.offsets[t];
         let [s1, l1] = self.offsets[t + 1];
         (
-            &self.small[s0 as usize..s1 as usize],
+            &self.records()[s0 as usize..s1 as usize],
             &self.large[l0 as usize..l1 as usize],
         )
     }
@@ -450,6 +467,12 @@ impl Splatter {
         F: Fn(usize, &mut ChunkSink<'_>) + Sync,
     {
         let grid = Grid::new(width, height);
+        let channels = if self.grey_as_rgb {
+            Channels::Rgb
+        } else {
+            channels
+        };
+        let grey = channels == Channels::Grey;
         if self.chunks.len() < n_chunks {
             self.chunks.resize_with(n_chunks, ChunkBins::default);
         }
@@ -474,11 +497,16 @@ impl Splatter {
                 stage.clear();
                 let mut sink = ChunkSink {
                     grid,
+                    grey,
                     staging: &mut stage,
                 };
                 produce(c, &mut sink);
                 let sort_start = Instant::now();
-                bins.fill(&stage, &grid);
+                if grey {
+                    bins.fill::<1>(&stage, &grid);
+                } else {
+                    bins.fill::<3>(&stage, &grid);
+                }
                 produce_ns.fetch_add(nanos(sort_start - produce_start), Ordering::Relaxed);
                 sort_ns.fetch_add(nanos(sort_start.elapsed()), Ordering::Relaxed);
             });
@@ -490,11 +518,7 @@ impl Splatter {
             ..SplatProfile::default()
         };
         self.binned = Some((grid, n_chunks));
-        self.binned_channels = if self.grey_as_rgb {
-            Channels::Rgb
-        } else {
-            channels
-        };
+        self.binned_channels = channels;
     }
 
     /// Draws what the last [`Splatter::bin`] binned into `tau` (resized to that image under

@@ -16,7 +16,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::exp::exp_f32;
-use super::{ChunkSink, SMALL_SIDE, SmallSplat, TILE_PX};
+use super::{ChunkBins, ChunkSink, SMALL_SIDE, TILE_PX};
 use crate::render::project::{
     AMPLITUDE_FACTOR, CUT_FACTOR, LANES, Lanes, SIGMA_FACTOR, Splat, StyleParams, ViewParams,
     ceil_i32, floor_i32,
@@ -139,6 +139,18 @@ pub fn finish_lanes(
     }
 }
 
+/// How many of the lanes are of each class (0..=3), counted in one word: incrementing a
+/// counter in memory per lane was a chain of dependent read-modify-writes when neighbouring
+/// lanes share a class (perf annotate, session 5 second pass).
+#[inline(always)]
+fn class_counts(class: &[u8; LANES]) -> [u64; 4] {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let v = u64::from_le_bytes(*class);
+    let (low, high) = (v & ONES, (v >> 1) & ONES);
+    let [n1, n2, n3] = [low & !high, high & !low, low & high].map(|b| u64::from(b.count_ones()));
+    [LANES as u64 - n1 - n2 - n3, n1, n2, n3]
+}
+
 /// `project::sample_range` as selects: the indices i with ((i + 0.5) − centre)² ≤ cut² (f32),
 /// from ceil/floor of centre ∓ cut − 0.5, moved by one where rounding put an end on the wrong
 /// side of the exact test.
@@ -169,16 +181,31 @@ fn sample_range_sel(centre: f32, cut: f32, cut2: f32) -> (i32, i32) {
     (lo, hi)
 }
 
+const _: () = assert!(
+    LANES == 8,
+    "class_counts packs the lanes' classes into one u64"
+);
+
 impl ChunkSink<'_> {
     /// Takes [`LANES`] projected particles in input order (lanes of class inactive are
     /// skipped) and returns how many of each class there were. The same records, in the same
     /// order, as [`ChunkSink::push`] on each active lane.
     #[inline(always)]
     pub fn push_lanes(&mut self, p: &SplatLanes) -> [u64; 4] {
-        let mut counts = [0u64; 4];
-        for &class in &p.class {
-            counts[usize::from(class & 3)] += 1;
+        if self.grey {
+            self.push_lanes_channels::<1>(p)
+        } else {
+            self.push_lanes_channels::<3>(p)
         }
+    }
+
+    /// [`ChunkSink::push_lanes`] staging small records of `C` channels.
+    #[inline(always)]
+    fn push_lanes_channels<const C: usize>(&mut self, p: &SplatLanes) -> [u64; 4]
+    where
+        Staging: SmallStore<C>,
+    {
+        let counts = class_counts(&p.class);
         let grid = self.grid;
         let side = SMALL_SIDE as i32 - 1;
         let tile_shift = TILE_PX.trailing_zeros();
@@ -266,19 +293,19 @@ impl ChunkSink<'_> {
             pixel[l] = ((ru % TILE_PX) * TILE_PX + cu % TILE_PX) as u16;
             tile[l] = ((ru >> tile_shift) * grid.tiles_x + (cu >> tile_shift)) as u32;
         }
-        let record: [SmallSplat; LANES] = std::array::from_fn(|l| SmallSplat {
+        let record: [SmallSplat<C>; LANES] = std::array::from_fn(|l| SmallSplat {
             pixel: pixel[l],
             mask: mask[l],
             wx: std::array::from_fn(|k| w[0][k][l]),
             wy: std::array::from_fn(|k| w[1][k][l]),
-            rgb: [p.rgb[0][l], p.rgb[1][l], p.rgb[2][l]],
+            rgb: std::array::from_fn(|ch| p.rgb[ch][l]),
         });
         // Compaction: every lane writes the next slot; only kept ones move the cursor.
         let stage = &mut *self.staging;
-        stage.reserve_small(LANES);
+        stage.reserve_small::<C>(LANES);
         let mut n = stage.n_small;
         for l in 0..LANES {
-            stage.small[n] = record[l];
+            stage.records_mut()[n] = record[l];
             stage.small_tile[n] = tile[l];
             n += usize::from(fast[l] & (record[l].mask != 0));
         }
@@ -287,15 +314,91 @@ impl ChunkSink<'_> {
     }
 }
 
+/// A splat whose footprint box is at most SMALL_SIDE² pixels inside one tile, with its weights
+/// already evaluated: pixel (c, r) of the box gets τ += wx[c]·(rgb·wy[r]) when bit 3r + c of
+/// `mask` is set (the pixel is on the image and inside the disc). `C` emission channels: 3 (RGB,
+/// 40 bytes) or 1 for grey frames (32 bytes: fewer bytes staged, sorted and read per particle).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SmallSplat<const C: usize> {
+    /// Index inside its tile (row·TILE_PX + column) of the box's top-left pixel.
+    pub(super) pixel: u16,
+    /// Which of the box's pixels are drawn.
+    pub(super) mask: u16,
+    /// Column weights exp(−dx²/σ²).
+    pub(super) wx: [f32; SMALL_SIDE],
+    /// Row weights exp(−dy²/σ²).
+    pub(super) wy: [f32; SMALL_SIDE],
+    /// Emission e (RGB, or its first channel).
+    pub(super) rgb: [f32; C],
+}
+
+impl<const C: usize> Default for SmallSplat<C> {
+    fn default() -> Self {
+        Self {
+            pixel: 0,
+            mask: 0,
+            wx: [0.0; SMALL_SIDE],
+            wy: [0.0; SMALL_SIDE],
+            rgb: [0.0; C],
+        }
+    }
+}
+
 /// One chunk's output in input order, before the sort by tile. Small records are kept as two
 /// arrays (record, tile) so that the sort's counting pass reads 4 bytes per record; their first
-/// `n_small` entries are this chunk's, the rest is room reused across chunks and frames.
+/// `n_small` entries are this chunk's, the rest is room reused across chunks and frames. Grey
+/// frames use the one-channel records (`small_grey`), others the RGB ones.
 #[derive(Debug, Default)]
 pub(super) struct Staging {
-    small: Vec<SmallSplat>,
+    small: Vec<SmallSplat<3>>,
+    small_grey: Vec<SmallSplat<1>>,
     small_tile: Vec<u32>,
     pub(super) n_small: usize,
     pub(super) large: Vec<Splat>,
+}
+
+/// The small records of `C` channels a staging area or a chunk's bins hold.
+pub(super) trait SmallStore<const C: usize> {
+    /// The records (all the room, used or not).
+    fn records(&self) -> &[SmallSplat<C>];
+    /// The record vector.
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<C>>;
+}
+
+impl SmallStore<3> for Staging {
+    fn records(&self) -> &[SmallSplat<3>] {
+        &self.small
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<3>> {
+        &mut self.small
+    }
+}
+
+impl SmallStore<1> for Staging {
+    fn records(&self) -> &[SmallSplat<1>] {
+        &self.small_grey
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<1>> {
+        &mut self.small_grey
+    }
+}
+
+impl SmallStore<3> for ChunkBins {
+    fn records(&self) -> &[SmallSplat<3>] {
+        &self.small
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<3>> {
+        &mut self.small
+    }
+}
+
+impl SmallStore<1> for ChunkBins {
+    fn records(&self) -> &[SmallSplat<1>] {
+        &self.small_grey
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<1>> {
+        &mut self.small_grey
+    }
 }
 
 impl Staging {
@@ -305,33 +408,44 @@ impl Staging {
         self.large.clear();
     }
 
-    /// Makes room for `extra` more small records after the first `n_small`.
+    /// Makes room for `extra` more small records of `C` channels after the first `n_small`.
     #[inline(always)]
-    pub(super) fn reserve_small(&mut self, extra: usize) {
+    pub(super) fn reserve_small<const C: usize>(&mut self, extra: usize)
+    where
+        Self: SmallStore<C>,
+    {
         let need = self.n_small + extra;
-        if self.small.len() < need {
-            let len = need.max(2 * self.small.len()).max(1024);
-            self.small.resize(len, SmallSplat::default());
-            self.small_tile.resize(len, 0);
+        let have = self.records().len().min(self.small_tile.len());
+        if have < need {
+            let len = need.max(2 * have).max(1024);
+            self.records_mut().resize(len, SmallSplat::default());
+            if self.small_tile.len() < len {
+                self.small_tile.resize(len, 0);
+            }
         }
     }
 
-    /// Appends one small record for tile `tile`.
+    /// Appends one small record of `C` channels for tile `tile`.
     #[inline(always)]
-    pub(super) fn push_small(&mut self, tile: u32, record: SmallSplat) {
-        self.reserve_small(1);
-        self.small[self.n_small] = record;
-        self.small_tile[self.n_small] = tile;
+    pub(super) fn push_small<const C: usize>(&mut self, tile: u32, record: SmallSplat<C>)
+    where
+        Self: SmallStore<C>,
+    {
+        self.reserve_small::<C>(1);
+        let n = self.n_small;
+        self.records_mut()[n] = record;
+        self.small_tile[n] = tile;
         self.n_small += 1;
     }
 
-    /// This chunk's small records and their tiles.
-    pub(super) fn small(&self) -> (&[SmallSplat], &[u32]) {
-        let n = self
-            .n_small
-            .min(self.small.len())
-            .min(self.small_tile.len());
-        (&self.small[..n], &self.small_tile[..n])
+    /// This chunk's small records of `C` channels and their tiles.
+    pub(super) fn small<const C: usize>(&self) -> (&[SmallSplat<C>], &[u32])
+    where
+        Self: SmallStore<C>,
+    {
+        let records = self.records();
+        let n = self.n_small.min(records.len()).min(self.small_tile.len());
+        (&records[..n], &self.small_tile[..n])
     }
 }
 

@@ -1,15 +1,20 @@
 //! The lane-parallel projection tail against the scalar path, bit for bit.
 
-use super::super::{ChunkSink, Grid, SmallSplat, Staging};
+use super::super::{ChunkSink, Grid, SmallSplat, SmallStore, Staging};
 use super::*;
 use crate::render::camera::{Camera, Projection};
 use crate::render::normalise::Normaliser;
 use crate::render::palette::Palette;
-use crate::render::project::{DEFAULT_BORDER_PX, ParticleClass, geometry_lanes, project_particle};
+use crate::render::project::{
+    DEFAULT_BORDER_PX, ParticleClass, geometry_lanes, project_particle, to_i32_saturating,
+};
 
-/// The bits of every staged record, tile and large splat, in order.
-fn staged_bits(stage: &Staging) -> Vec<u32> {
-    let (small, tiles) = stage.small();
+/// The bits of every staged record (of `C` channels), tile and large splat, in order.
+fn staged_bits<const C: usize>(stage: &Staging) -> Vec<u32>
+where
+    Staging: SmallStore<C>,
+{
+    let (small, tiles) = stage.small::<C>();
     let mut bits = Vec::new();
     for (s, t) in small.iter().zip(tiles) {
         let SmallSplat {
@@ -68,17 +73,53 @@ fn particles() -> (Vec<[f32; 3]>, Vec<f32>, Vec<f32>) {
     (pos, h, values)
 }
 
+/// Stages every particle through the scalar path (`project_particle`, `ChunkSink::push`) and
+/// counts the classes.
+fn stage_scalar(
+    view: &ViewParams,
+    style: &StyleParams<'_>,
+    pos: &[[f32; 3]],
+    h: &[f32],
+    values: &[f32],
+    grid: Grid,
+    grey: bool,
+) -> (Staging, [u64; 4]) {
+    let mut stage = Staging::default();
+    let mut counts = [0u64; 4];
+    let mut sink = ChunkSink {
+        grid,
+        grey,
+        staging: &mut stage,
+    };
+    for i in 0..pos.len() {
+        let p = project_particle(view, style, pos[i], h[i], values[i], values[i]);
+        let class = match p.class {
+            ParticleClass::Inactive => 0,
+            ParticleClass::Small => 1,
+            ParticleClass::Medium => 2,
+            ParticleClass::Large => 3,
+        };
+        counts[class] += 1;
+        if p.class != ParticleClass::Inactive {
+            sink.push(&p.splat);
+        }
+    }
+    (stage, counts)
+}
+
 #[test]
 fn lanes_stage_the_scalar_records_and_counts() {
     let (pos, h, values) = particles();
     let palette = Palette::by_name("viridis").expect("palette");
     let norm = Normaliser::fixed(false, 0.0, 2.0);
     let mut classes_seen = [0u64; 4];
-    for (min_radius, perspective, coloured) in [
-        (1.0, true, false),
-        (0.0, true, true),
-        (1.0, false, true),
-        (0.5, true, false),
+    for (min_radius, perspective, coloured, grey) in [
+        (1.0, true, false, false),
+        (0.0, true, true, false),
+        (1.0, false, true, false),
+        (0.5, true, false, false),
+        (1.0, true, false, true),
+        (0.5, false, false, true),
     ] {
         let mut camera = Camera::look_at([0.0, 0.0, 10.0], [0.0; 3], [0.0, 1.0, 0.0], 90.0);
         if !perspective {
@@ -95,32 +136,13 @@ fn lanes_stage_the_scalar_records_and_counts() {
             size_factor: 1.3,
         };
         let grid = Grid::new(width, height);
-        let mut want_stage = Staging::default();
-        let mut want_counts = [0u64; 4];
-        {
-            let mut sink = ChunkSink {
-                grid,
-                staging: &mut want_stage,
-            };
-            for i in 0..pos.len() {
-                let p = project_particle(&view, &style, pos[i], h[i], values[i], values[i]);
-                let class = match p.class {
-                    ParticleClass::Inactive => 0,
-                    ParticleClass::Small => 1,
-                    ParticleClass::Medium => 2,
-                    ParticleClass::Large => 3,
-                };
-                want_counts[class] += 1;
-                if p.class != ParticleClass::Inactive {
-                    sink.push(&p.splat);
-                }
-            }
-        }
+        let (want_stage, want_counts) = stage_scalar(&view, &style, &pos, &h, &values, grid, grey);
         let mut got_stage = Staging::default();
         let mut got_counts = [0u64; 4];
         {
             let mut sink = ChunkSink {
                 grid,
+                grey,
                 staging: &mut got_stage,
             };
             let mut g = Lanes::default();
@@ -139,7 +161,23 @@ fn lanes_stage_the_scalar_records_and_counts() {
         assert_eq!(got_counts, want_counts);
         assert_eq!(got_stage.n_small, want_stage.n_small);
         assert_eq!(got_stage.large.len(), want_stage.large.len());
-        assert_eq!(staged_bits(&got_stage), staged_bits(&want_stage));
+        if grey {
+            assert_eq!(staged_bits::<1>(&got_stage), staged_bits::<1>(&want_stage));
+            // Grey records are the RGB records with the first channel alone.
+            let (rgb_stage, _) = stage_scalar(&view, &style, &pos, &h, &values, grid, false);
+            let (grey_records, grey_tiles) = want_stage.small::<1>();
+            let (rgb_records, rgb_tiles) = rgb_stage.small::<3>();
+            assert_eq!(grey_tiles, rgb_tiles);
+            assert_eq!(grey_records.len(), rgb_records.len());
+            for (g, c) in grey_records.iter().zip(rgb_records) {
+                assert_eq!((g.pixel, g.mask), (c.pixel, c.mask));
+                assert_eq!(g.wx.map(f32::to_bits), c.wx.map(f32::to_bits));
+                assert_eq!(g.wy.map(f32::to_bits), c.wy.map(f32::to_bits));
+                assert_eq!(g.rgb[0].to_bits(), c.rgb[0].to_bits());
+            }
+        } else {
+            assert_eq!(staged_bits::<3>(&got_stage), staged_bits::<3>(&want_stage));
+        }
         for (seen, n) in classes_seen.iter_mut().zip(want_counts) {
             *seen += n;
         }
@@ -169,5 +207,62 @@ fn footprint_search_as_selects_matches_the_branching_one() {
             super::super::sample_range(centre, cut, cut2),
             "{centre} {cut}"
         );
+    }
+}
+
+#[test]
+fn class_counts_count_each_class_of_the_lanes() {
+    let cases: [[u8; LANES]; 4] = [
+        [0; LANES],
+        [3; LANES],
+        [0, 1, 2, 3, 3, 2, 1, 1],
+        [1, 1, 1, 2, 0, 0, 3, 1],
+    ];
+    for class in cases {
+        let mut want = [0u64; 4];
+        for &c in &class {
+            want[usize::from(c)] += 1;
+        }
+        assert_eq!(class_counts(&class), want, "{class:?}");
+    }
+}
+
+#[test]
+fn saturating_conversion_matches_as_and_libm() {
+    // The float → int conversions of the lane loops (footprints, `sample_range_sel`).
+    let mut values = vec![
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        f32::MIN_POSITIVE,
+        -0.0,
+        0.0,
+        0.3,
+        0.5,
+        -0.5,
+        1.7,
+        -2.5,
+        0.999_999_94,
+        -0.999_999_94,
+        1e9,
+        -1e9,
+        2_147_483_648.0,
+        -2_147_483_648.0,
+        2_147_483_520.0,
+        -2_147_483_520.0,
+        2_147_483_904.0,
+        -2_147_483_904.0,
+        16_777_217.0,
+        -8_388_608.5,
+    ];
+    // Every 2^16-th bit pattern (all exponents, both signs, NaNs included).
+    values.extend((0..=u32::MAX).step_by(1 << 16).map(f32::from_bits));
+    for x in values {
+        assert_eq!(to_i32_saturating(x), x as i32, "{x} ({:#x})", x.to_bits());
+        assert_eq!(floor_i32(x), x.floor() as i32, "{x}");
+        assert_eq!(ceil_i32(x), x.ceil() as i32, "{x}");
     }
 }

@@ -4,7 +4,9 @@
 //! three would get, so its values are the bits of each RGB channel).
 
 use super::exp::exp_f32;
-use super::{ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, TILE_PX, pixel_box};
+use super::{
+    ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, SmallStore, TILE_PX, pixel_box,
+};
 use crate::render::project::Splat;
 
 /// Columns per vector block of the row loop (8 f32 lanes with AVX2).
@@ -52,7 +54,10 @@ fn render_unit_avx2<const C: usize>(
     grid: &Grid,
     chunks: &[ChunkBins],
     buffer: &mut Vec<f32>,
-) -> usize {
+) -> usize
+where
+    ChunkBins: SmallStore<C>,
+{
     render_unit::<C>(t, row_lo, row_hi, grid, chunks, buffer)
 }
 
@@ -70,7 +75,10 @@ fn render_unit<const C: usize>(
     grid: &Grid,
     chunks: &[ChunkBins],
     buffer: &mut Vec<f32>,
-) -> usize {
+) -> usize
+where
+    ChunkBins: SmallStore<C>,
+{
     let tx = t % grid.tiles_x;
     let ty = t / grid.tiles_x;
     let x0 = (tx * TILE_PX) as i32;
@@ -84,7 +92,7 @@ fn render_unit<const C: usize>(
     let mut used = false;
     let mut scratch = ColumnScratch::default();
     for chunk in chunks {
-        let (small, large) = chunk.tile(t);
+        let (small, large) = chunk.tile::<C>(t);
         if small.is_empty() && large.is_empty() {
             continue;
         }
@@ -143,7 +151,7 @@ impl Default for ColumnScratch {
 
 /// Adds a small record to a tile's planes (row stride TILE_PX pixels).
 #[inline(always)]
-fn add_small<const C: usize>(p: &SmallSplat, planes: &mut [&mut [f32]; C]) {
+fn add_small<const C: usize>(p: &SmallSplat<C>, planes: &mut [&mut [f32]; C]) {
     for r in 0..SMALL_SIDE {
         let row_mask = (p.mask >> (SMALL_SIDE * r)) & ((1 << SMALL_SIDE) - 1);
         if row_mask == 0 {
@@ -167,7 +175,7 @@ fn add_small<const C: usize>(p: &SmallSplat, planes: &mut [&mut [f32]; C]) {
 /// `row_lo`: the same operations for each pixel drawn.
 #[inline(always)]
 fn add_small_band<const C: usize>(
-    p: &SmallSplat,
+    p: &SmallSplat<C>,
     row_lo: usize,
     row_hi: usize,
     planes: &mut [&mut [f32]; C],
