@@ -484,6 +484,21 @@ __device__ __forceinline__ void window_slots(double alpha, double hw, double inv
     }
 }
 
+// Slot runs of window w (stripe t) of the event in slot p, whose own stripe is s: window_slots,
+// with the own stripe's runs starting after p, so that each unordered pair is counted once.
+__device__ __forceinline__ void event_window_slots(
+    double alpha, u32 w, u32 t, u32 s, u32 p, const double* __restrict__ window_half_width,
+    const double* __restrict__ stripe_inv_cell_width, const u32* __restrict__ stripe_cell_base,
+    const u32* __restrict__ starts, u32& a0, u32& a1, u32& b0, u32& b1) {
+    const u32 base = stripe_cell_base[t];
+    window_slots(alpha, window_half_width[w], stripe_inv_cell_width[t], base,
+                 stripe_cell_base[t + 1] - base, starts, a0, a1, b0, b1);
+    if (t == s) {
+        a0 = max(a0, p + 1u);
+        b0 = max(b0, p + 1u);
+    }
+}
+
 // As tp_count (one thread per slot, grid stride, the same windows and edge rule), but each
 // thread counts into its own column of shared counters [level − 1][bin][thread] (bank = lane,
 // plain increments, no atomics), summed once per block. Shared atomics on the few hot
@@ -539,15 +554,9 @@ __device__ __forceinline__ void count_lanes(LANES_PARAMS) {
         const u32 s = stripe_of_event[e];
         const u32 w_end = window_start[e + 1];
         for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
-            const u32 base = stripe_cell_base[t];
             u32 a0, a1, b0, b1;
-            window_slots(alpha, window_half_width[w], stripe_inv_cell_width[t], base,
-                         stripe_cell_base[t + 1] - base, starts, a0, a1, b0, b1);
-            if (t == s) {
-                // Own stripe: later slots only, so each unordered pair is counted once.
-                a0 = max(a0, p + 1u);
-                b0 = max(b0, p + 1u);
-            }
+            event_window_slots(alpha, w, t, s, p, window_half_width, stripe_inv_cell_width,
+                               stripe_cell_base, starts, a0, a1, b0, b1);
             const u32 len_a = a1 > a0 ? a1 - a0 : 0u;
             const u32 len = len_a + (b1 > b0 ? b1 - b0 : 0u);
             // Both runs as one loop: fewer loop exits for the warp to reconverge at.
@@ -693,15 +702,9 @@ extern "C" __global__ void __launch_bounds__(128, MIN_BLOCKS) NAME(BATCHED_PARAM
         const u32 s = stripe_of_event[e];                                                          \
         const u32 w_end = window_start[e + 1];                                                     \
         for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {                                \
-            const u32 base = stripe_cell_base[t];                                                  \
             u32 a0, a1, b0, b1;                                                                    \
-            window_slots(alpha, window_half_width[w], stripe_inv_cell_width[t], base,              \
-                         stripe_cell_base[t + 1] - base, starts, a0, a1, b0, b1);                  \
-            if (t == s) {                                                                          \
-                /* Own stripe: later slots only, so each unordered pair is counted once. */        \
-                a0 = max(a0, p + 1u);                                                              \
-                b0 = max(b0, p + 1u);                                                              \
-            }                                                                                      \
+            event_window_slots(alpha, w, t, s, p, window_half_width, stripe_inv_cell_width,        \
+                               stripe_cell_base, starts, a0, a1, b0, b1);                          \
             for (int r = 0; r < 2; ++r) {                                                          \
                 u32 q = r == 0 ? a0 : b0;                                                          \
                 const u32 q_end = r == 0 ? a1 : b1;                                                \

@@ -142,16 +142,10 @@ extern "C" __global__ void __launch_bounds__(FLAT_THREADS, 8)
             // Fill: every lane computes its windows now, at the lanes' common pace.
             u32 n_runs = 0;
             for (; w < w_end && n_runs + 2u <= SHARED_RUNS; ++w) {
-                const u32 t = s + (w - w_first);
-                const u32 base = stripe_cell_base[t];
                 u32 a0, a1, b0, b1;
-                window_slots(alpha, window_half_width[w], stripe_inv_cell_width[t], base,
-                             stripe_cell_base[t + 1] - base, starts, a0, a1, b0, b1);
-                if (t == s) {
-                    // Own stripe: later slots only, so each unordered pair is counted once.
-                    a0 = max(a0, p + 1u);
-                    b0 = max(b0, p + 1u);
-                }
+                event_window_slots(alpha, w, s + (w - w_first), s, p, window_half_width,
+                                   stripe_inv_cell_width, stripe_cell_base, starts, a0, a1, b0,
+                                   b1);
                 if (a0 < a1) {
                     asm volatile("st.shared.v2.u32 [%0], {%1, %2};" ::"r"(
                                      runs_addr + n_runs * (8u * FLAT_THREADS)),
