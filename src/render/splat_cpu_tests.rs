@@ -351,7 +351,7 @@ fn tiny_records_give_the_reference_bits_rgb_and_grey_any_threads() {
         assert_eq!(tiny_kinds, tile.tiny.len());
     }
     assert!(
-        n_tiny > 1000 && n_general > 200 && n_small > 200,
+        n_tiny > 500 && n_general > 200 && n_small > 200,
         "{n_small} {n_tiny} {n_general}"
     );
     let want = f32_reference(&splats, width, height);

@@ -115,6 +115,13 @@ where
         }
         // The chunk's other splats in input order: each kind byte takes the next entry of its
         // list (tiny records drawn like small ones, with the same bits as `splat_one`).
+        if bins.tiny.is_empty() {
+            // Only general splats (the common case at R0 ≥ 4): no kind bytes to follow.
+            for s in bins.large {
+                splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
+            }
+            continue;
+        }
         let (mut tiny, mut large) = (bins.tiny.iter(), bins.large.iter());
         for &kind in bins.kinds {
             if kind == KIND_TINY {
