@@ -6,11 +6,12 @@
 //! only). Each chunk is produced (projected) and binned by tile in one pass on one thread
 //! ([`Splatter::bin`]): a splat whose footprint box is at most [`SMALL_SIDE`]² pixels inside one
 //! tile (most particles when R0 ≤ 1 px) becomes a 40-byte [`SmallSplat`] (its pixels and their
-//! separable weights, computed once), every other splat is copied to each tile its footprint
-//! box overlaps. Each tile then walks the chunks in input order, adding a chunk's small records
-//! first and its other splats after them ([`Splatter::draw_into`]), so every
-//! pixel sums its contributions in one fixed order whatever the number of threads: the result is
-//! bit-for-bit deterministic. All scratch lives in a [`Splatter`] and is reused across frames; no
+//! separable weights, computed once), every other splat goes to each tile its footprint box
+//! overlaps: as a tiny record (a `SmallSplat` of its part of that tile) where that part is at
+//! most [`SMALL_SIDE`]² pixels, else as a copy (`splat_cpu_bins.rs`). Each tile then walks the
+//! chunks in input order, adding a chunk's small records first and its other splats after them
+//! in input order ([`Splatter::draw_into`]), so every pixel sums its contributions in one fixed
+//! order whatever the number of threads: the result is bit-for-bit deterministic. All scratch lives in a [`Splatter`] and is reused across frames; no
 //! allocation happens per particle.
 //!
 //! The weight is evaluated as the separable product exp(−dx²/σ²)·exp(−dy²/σ²) (equal to
@@ -29,8 +30,11 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
+#[path = "splat_cpu_bins.rs"]
+mod bins;
 #[path = "splat_cpu_draw.rs"]
 mod draw;
+use bins::ChunkBins;
 #[path = "splat_cpu_exp.rs"]
 pub mod exp;
 #[path = "splat_cpu_lanes.rs"]
@@ -113,19 +117,6 @@ pub struct ChunkSink<'a> {
     staging: &'a mut Staging,
 }
 
-/// One chunk's records sorted by tile: tile t owns `small[offsets[t][0]..offsets[t + 1][0]]`
-/// (or the same range of `small_grey` in grey frames) and `large[offsets[t][1]..offsets[t + 1][1]]`; `cost[t]` estimates the work they take
-/// ([`draw::SMALL_COST`], [`draw::large_cost`]), to split hot tiles across threads.
-#[derive(Debug, Default)]
-struct ChunkBins {
-    offsets: Vec<[u32; 2]>,
-    cost: Vec<u32>,
-    cursor: Vec<[u32; 2]>,
-    small: Vec<SmallSplat<3>>,
-    small_grey: Vec<SmallSplat<1>>,
-    large: Vec<Splat>,
-}
-
 /// Values per tile plane: TILE_AREA and a pad that a full vector of columns may run into past
 /// the last row (it only ever adds +0 there).
 const PLANE_LEN: usize = TILE_AREA + tile::BLOCK;
@@ -152,33 +143,14 @@ impl Grid {
     fn n_tiles(&self) -> usize {
         self.tiles_x * self.tiles_y
     }
-
-    /// Pixels (x0, x1, y0, y1 inclusive, clipped to the image) that the splat's footprint may
-    /// touch: a box one pixel wider than the exact one each side (cheap; a tile it misses costs
-    /// an empty test).
-    #[inline]
-    fn pixel_span(&self, s: &Splat) -> Option<[i32; 4]> {
-        let i0 = floor_i32(s.x_px - s.cut_px - 1.5).max(0);
-        let i1 = floor_i32(s.x_px + s.cut_px + 0.5).min(self.width - 1);
-        let j0 = floor_i32(s.y_px - s.cut_px - 1.5).max(0);
-        let j1 = floor_i32(s.y_px + s.cut_px + 0.5).min(self.height - 1);
-        (i0 <= i1 && j0 <= j1).then_some([i0, i1, j0, j1])
-    }
 }
 
-/// Tiles (x0, x1, y0, y1 inclusive) holding the pixels of a [`Grid::pixel_span`].
+/// Tiles (x0, x1, y0, y1 inclusive) holding the pixels of a box (x0, x1, y0, y1, clipped to the
+/// image).
 #[inline]
 fn tiles_of([i0, i1, j0, j1]: [i32; 4]) -> [usize; 4] {
     let t = TILE_PX as i32;
     [i0 / t, i1 / t, j0 / t, j1 / t].map(|v| v as usize)
-}
-
-/// Pixels of `lo..=hi` inside tile `tile` (of TILE_PX along that axis).
-#[inline]
-fn overlap(lo: i32, hi: i32, tile: usize) -> u32 {
-    let t0 = (tile * TILE_PX) as i32;
-    let t1 = t0 + TILE_PX as i32 - 1;
-    (hi.min(t1) - lo.max(t0) + 1).max(0) as u32
 }
 
 /// The splat's footprint box: columns i with (i + 0.5 − x)² ≤ R² and rows likewise, evaluated
@@ -315,92 +287,6 @@ impl ChunkSink<'_> {
             };
             self.staging.push_small(tile, record);
         }
-    }
-}
-
-impl ChunkBins {
-    /// Counting sort of one chunk's staged records (of `C` channels) by tile, with each tile's
-    /// work estimate.
-    fn fill<const C: usize>(&mut self, staging: &Staging, grid: &Grid)
-    where
-        Self: SmallStore<C>,
-        Staging: SmallStore<C>,
-    {
-        let n_tiles = grid.n_tiles();
-        self.offsets.clear();
-        self.offsets.resize(n_tiles + 1, [0, 0]);
-        self.cost.clear();
-        self.cost.resize(n_tiles, 0);
-        let (small, small_tile) = staging.small::<C>();
-        for &tile in small_tile {
-            self.offsets[tile as usize + 1][0] += 1;
-        }
-        for (cost, offset) in self.cost.iter_mut().zip(&self.offsets[1..]) {
-            *cost = offset[0].saturating_mul(draw::SMALL_COST);
-        }
-        for s in &staging.large {
-            if let Some(span) = grid.pixel_span(s) {
-                let [tx0, tx1, ty0, ty1] = tiles_of(span);
-                for ty in ty0..=ty1 {
-                    let rows = overlap(span[2], span[3], ty);
-                    for tx in tx0..=tx1 {
-                        let t = ty * grid.tiles_x + tx;
-                        self.offsets[t + 1][1] += 1;
-                        let cols = overlap(span[0], span[1], tx);
-                        self.cost[t] = self.cost[t].saturating_add(draw::large_cost(cols, rows));
-                    }
-                }
-            }
-        }
-        for t in 0..n_tiles {
-            let before = self.offsets[t];
-            let at = &mut self.offsets[t + 1];
-            at[0] += before[0];
-            at[1] += before[1];
-        }
-        self.cursor.clear();
-        self.cursor.extend_from_slice(&self.offsets[..n_tiles]);
-        let [n_small, n_large] = self.offsets[n_tiles];
-        let records = self.records_mut();
-        records.clear();
-        records.resize(n_small as usize, SmallSplat::default());
-        self.large.clear();
-        self.large.resize(n_large as usize, Splat::default());
-        // The cursor is moved out for the loop (no allocation) so that the record vector,
-        // reached through the trait, can be borrowed beside it.
-        let mut cursor = std::mem::take(&mut self.cursor);
-        let records = self.records_mut();
-        for (&tile, add) in small_tile.iter().zip(small) {
-            let slot = &mut cursor[tile as usize][0];
-            records[*slot as usize] = *add;
-            *slot += 1;
-        }
-        self.cursor = cursor;
-        for s in &staging.large {
-            if let Some(span) = grid.pixel_span(s) {
-                let [tx0, tx1, ty0, ty1] = tiles_of(span);
-                for ty in ty0..=ty1 {
-                    for tx in tx0..=tx1 {
-                        let slot = &mut self.cursor[ty * grid.tiles_x + tx][1];
-                        self.large[*slot as usize] = *s;
-                        *slot += 1;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Tile `t`'s small records (of `C` channels) and other splats.
-    fn tile<const C: usize>(&self, t: usize) -> (&[SmallSplat<C>], &[Splat])
-    where
-        Self: SmallStore<C>,
-    {
-        let [s0, l0] = self.offsets[t];
-        let [s1, l1] = self.offsets[t + 1];
-        (
-            &self.records()[s0 as usize..s1 as usize],
-            &self.large[l0 as usize..l1 as usize],
-        )
     }
 }
 

@@ -294,3 +294,98 @@ fn hot_tiles_split_into_bands_give_the_same_bits() {
         .count();
     assert_eq!(differ, 0);
 }
+
+/// Splats of R0 = 0.3..3 px centred within two pixels of the tile edges x = 64, y = 64 of a
+/// 150×97 image (so most cross an edge), mixed into larger ones; r = g = b.
+fn edge_splats() -> Vec<Splat> {
+    let (width, height) = (150.0, 97.0);
+    let mut splats = pseudo_random_splats(200, width, height);
+    let near_edges = pseudo_random_splats(1500, 4.0, 4.0);
+    for (k, mut s) in near_edges.into_iter().enumerate() {
+        let r = 0.3 + 2.7 * (k % 10) as f32 / 10.0;
+        (s.sigma_px, s.cut_px) = (SIGMA_FACTOR * r, CUT_FACTOR * r);
+        // Centres within 2 px of x = 64 or y = 64 (pseudo_random_splats gives −20..24 here).
+        s.x_px = if k % 3 == 0 {
+            5.0 + s.x_px.abs() * 3.0
+        } else {
+            62.0 + s.x_px.abs() / 6.0
+        };
+        s.y_px = if k % 3 == 1 {
+            5.0 + s.y_px.abs() * 3.0
+        } else {
+            62.0 + s.y_px.abs() / 6.0
+        };
+        s.rgb = [s.rgb[0]; 3];
+        splats.insert((7 * k) % splats.len(), s);
+    }
+    for s in &mut splats {
+        s.rgb = [s.rgb[0]; 3];
+    }
+    splats
+}
+
+#[test]
+fn tiny_records_give_the_reference_bits_rgb_and_grey_any_threads() {
+    let (width, height) = (150, 97);
+    let splats = edge_splats();
+    // The split is what this test is about: many non-small splats become tiny records, and
+    // some stay general.
+    let mut staging = Staging::default();
+    let grid = Grid::new(width, height);
+    let mut sink = ChunkSink {
+        grid,
+        grey: false,
+        staging: &mut staging,
+    };
+    splats.iter().for_each(|s| sink.push(s));
+    let mut bins = ChunkBins::default();
+    bins.fill::<3>(&staging, &grid);
+    let (mut n_tiny, mut n_general, mut n_small) = (0, 0, 0);
+    for t in 0..grid.n_tiles() {
+        let tile = bins.tile::<3>(t);
+        n_small += tile.small.len();
+        n_tiny += tile.tiny.len();
+        n_general += tile.large.len();
+        assert_eq!(tile.kinds.len(), tile.tiny.len() + tile.large.len());
+        let tiny_kinds = tile.kinds.iter().filter(|&&k| k == bins::KIND_TINY).count();
+        assert_eq!(tiny_kinds, tile.tiny.len());
+    }
+    assert!(
+        n_tiny > 500 && n_general > 200 && n_small > 200,
+        "{n_small} {n_tiny} {n_general}"
+    );
+    let want = f32_reference(&splats, width, height);
+    for threads in [1, 3] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        for channels in [Channels::Rgb, Channels::Grey] {
+            let mut splatter = Splatter::new();
+            // Many bands per hot tile: tiny records are also drawn band by band.
+            splatter.set_max_bands(16);
+            let mut tau = TauBuffer::new(width, height);
+            pool.install(|| {
+                splatter.bin_channels(width, height, channels, 1, |_, sink| {
+                    splats.iter().for_each(|s| sink.push(s))
+                });
+                splatter.draw_into(&mut tau, Merge::Overwrite);
+            });
+            if threads > 1 {
+                assert!(
+                    splatter.profile().split_tiles > 0,
+                    "{:?}",
+                    splatter.profile()
+                );
+            }
+            let differ = tau
+                .data
+                .iter()
+                .zip(&want)
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            assert_eq!(differ, 0, "{threads} threads, {channels:?}");
+            assert!(tau.data.iter().filter(|v| **v > 0.0).count() > 5000);
+        }
+    }
+}

@@ -1,8 +1,10 @@
 //! Drawing one tile of the CPU splatter (see `splat_cpu.rs`): small records, then every other
-//! splat of each chunk, into the tile's R, G and B planes, or into one plane for grey frames
-//! (every splat has r = g = b: the one plane gets, pixel by pixel, the operations each of the
-//! three would get, so its values are the bits of each RGB channel).
+//! splat of each chunk (tiny records and general splats, in input order), into the tile's R, G
+//! and B planes, or into one plane for grey frames (every splat has r = g = b: the one plane
+//! gets, pixel by pixel, the operations each of the three would get, so its values are the bits
+//! of each RGB channel).
 
+use super::bins::KIND_TINY;
 use super::exp::exp_f32;
 use super::{
     ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, SmallStore, TILE_PX, pixel_box,
@@ -92,8 +94,8 @@ where
     let mut used = false;
     let mut scratch = ColumnScratch::default();
     for chunk in chunks {
-        let (small, large) = chunk.tile::<C>(t);
-        if small.is_empty() && large.is_empty() {
+        let bins = chunk.tile::<C>(t);
+        if bins.small.is_empty() && bins.kinds.is_empty() {
             continue;
         }
         if !used {
@@ -103,16 +105,36 @@ where
         }
         let mut planes = planes_mut::<C>(buffer, plane_len);
         if whole {
-            for p in small {
+            for p in bins.small {
                 add_small(p, &mut planes);
             }
         } else {
-            for p in small {
+            for p in bins.small {
                 add_small_band(p, row_lo, row_hi, &mut planes);
             }
         }
-        for s in large {
-            splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
+        // The chunk's other splats in input order: each kind byte takes the next entry of its
+        // list (tiny records drawn like small ones, with the same bits as `splat_one`).
+        if bins.tiny.is_empty() {
+            // Only general splats (the common case at R0 ≥ 4): no kind bytes to follow.
+            for s in bins.large {
+                splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
+            }
+            continue;
+        }
+        let (mut tiny, mut large) = (bins.tiny.iter(), bins.large.iter());
+        for &kind in bins.kinds {
+            if kind == KIND_TINY {
+                if let Some(p) = tiny.next() {
+                    if whole {
+                        add_small(p, &mut planes);
+                    } else {
+                        add_small_band(p, row_lo, row_hi, &mut planes);
+                    }
+                }
+            } else if let Some(s) = large.next() {
+                splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
+            }
         }
     }
     if used { plane_len } else { 0 }

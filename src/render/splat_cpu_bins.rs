@@ -1,0 +1,255 @@
+//! One chunk's records sorted by tile (see `splat_cpu.rs`): its small records, then its other
+//! splats in input order, each either a *tiny* record or a general splat.
+//!
+//! Why tiny records: at R0 = 1 px most non-small splats are footprints of a few pixels that cross
+//! a tile edge (or are a little wider than the small box); drawn the general way
+//! (`tile::splat_one`: footprint search, 8-wide column and row weights, masked 8-wide rows) they
+//! were about 55 % of the tile pass (perf, session 5 second pass). Where a splat's footprint box
+//! is at most [`SMALL_SIDE`]² pixels, the sort stores its part in each tile as a
+//! [`SmallSplat`] (the tile's pixels, mask and weights, computed here by the same f32 operations
+//! as `splat_one`), drawn by the small code. It stays in the tile's list of other splats, at its
+//! input position (a kind byte per entry says which list the next entry comes from), so every
+//! pixel still sums its contributions in the documented order: τ has the same bits.
+
+use super::draw::{SMALL_COST, large_cost};
+use super::lanes::{SmallSplat, SmallStore, Staging};
+use super::{Grid, SMALL_SIDE, TILE_PX, exp_f32, pixel_box, tiles_of};
+use crate::render::project::{Splat, floor_i32};
+
+/// Kind byte of an entry of a tile's other splats: the next tiny record.
+pub(super) const KIND_TINY: u8 = 1;
+/// Kind byte of an entry of a tile's other splats: the next general splat.
+pub(super) const KIND_GENERAL: u8 = 0;
+
+/// One chunk's records sorted by tile. Tile t owns `small[offsets[t][0]..offsets[t + 1][0]]`
+/// (or the same range of `small_grey` in grey frames) as its small records, the same vector's
+/// `offsets[t][1]..offsets[t + 1][1]` as its tiny records, `large[offsets[t][2]..offsets[t +
+/// 1][2]]` as its general splats, and the kind bytes of the two last lists' entries in input
+/// order from `kinds[offsets[t][1] − n_small + offsets[t][2]]` on. `cost[t]` estimates the work
+/// they take ([`SMALL_COST`], [`large_cost`]), to split hot tiles across threads.
+#[derive(Debug, Default)]
+pub(super) struct ChunkBins {
+    offsets: Vec<[u32; 3]>,
+    pub(super) cost: Vec<u32>,
+    cursor: Vec<[u32; 3]>,
+    /// Footprint box (clipped to the image) of each staged general splat, or `None`.
+    boxes: Vec<Option<[i32; 4]>>,
+    n_small: u32,
+    pub(super) small: Vec<SmallSplat<3>>,
+    pub(super) small_grey: Vec<SmallSplat<1>>,
+    kinds: Vec<u8>,
+    large: Vec<Splat>,
+}
+
+/// What one tile of a chunk draws, in this order: `small`, then the entries of `kinds` (each
+/// the next record of `tiny` or the next splat of `large`).
+pub(super) struct TileBins<'a, const C: usize> {
+    /// Small records.
+    pub(super) small: &'a [SmallSplat<C>],
+    /// Tiny records (other splats' parts in this tile, drawn like small records).
+    pub(super) tiny: &'a [SmallSplat<C>],
+    /// [`KIND_TINY`] or [`KIND_GENERAL`] per other splat, in input order.
+    pub(super) kinds: &'a [u8],
+    /// General splats.
+    pub(super) large: &'a [Splat],
+}
+
+/// The box whose tiles get splat `s` (clipped to the image), `None` when it draws nothing: the
+/// exact footprint box (as `splat_one` finds it) where a one-pixel-wider cheap bound is at most
+/// SMALL_SIDE + 2 pixels a side (so that tiny splats are found exactly), else that cheap bound
+/// (a tile it adds draws nothing; the exact search for every splat made the sort 15–20 % slower
+/// at R0 = 4 and 16 on the box).
+#[inline(always)]
+fn footprint_tiles_box(s: &Splat, grid: &Grid) -> Option<[i32; 4]> {
+    let i0 = floor_i32(s.x_px - s.cut_px - 1.5).max(0);
+    let i1 = floor_i32(s.x_px + s.cut_px + 0.5).min(grid.width - 1);
+    let j0 = floor_i32(s.y_px - s.cut_px - 1.5).max(0);
+    let j1 = floor_i32(s.y_px + s.cut_px + 0.5).min(grid.height - 1);
+    if i0 > i1 || j0 > j1 {
+        return None;
+    }
+    let near = SMALL_SIDE as i32 + 2;
+    if i1 - i0 > near || j1 - j0 > near {
+        return Some([i0, i1, j0, j1]);
+    }
+    pixel_box(s, 0, grid.width - 1, 0, grid.height - 1)
+}
+
+/// Columns and rows of box `b` inside tile (tx, ty): the clipped box, or `None` if empty.
+#[inline(always)]
+fn clip_to_tile(b: [i32; 4], tx: usize, ty: usize) -> Option<[i32; 4]> {
+    let (x0, y0) = ((tx * TILE_PX) as i32, (ty * TILE_PX) as i32);
+    let c = [
+        b[0].max(x0),
+        b[1].min(x0 + TILE_PX as i32 - 1),
+        b[2].max(y0),
+        b[3].min(y0 + TILE_PX as i32 - 1),
+    ];
+    (c[0] <= c[1] && c[2] <= c[3]).then_some(c)
+}
+
+/// Whether a box fits a [`SmallSplat`]. Only splats whose whole footprint (clipped to the image)
+/// fits become tiny records: the corner parts of wider splats stay general, since mixing the
+/// two kinds in a tile's list at R0 = 16 cost more in mispredicted branches than the small code
+/// saved (box, 1 thread: tiles 0.310 → 0.333 s per 10⁶ with every part ≤ 3×3 made tiny).
+#[inline(always)]
+fn is_tiny(c: [i32; 4]) -> bool {
+    let side = SMALL_SIDE as i32;
+    c[1] - c[0] < side && c[3] - c[2] < side
+}
+
+/// The tiny record of splat `s` over the clipped box `c` (at most SMALL_SIDE² pixels of one
+/// tile): the column and row weights and the inside test of `tile::splat_one`, by the same f32
+/// operations (dx = (i + 0.5) − x, dx², exp(−dx²·(1/σ²)); inside when dx² + dy² ≤ R²).
+#[inline(always)]
+fn tiny_record<const C: usize>(s: &Splat, c: [i32; 4]) -> SmallSplat<C> {
+    let cut2 = s.cut_px * s.cut_px;
+    let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
+    let mut dx2 = [0.0f32; SMALL_SIDE];
+    let mut dy2 = [0.0f32; SMALL_SIDE];
+    for k in 0..SMALL_SIDE {
+        let dx = ((c[0] + k as i32) as f32 + 0.5) - s.x_px;
+        dx2[k] = dx * dx;
+        let dy = ((c[2] + k as i32) as f32 + 0.5) - s.y_px;
+        dy2[k] = dy * dy;
+    }
+    let (n_cols, n_rows) = ((c[1] - c[0]) as usize + 1, (c[3] - c[2]) as usize + 1);
+    let mut mask = 0u16;
+    for (r, &dy2) in dy2.iter().enumerate().take(n_rows) {
+        for (k, &dx2) in dx2.iter().enumerate().take(n_cols) {
+            if dx2 + dy2 <= cut2 {
+                mask |= 1 << (SMALL_SIDE * r + k);
+            }
+        }
+    }
+    let (col, row) = (c[0] as usize % TILE_PX, c[2] as usize % TILE_PX);
+    SmallSplat {
+        pixel: (row * TILE_PX + col) as u16,
+        mask,
+        wx: dx2.map(|d| exp_f32(-d * inv_sigma2)),
+        wy: dy2.map(|d| exp_f32(-d * inv_sigma2)),
+        rgb: std::array::from_fn(|ch| s.rgb[ch]),
+    }
+}
+
+impl ChunkBins {
+    /// Counting sort of one chunk's staged records (of `C` channels) by tile, with each tile's
+    /// work estimate.
+    pub(super) fn fill<const C: usize>(&mut self, staging: &Staging, grid: &Grid)
+    where
+        Self: SmallStore<C>,
+        Staging: SmallStore<C>,
+    {
+        let n_tiles = grid.n_tiles();
+        self.offsets.clear();
+        self.offsets.resize(n_tiles + 1, [0; 3]);
+        self.cost.clear();
+        self.cost.resize(n_tiles, 0);
+        let (small, small_tile) = staging.small::<C>();
+        for &tile in small_tile {
+            self.offsets[tile as usize + 1][0] += 1;
+        }
+        for (cost, offset) in self.cost.iter_mut().zip(&self.offsets[1..]) {
+            *cost = offset[0].saturating_mul(SMALL_COST);
+        }
+        self.boxes.clear();
+        self.boxes
+            .extend(staging.large.iter().map(|s| footprint_tiles_box(s, grid)));
+        for b in self.boxes.iter().flatten() {
+            let tiny_splat = is_tiny(*b);
+            let [tx0, tx1, ty0, ty1] = tiles_of(*b);
+            for ty in ty0..=ty1 {
+                for tx in tx0..=tx1 {
+                    let Some(c) = clip_to_tile(*b, tx, ty) else {
+                        continue;
+                    };
+                    let t = ty * grid.tiles_x + tx;
+                    let (kind, cost) = if tiny_splat {
+                        (1, SMALL_COST)
+                    } else {
+                        let (cols, rows) = ((c[1] - c[0] + 1) as u32, (c[3] - c[2] + 1) as u32);
+                        (2, large_cost(cols, rows))
+                    };
+                    self.offsets[t + 1][kind] += 1;
+                    self.cost[t] = self.cost[t].saturating_add(cost);
+                }
+            }
+        }
+        for t in 0..n_tiles {
+            let before = self.offsets[t];
+            let at = &mut self.offsets[t + 1];
+            for (at, before) in at.iter_mut().zip(before) {
+                *at += before;
+            }
+        }
+        // Tiny records follow the small ones in the same vector.
+        let [n_small, n_tiny, n_large] = self.offsets[n_tiles];
+        self.n_small = n_small;
+        for offset in &mut self.offsets {
+            offset[1] += n_small;
+        }
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.offsets[..n_tiles]);
+        let records = self.records_mut();
+        records.clear();
+        records.resize((n_small + n_tiny) as usize, SmallSplat::default());
+        self.large.clear();
+        self.large.resize(n_large as usize, Splat::default());
+        self.kinds.clear();
+        self.kinds.resize((n_tiny + n_large) as usize, KIND_GENERAL);
+        // The cursor and boxes are moved out for the loops (no allocation) so that the record
+        // vector, reached through the trait, can be borrowed beside them.
+        let mut cursor = std::mem::take(&mut self.cursor);
+        let boxes = std::mem::take(&mut self.boxes);
+        let records = self.records_mut();
+        for (&tile, add) in small_tile.iter().zip(small) {
+            let slot = &mut cursor[tile as usize][0];
+            records[*slot as usize] = *add;
+            *slot += 1;
+        }
+        for (s, b) in staging.large.iter().zip(&boxes) {
+            let Some(b) = *b else {
+                continue;
+            };
+            let tiny_splat = is_tiny(b);
+            let [tx0, tx1, ty0, ty1] = tiles_of(b);
+            for ty in ty0..=ty1 {
+                for tx in tx0..=tx1 {
+                    let Some(c) = clip_to_tile(b, tx, ty) else {
+                        continue;
+                    };
+                    let at = &mut cursor[ty * grid.tiles_x + tx];
+                    let kind_slot = (at[1] - n_small + at[2]) as usize;
+                    if tiny_splat {
+                        self.records_mut()[at[1] as usize] = tiny_record::<C>(s, c);
+                        self.kinds[kind_slot] = KIND_TINY;
+                        at[1] += 1;
+                    } else {
+                        self.large[at[2] as usize] = *s;
+                        at[2] += 1;
+                    }
+                }
+            }
+        }
+        self.cursor = cursor;
+        self.boxes = boxes;
+    }
+
+    /// Tile `t`'s records (small and tiny of `C` channels) and general splats.
+    pub(super) fn tile<const C: usize>(&self, t: usize) -> TileBins<'_, C>
+    where
+        Self: SmallStore<C>,
+    {
+        let [s0, i0, l0] = self.offsets[t];
+        let [s1, i1, l1] = self.offsets[t + 1];
+        let k0 = (i0 - self.n_small + l0) as usize;
+        let k1 = (i1 - self.n_small + l1) as usize;
+        let records = self.records();
+        TileBins {
+            small: &records[s0 as usize..s1 as usize],
+            tiny: &records[i0 as usize..i1 as usize],
+            kinds: &self.kinds[k0..k1],
+            large: &self.large[l0 as usize..l1 as usize],
+        }
+    }
+}
