@@ -4,6 +4,14 @@
 use super::super::project::{CUT_FACTOR, SIGMA_FACTOR};
 use super::*;
 
+/// How many values of `a` and `b` differ in their bits.
+fn differing_bits(a: &[f32], b: &[f32]) -> usize {
+    a.iter()
+        .zip(b)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count()
+}
+
 /// Direct per-pixel reference: exp(−d²/σ²) for d² ≤ R², in f64.
 fn reference(splats: &[Splat], width: u32, height: u32) -> Vec<f64> {
     let mut out = vec![0.0; (width * height * 3) as usize];
@@ -142,12 +150,7 @@ fn tiles_and_pixel_records_give_the_reference_bits() {
     let mut tau = TauBuffer::new(width, height);
     splat_into(&splats, &mut tau);
     let want = f32_reference(&splats, width, height);
-    let differ = tau
-        .data
-        .iter()
-        .zip(&want)
-        .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .count();
+    let differ = differing_bits(&tau.data, &want);
     assert_eq!(differ, 0);
 }
 
@@ -227,12 +230,7 @@ fn every_instruction_set_gives_the_same_bits() {
     splatter.splat_into(&splats, &mut detected);
     assert!(splatter.isa().is_supported());
     assert!(baseline.data.iter().filter(|v| **v > 0.0).count() > 5000);
-    let differ = baseline
-        .data
-        .iter()
-        .zip(&detected.data)
-        .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .count();
+    let differ = differing_bits(&baseline.data, &detected.data);
     assert_eq!(differ, 0, "{}", splatter.isa().name());
 }
 
@@ -274,24 +272,14 @@ fn hot_tiles_split_into_bands_give_the_same_bits() {
         assert_eq!(whole_profile.units, 6);
         assert!(banded_profile.split_tiles >= 2, "{banded_profile:?}");
         assert!(banded_profile.units > 12, "{banded_profile:?}");
-        let differ = whole
-            .data
-            .iter()
-            .zip(&banded.data)
-            .filter(|(a, b)| a.to_bits() != b.to_bits())
-            .count();
+        let differ = differing_bits(&whole.data, &banded.data);
         assert_eq!(differ, 0, "{merge:?}");
         assert!(whole.data.iter().filter(|v| **v > 0.3).count() > 3000);
     }
     // Single-thread reference: the documented per-pixel order.
     let want = f32_reference(&splats, width, height);
     let (banded, _) = draw(64, Merge::Overwrite);
-    let differ = banded
-        .data
-        .iter()
-        .zip(&want)
-        .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .count();
+    let differ = differing_bits(&banded.data, &want);
     assert_eq!(differ, 0);
 }
 
@@ -378,12 +366,7 @@ fn tiny_records_give_the_reference_bits_rgb_and_grey_any_threads() {
                     splatter.profile()
                 );
             }
-            let differ = tau
-                .data
-                .iter()
-                .zip(&want)
-                .filter(|(a, b)| a.to_bits() != b.to_bits())
-                .count();
+            let differ = differing_bits(&tau.data, &want);
             assert_eq!(differ, 0, "{threads} threads, {channels:?}");
             assert!(tau.data.iter().filter(|v| **v > 0.0).count() > 5000);
         }
