@@ -4,8 +4,9 @@
 //! Per launch of `b` trials (trial = blockIdx.y): counting sort of the events into (dec stripe,
 //! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells
 //! (counting kernels: `count_cuda_kernel.rs`; the default computes all its windows' slot runs
-//! first, then walks them in one loop, two candidates per step). The static per-event data (declinations, cut levels, search windows, bin tables) is uploaded once
-//! per [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
+//! first, then walks them in one loop, two candidates per step). The static per-event data
+//! (declinations, cut levels, search windows, bin tables) is uploaded once per
+//! [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
 //! a short list that the host decides with the CPU's arithmetic (see `cuda_tables.rs`).
 
 use super::bins::chord2;
