@@ -117,9 +117,9 @@ pub struct ChunkSink<'a> {
     staging: &'a mut Staging,
 }
 
-/// Values per tile plane: TILE_AREA and a pad that a full vector of columns may run into past
-/// the last row (it only ever adds +0 there).
-const PLANE_LEN: usize = TILE_AREA + tile::BLOCK;
+/// Values per tile plane: TILE_AREA and a pad that vectors may run into past the last row (they
+/// only ever add +0 there).
+const PLANE_LEN: usize = TILE_AREA + tile::PLANE_PAD;
 
 /// Tile layout of an image.
 #[derive(Debug, Clone, Copy)]
