@@ -455,7 +455,7 @@ mod tests {
             record(&mut state, pixel)
         }));
         let whole = TILE_PX * TILE_PX + PLANE_PAD;
-        let vector = drawn(&records, whole, |p, planes| add_small(p, planes));
+        let vector = drawn(&records, whole, add_small);
         let scalar = drawn(&records, whole, |p, planes| {
             add_small_scalar(p, 0..SMALL_SIDE, |r| p.pixel as usize + r * TILE_PX, planes)
         });
