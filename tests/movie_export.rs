@@ -11,7 +11,9 @@ use haloscope::movie::{
     frame_file_name,
 };
 use image::RgbImage;
-use movie_common::{decode_frames, luma_psnr, paint_points, psnr, read_mp4};
+use movie_common::{
+    assert_usual_file_mode, decode_frames, luma_psnr, paint_points, psnr, read_mp4,
+};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -115,6 +117,7 @@ fn ten_frames_make_ten_pngs_and_a_ten_frame_mp4() {
     }
     // The container: ftyp, then media data and the index; one video track of 10 samples.
     let bytes = std::fs::read(&mp4).expect("mp4 written");
+    assert_usual_file_mode(&mp4);
     let facts = read_mp4(&bytes);
     assert_eq!(facts.top_level.first().map(String::as_str), Some("ftyp"));
     assert!(facts.top_level.iter().any(|k| k == "mdat"));

@@ -1,5 +1,7 @@
 //! Camera path files: round trip, the shipped demo path, and errors that name the line.
 
+mod movie_common;
+
 use haloscope::movie::{
     CameraPath, Keyframe, PathFileError, RenderSettings, Timing, load_path, parse_path, save_path,
     to_toml_string,
@@ -68,6 +70,7 @@ fn saving_and_loading_round_trips_exactly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("path.toml");
     save_path(&path, &file).expect("save");
+    movie_common::assert_usual_file_mode(&file);
     let loaded = load_path(&file).expect("load");
     assert_eq!(loaded.keyframes(), keyframes.as_slice());
     assert_eq!(loaded.timing(), timing);

@@ -194,11 +194,16 @@ impl Mp4Encoder {
         let file_name = path
             .file_name()
             .map_or_else(|| "movie".into(), |n| n.to_string_lossy().into_owned());
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{file_name}."))
-            .suffix(".part")
-            .tempfile_in(dir)
-            .map_err(io_error)?;
+        let prefix = format!(".{file_name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".part");
+        // Temporary files are created 0600; the movie should get the usual 0666 & !umask.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder.tempfile_in(dir).map_err(io_error)?;
         let (file, temp_path) = temp.into_parts();
         let config = mp4::Mp4Config {
             major_brand: mp4::FourCC::from(*b"isom"),

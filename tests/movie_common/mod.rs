@@ -274,3 +274,26 @@ pub fn luma_psnr(original: &RgbImage, decoded: &RgbImage) -> f64 {
         / f64::from(original.width() * original.height());
     10.0 * (255.0 * 255.0 / mse.max(1e-12)).log10()
 }
+
+/// Asserts that `path` got the permission bits of a file created the usual way in its folder
+/// (0666 less the umask), not a temporary file's 0600.
+pub fn assert_usual_file_mode(path: &std::path::Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let folder = path.parent().expect("a folder");
+        let probe = folder.join(".mode-probe");
+        std::fs::File::create(&probe).expect("probe file");
+        let mode = |p: &std::path::Path| {
+            std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777
+        };
+        let (want, got) = (mode(&probe), mode(path));
+        std::fs::remove_file(&probe).expect("remove probe");
+        assert_eq!(
+            got,
+            want,
+            "{} has mode {got:o}, not {want:o}",
+            path.display()
+        );
+    }
+}
