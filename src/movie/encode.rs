@@ -195,14 +195,8 @@ impl Mp4Encoder {
             .file_name()
             .map_or_else(|| "movie".into(), |n| n.to_string_lossy().into_owned());
         let prefix = format!(".{file_name}.");
-        let mut builder = tempfile::Builder::new();
+        let mut builder = crate::render::output::usual_mode_builder();
         builder.prefix(&prefix).suffix(".part");
-        // Temporary files are created 0600; the movie should get the usual 0666 & !umask.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
         let temp = builder.tempfile_in(dir).map_err(io_error)?;
         let (file, temp_path) = temp.into_parts();
         let config = mp4::Mp4Config {

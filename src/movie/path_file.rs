@@ -221,14 +221,9 @@ pub fn save_path(path: &CameraPath, file: &Path) -> Result<(), PathFileError> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut builder = tempfile::Builder::new();
-    // Temporary files are created 0600; the path file should get the usual 0666 & !umask.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut temp = builder.tempfile_in(dir).map_err(io_error)?;
+    let mut temp = crate::render::output::usual_mode_builder()
+        .tempfile_in(dir)
+        .map_err(io_error)?;
     std::io::Write::write_all(&mut temp, to_toml_string(path).as_bytes()).map_err(io_error)?;
     temp.persist(file).map_err(|err| io_error(err.error))?;
     Ok(())

@@ -32,20 +32,26 @@ pub fn check_writable(path: &Path) -> Result<(), RenderError> {
     temporary_beside(path).map(drop)
 }
 
+/// A temporary-file builder whose files get the usual mode, 0666 less the umask, as a plain
+/// `File::create` would give the result: temporary files are otherwise created 0600.
+pub fn usual_mode_builder<'a, 'b>() -> tempfile::Builder<'a, 'b> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder
+}
+
 /// A new temporary file in the folder of `path`, removed when dropped unless persisted.
 fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile, RenderError> {
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut builder = tempfile::Builder::new();
+    let mut builder = usual_mode_builder();
     builder.prefix(".haloscope-").suffix(".part");
-    // Temporary files are created 0600; the result should get the usual 0666 & !umask.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
     builder
         .tempfile_in(folder)
         // tempfile's own message names the temporary file; name the folder instead.
