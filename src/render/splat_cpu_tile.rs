@@ -176,10 +176,12 @@ impl Default for ColumnScratch {
 
 /// Lane masks of a small record's row: lane c is all ones where bit c of the row's mask is set
 /// (lane 3, past the record's columns, never is).
+#[cfg(target_arch = "x86_64")]
 #[repr(C, align(16))]
 struct RowLanes([[u32; 4]; 1 << SMALL_SIDE]);
 
 /// [`RowLanes`] of every row mask.
+#[cfg(target_arch = "x86_64")]
 static ROW_LANES: RowLanes = RowLanes({
     let mut lanes = [[0u32; 4]; 1 << SMALL_SIDE];
     let mut bits = 0;
