@@ -13,6 +13,11 @@ fn main() -> ExitCode {
     }
     logger.init();
     let cli = haloscope::cli::Cli::parse();
+    if cli.command.is_some() {
+        // Headless output is piped into other tools (`… --json | head`): end quietly when the
+        // reader goes away, as Unix tools do, rather than panic in `println!`.
+        restore_default_sigpipe();
+    }
     match haloscope::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -21,3 +26,18 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Lets SIGPIPE end the process. Rust ignores it, so a write to a closed pipe fails and
+/// `println!` panics ("failed printing to stdout: Broken pipe").
+#[cfg(unix)]
+fn restore_default_sigpipe() {
+    // SAFETY: sets one signal's disposition to its default, at start-up, before this program
+    // starts any thread of its own.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Windows has no SIGPIPE.
+#[cfg(not(unix))]
+fn restore_default_sigpipe() {}

@@ -166,3 +166,26 @@ fn event_list_json_gives_counts_columns_and_ranges() {
         );
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_reader_that_goes_away_ends_it_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    // A pipe whose reading end is closed before the program starts: its first write to stdout
+    // fails (`haloscope info … --json | head -c 0`, deterministically).
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(haloscope_bin())
+        .args(["info", "--json", &path_str("snapshots/run581.20000")])
+        .stdout(writer)
+        .output()
+        .expect("binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        out.status
+    );
+}
