@@ -5,14 +5,15 @@
 //! The input is cut into chunks of a fixed length ([`chunk_len`], a function of the image size
 //! only). Each chunk is produced (projected) and binned by tile in one pass on one thread
 //! ([`Splatter::bin`]): a splat whose footprint box is at most [`SMALL_SIDE`]² pixels inside one
-//! tile (most particles when R0 ≤ 1 px) becomes a 40-byte [`SmallSplat`] (its pixels and their
-//! separable weights, computed once), every other splat goes to each tile its footprint box
-//! overlaps: as a tiny record (a `SmallSplat` of its part of that tile) where that part is at
-//! most [`SMALL_SIDE`]² pixels, else as a copy (`splat_cpu_bins.rs`). Each tile then walks the
-//! chunks in input order, adding a chunk's small records first and its other splats after them
-//! in input order ([`Splatter::draw_into`]), so every pixel sums its contributions in one fixed
-//! order whatever the number of threads: the result is bit-for-bit deterministic. All scratch lives in a [`Splatter`] and is reused across frames; no
-//! allocation happens per particle.
+//! tile (most particles when R0 ≤ 1 px) becomes a [`SmallSplat`] of 40 bytes, 32 in grey frames
+//! (its pixels and their separable weights, computed once), every other splat goes to each tile
+//! its footprint box overlaps: as a tiny record (a `SmallSplat` of its part of that tile) where
+//! that part is at most [`SMALL_SIDE`]² pixels, else as a copy (`splat_cpu_bins.rs`). Each tile
+//! then walks the chunks in input order, adding a chunk's small records first and its other
+//! splats after them in input order ([`Splatter::draw_into`]), so every pixel sums its
+//! contributions in one fixed order whatever the number of threads: the result is bit-for-bit
+//! deterministic. All scratch lives in a [`Splatter`] and is reused across frames; no allocation
+//! happens per particle.
 //!
 //! The weight is evaluated as the separable product exp(−dx²/σ²)·exp(−dy²/σ²) (equal to
 //! exp(−d²/σ²) up to f32 rounding), with the column factors computed once per splat and tile,
@@ -234,57 +235,23 @@ impl ChunkSink<'_> {
             self.staging.large.push(*s);
             return;
         }
-        // The same f32 operations as `splat_one`, done once here: the squared offsets of the
-        // box's columns (lanes 0..3) and rows (lanes 3..6) and their weights, as one vector.
-        let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
-        let mut d2 = [0.0f32; 8];
-        for k in 0..SMALL_SIDE {
-            let dx = ((c0 + k as i32) as f32 + 0.5) - s.x_px;
-            d2[k] = dx * dx;
-            let dy = ((r0 + k as i32) as f32 + 0.5) - s.y_px;
-            d2[SMALL_SIDE + k] = dy * dy;
-        }
-        let mut w = [0.0f32; 8];
-        for (w, d2) in w.iter_mut().zip(&d2) {
-            *w = exp_f32(-d2 * inv_sigma2);
-        }
-        let mut mask = 0u16;
-        for r in 0..=(r1 - r0) as usize {
-            for k in 0..=(c1 - c0) as usize {
-                if d2[k] + d2[SMALL_SIDE + r] <= cut2 {
-                    mask |= 1 << (SMALL_SIDE * r + k);
-                }
-            }
-        }
-        if mask == 0 {
-            return;
-        }
-        let (wx, wy) = (
-            std::array::from_fn(|k| w[k]),
-            std::array::from_fn(|k| w[SMALL_SIDE + k]),
-        );
-        let (i, j) = (c0 as usize, r0 as usize);
-        let tile = ((j / TILE_PX) * grid.tiles_x + i / TILE_PX) as u32;
-        let pixel = ((j % TILE_PX) * TILE_PX + i % TILE_PX) as u16;
+        let tile = ((r0 / t) as usize * grid.tiles_x + (c0 / t) as usize) as u32;
         if self.grey {
-            let rgb = [s.rgb[0]];
-            let record = SmallSplat::<1> {
-                pixel,
-                mask,
-                wx,
-                wy,
-                rgb,
-            };
-            self.staging.push_small(tile, record);
+            self.push_small::<1>(s, [c0, c1, r0, r1], tile);
         } else {
-            let rgb = s.rgb;
-            let record = SmallSplat::<3> {
-                pixel,
-                mask,
-                wx,
-                wy,
-                rgb,
-            };
+            self.push_small::<3>(s, [c0, c1, r0, r1], tile);
+        }
+    }
+
+    /// Stages the small record of `C` channels of splat `s` over box `b` (inside tile `tile`),
+    /// unless none of its pixels is inside the disc.
+    #[inline(always)]
+    fn push_small<const C: usize>(&mut self, s: &Splat, b: [i32; 4], tile: u32)
+    where
+        Staging: SmallStore<C>,
+    {
+        let record = SmallSplat::<C>::of_box(s, b);
+        if record.mask != 0 {
             self.staging.push_small(tile, record);
         }
     }

@@ -6,14 +6,15 @@
 //! (`tile::splat_one`: footprint search, 8-wide column and row weights, masked 8-wide rows) they
 //! were about 55 % of the tile pass (perf, session 5 second pass). Where a splat's footprint box
 //! is at most [`SMALL_SIDE`]² pixels, the sort stores its part in each tile as a
-//! [`SmallSplat`] (the tile's pixels, mask and weights, computed here by the same f32 operations
-//! as `splat_one`), drawn by the small code. It stays in the tile's list of other splats, at its
-//! input position (a kind byte per entry says which list the next entry comes from), so every
-//! pixel still sums its contributions in the documented order: τ has the same bits.
+//! [`SmallSplat`] (the tile's pixels, mask and weights, from `SmallSplat::of_box` with the f32
+//! operations of `splat_one`), drawn by the small code. It stays in the tile's list of other
+//! splats, at its input position (a kind byte per entry says which list the next entry comes
+//! from), so every pixel still sums its contributions in the documented order: τ has the same
+//! bits.
 
 use super::draw::{SMALL_COST, large_cost};
 use super::lanes::{SmallSplat, SmallStore, Staging};
-use super::{Grid, SMALL_SIDE, TILE_PX, exp_f32, pixel_box, tiles_of};
+use super::{Grid, SMALL_SIDE, TILE_PX, pixel_box, tiles_of};
 use crate::render::project::{Splat, floor_i32};
 
 /// Kind byte of an entry of a tile's other splats: the next tiny record.
@@ -96,40 +97,6 @@ fn clip_to_tile(b: [i32; 4], tx: usize, ty: usize) -> Option<[i32; 4]> {
 fn is_tiny(c: [i32; 4]) -> bool {
     let side = SMALL_SIDE as i32;
     c[1] - c[0] < side && c[3] - c[2] < side
-}
-
-/// The tiny record of splat `s` over the clipped box `c` (at most SMALL_SIDE² pixels of one
-/// tile): the column and row weights and the inside test of `tile::splat_one`, by the same f32
-/// operations (dx = (i + 0.5) − x, dx², exp(−dx²·(1/σ²)); inside when dx² + dy² ≤ R²).
-#[inline(always)]
-fn tiny_record<const C: usize>(s: &Splat, c: [i32; 4]) -> SmallSplat<C> {
-    let cut2 = s.cut_px * s.cut_px;
-    let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
-    let mut dx2 = [0.0f32; SMALL_SIDE];
-    let mut dy2 = [0.0f32; SMALL_SIDE];
-    for k in 0..SMALL_SIDE {
-        let dx = ((c[0] + k as i32) as f32 + 0.5) - s.x_px;
-        dx2[k] = dx * dx;
-        let dy = ((c[2] + k as i32) as f32 + 0.5) - s.y_px;
-        dy2[k] = dy * dy;
-    }
-    let (n_cols, n_rows) = ((c[1] - c[0]) as usize + 1, (c[3] - c[2]) as usize + 1);
-    let mut mask = 0u16;
-    for (r, &dy2) in dy2.iter().enumerate().take(n_rows) {
-        for (k, &dx2) in dx2.iter().enumerate().take(n_cols) {
-            if dx2 + dy2 <= cut2 {
-                mask |= 1 << (SMALL_SIDE * r + k);
-            }
-        }
-    }
-    let (col, row) = (c[0] as usize % TILE_PX, c[2] as usize % TILE_PX);
-    SmallSplat {
-        pixel: (row * TILE_PX + col) as u16,
-        mask,
-        wx: dx2.map(|d| exp_f32(-d * inv_sigma2)),
-        wy: dy2.map(|d| exp_f32(-d * inv_sigma2)),
-        rgb: std::array::from_fn(|ch| s.rgb[ch]),
-    }
 }
 
 impl ChunkBins {
@@ -221,7 +188,7 @@ impl ChunkBins {
                     let at = &mut cursor[ty * grid.tiles_x + tx];
                     let kind_slot = (at[1] - n_small + at[2]) as usize;
                     if tiny_splat {
-                        self.records_mut()[at[1] as usize] = tiny_record::<C>(s, c);
+                        self.records_mut()[at[1] as usize] = SmallSplat::<C>::of_box(s, c);
                         self.kinds[kind_slot] = KIND_TINY;
                         at[1] += 1;
                     } else {

@@ -332,6 +332,43 @@ pub(super) struct SmallSplat<const C: usize> {
     pub(super) rgb: [f32; C],
 }
 
+impl<const C: usize> SmallSplat<C> {
+    /// The record of splat `s` over box `c` (columns c[0]..=c[1], rows c[2]..=c[3]: at most
+    /// SMALL_SIDE² pixels of one tile), by the f32 operations of `tile::splat_one`: dx = (i +
+    /// 0.5) − x, dx², exp(−dx²·(1/σ²)); a pixel is inside when dx² + dy² ≤ R². The mask is empty
+    /// when no pixel of the box is inside.
+    #[inline(always)]
+    pub(super) fn of_box(s: &Splat, c: [i32; 4]) -> Self {
+        let cut2 = s.cut_px * s.cut_px;
+        let inv_sigma2 = 1.0 / (s.sigma_px * s.sigma_px);
+        let mut dx2 = [0.0f32; SMALL_SIDE];
+        let mut dy2 = [0.0f32; SMALL_SIDE];
+        for k in 0..SMALL_SIDE {
+            let dx = ((c[0] + k as i32) as f32 + 0.5) - s.x_px;
+            dx2[k] = dx * dx;
+            let dy = ((c[2] + k as i32) as f32 + 0.5) - s.y_px;
+            dy2[k] = dy * dy;
+        }
+        let (n_cols, n_rows) = ((c[1] - c[0]) as usize + 1, (c[3] - c[2]) as usize + 1);
+        let mut mask = 0u16;
+        for (r, &dy2) in dy2.iter().enumerate().take(n_rows) {
+            for (k, &dx2) in dx2.iter().enumerate().take(n_cols) {
+                if dx2 + dy2 <= cut2 {
+                    mask |= 1 << (SMALL_SIDE * r + k);
+                }
+            }
+        }
+        let (col, row) = (c[0] as usize % TILE_PX, c[2] as usize % TILE_PX);
+        Self {
+            pixel: (row * TILE_PX + col) as u16,
+            mask,
+            wx: dx2.map(|d| exp_f32(-d * inv_sigma2)),
+            wy: dy2.map(|d| exp_f32(-d * inv_sigma2)),
+            rgb: std::array::from_fn(|ch| s.rgb[ch]),
+        }
+    }
+}
+
 impl<const C: usize> Default for SmallSplat<C> {
     fn default() -> Self {
         Self {
