@@ -6,6 +6,7 @@
 //! cancellation), `app` (desktop UI) and `cli` (headless subcommands).
 
 pub mod app;
+pub mod backend;
 pub mod cli;
 pub mod data;
 pub mod gpu;
