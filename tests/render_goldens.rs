@@ -17,9 +17,32 @@ const CASES: [&str; 3] = ["gas_colour", "gas_grey", "dark_knn"];
 /// The largest relative L2 difference allowed between a GPU τ and the CPU golden.
 const CROSS_BACKEND_TOLERANCE: f64 = 1e-4;
 
-/// The project root (where scripts/ and tests/goldens/ are).
+/// The script that renders the cases, relative to the project root.
+const SCRIPT: &str = "scripts/make-goldens.sh";
+
+/// The project root (where scripts/ and tests/goldens/ are): the crate's folder, or the working
+/// directory where that is gone (a test binary carried to the GPU machine runs in a copy).
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if manifest.join(SCRIPT).exists() {
+        manifest
+    } else {
+        std::env::current_dir().expect("working directory")
+    }
+}
+
+/// The binary under test: `$HALOSCOPE_BIN` (a bundled binary on the GPU machine), else the one
+/// cargo built for these tests.
+fn binary() -> PathBuf {
+    let bin = std::env::var_os("HALOSCOPE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(haloscope_bin);
+    assert!(
+        bin.exists(),
+        "haloscope binary {} not found (set HALOSCOPE_BIN)",
+        bin.display()
+    );
+    bin
 }
 
 /// The checked-in golden of `case` made by `backend`.
@@ -35,8 +58,8 @@ fn golden(backend: &str, case: &str) -> PathBuf {
 fn render(backend: &str, cases: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let output = Command::new("bash")
-        .arg(root().join("scripts/make-goldens.sh"))
-        .arg(haloscope_bin())
+        .arg(root().join(SCRIPT))
+        .arg(binary())
         .arg(backend)
         .arg(dir.path())
         .args(cases)
