@@ -6,12 +6,13 @@
 
 mod common;
 
+use haloscope::backend::{Backend, BackendChoice, BackendKind};
 use haloscope::data::SpeciesKind;
 use haloscope::data::demo::demo_snapshot;
-use haloscope::gpu::{BackendChoice, GpuDevice};
+use haloscope::gpu::GpuDevice;
 use haloscope::jobs::Progress;
 use haloscope::movie::{FramePlan, FrameRenderer, export_frames, parse_path};
-use haloscope::render::{RenderBackend, RenderSettings, SpeciesStyle};
+use haloscope::render::{RenderSettings, SpeciesStyle};
 use image::RgbImage;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -75,7 +76,8 @@ fn library_movie(choice: BackendChoice, dir: &Path) -> (Vec<RgbImage>, FrameRend
         first.pose.to_render_camera(),
         vec![SpeciesStyle::new(SpeciesKind::Gas)],
     );
-    let mut renderer = FrameRenderer::new(&snapshot, settings, &first, choice, &Progress::none())
+    let backend = Backend::resolve(choice).expect("back-end");
+    let mut renderer = FrameRenderer::new(&snapshot, settings, &first, backend, &Progress::none())
         .expect("frame renderer");
     let summary = export_frames(
         &path,
@@ -101,11 +103,11 @@ fn library_movie_on_cuda_matches_the_cpu_with_data_resident() {
     open_device();
     let dir = tempfile::tempdir().expect("tempdir");
     let (cuda_frames, cuda) = library_movie(BackendChoice::Cuda, &dir.path().join("cuda"));
-    assert_eq!(cuda.backend(), RenderBackend::Cuda);
+    assert_eq!(cuda.backend(), BackendKind::Cuda);
     assert_eq!(cuda.fallback_reason(), None);
     assert!(cuda.is_resident(), "the particles did not stay on the GPU");
     let (cpu_frames, cpu) = library_movie(BackendChoice::Cpu, &dir.path().join("cpu"));
-    assert_eq!(cpu.backend(), RenderBackend::Cpu);
+    assert_eq!(cpu.backend(), BackendKind::Cpu);
     let rel = (cuda.base_brightness() / cpu.base_brightness() - 1.0).abs();
     assert!(
         rel < 1e-3,

@@ -93,7 +93,7 @@ fn reused_buffers_hold_nothing_over_from_the_last_frame() {
 fn tau_bits_do_not_depend_on_the_instruction_set() {
     // The hot loops run with AVX2 where the CPU has it; the baseline build must give the same
     // bits (no fused multiply-add anywhere), with intensity, colour and the 8-lane projection.
-    use haloscope::render::splat_cpu::Isa;
+    use haloscope::render::cpu::Isa;
     let snapshot = clustered_snapshot(30_003, 11);
     for size_factor in [0.3, 3.0] {
         let s = settings(&snapshot, 257, 190, size_factor);

@@ -312,22 +312,26 @@ fn sanitizer_small_scene() {
 /// render_cpu), `cuda` fails with a CUDA error there instead of panicking.
 #[test]
 fn backend_switch_falls_back_or_fails_cleanly() {
-    use haloscope::gpu::{BackendChoice, cuda_available};
-    use haloscope::render::{RenderBackend, RenderError, render};
+    use haloscope::backend::{Backend, BackendChoice, BackendKind};
+    use haloscope::gpu::cuda_available;
+    use haloscope::render::{RenderError, Renderer, RendererOptions};
     let snapshot = clustered_snapshot(2_000, 3);
     let settings = synthetic_settings(&snapshot, 64, 1.0);
     let cpu = render_cpu(&snapshot, &settings, &Progress::none()).expect("cpu");
-    let (auto, backend) =
-        render(&snapshot, &settings, BackendChoice::Auto, &Progress::none()).expect("auto");
-    let (explicit_cpu, cpu_backend) =
-        render(&snapshot, &settings, BackendChoice::Cpu, &Progress::none()).expect("cpu");
-    assert_eq!(cpu_backend, RenderBackend::Cpu);
+    let render = |choice| {
+        let backend = Backend::resolve(choice).map_err(RenderError::Gpu)?;
+        let mut renderer = Renderer::new(backend, RendererOptions::default())?;
+        let output = renderer.render(&snapshot, &settings, &Progress::none())?;
+        Ok::<_, RenderError>((output, renderer.kind()))
+    };
+    let (auto, backend) = render(BackendChoice::Auto).expect("auto");
+    let (explicit_cpu, cpu_backend) = render(BackendChoice::Cpu).expect("cpu");
+    assert_eq!(cpu_backend, BackendKind::Cpu);
     assert_eq!(explicit_cpu.tau, cpu.tau);
     if cuda_available().is_err() {
-        assert_eq!(backend, RenderBackend::Cpu);
+        assert_eq!(backend, BackendKind::Cpu);
         assert_eq!(auto.tau, cpu.tau);
-        let err = render(&snapshot, &settings, BackendChoice::Cuda, &Progress::none())
-            .expect_err("no CUDA, yet the cuda back-end rendered");
+        let err = render(BackendChoice::Cuda).expect_err("no CUDA, yet the cuda back-end rendered");
         assert!(matches!(err, RenderError::Gpu(_)), "{err}");
         assert!(err.to_string().starts_with("CUDA: "), "{err}");
     } else {

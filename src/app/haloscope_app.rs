@@ -12,10 +12,10 @@ use super::screenshot::ScreenshotSettings;
 use super::session::{CentralView, PanelState, STORAGE_KEY, Session};
 use super::sky_map::SkyMap;
 use super::sky_projection::SkyProjection;
-use super::splotch::BackendReport;
 use super::twopoint_panel::TwoPointPanel;
 use super::viewport::{OverlayInput, ViewTarget, Viewport};
 use super::viewport_renderer::{RendererFactory, ViewStyle};
+use crate::backend::Backend;
 use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, Waker};
 use crossbeam_channel::{Receiver, Sender};
 use std::path::{Path, PathBuf};
@@ -80,7 +80,7 @@ pub struct HaloscopeApp {
     /// The camera flight in progress.
     pub glide: Option<Glide>,
     /// The back-end chosen at start and why.
-    pub backend: BackendReport,
+    pub backend: Backend,
     /// The built-in file chooser, when open.
     pub file_browser: Option<FileBrowser>,
     /// Whether the system file dialog works (false once it failed to appear).
@@ -164,7 +164,7 @@ impl HaloscopeApp {
             twopoint: TwoPointPanel::new(waker.clone()),
             movie: MoviePanel::new(&session.movie, waker.clone()),
             glide: None,
-            backend: super::splotch::best_backend(),
+            backend: super::splotch::window_backend(),
             file_browser: None,
             native_dialogs: true,
             pick_jobs: JobQueue::new(waker.clone()),
@@ -180,7 +180,7 @@ impl HaloscopeApp {
             last_frame: None,
             capture: None,
         };
-        if let Some(reason) = &app.backend.fallback_reason {
+        if let Some(reason) = app.backend.fallback_reason() {
             log::info!("rendering on the CPU: {reason}");
         }
         app

@@ -38,9 +38,9 @@ pub mod viewport;
 pub mod viewport_renderer;
 
 pub use haloscope_app::HaloscopeApp;
+pub use splotch::default_renderer_factory;
 pub use viewport_renderer::{
     Legend, RenderedImage, RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
-    default_renderer_factory,
 };
 
 use std::path::PathBuf;

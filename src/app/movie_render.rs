@@ -5,8 +5,8 @@
 use super::movie_edit::camera_from_pose;
 use super::splotch::{SplotchRenderer, render_settings};
 use super::viewport_renderer::{RendererFactory, ViewRequest, ViewStyle, ViewportRenderer};
+use crate::backend::{Backend, BackendChoice};
 use crate::data::Snapshot;
-use crate::gpu::{BackendChoice, resolve_backend};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
 use crate::movie::{CameraPath, ExportSummary, FramePlan, Mp4Settings, export_frames};
 use crate::render::{CpuRenderer, TauBuffer};
@@ -198,8 +198,8 @@ fn open_renderer(job: &MovieJob) -> anyhow::Result<Box<dyn ViewportRenderer>> {
         MovieBackend::Auto => (job.factory)(),
         MovieBackend::Cpu => Box::new(SplotchRenderer::new()),
         MovieBackend::Cuda => {
-            resolve_backend(BackendChoice::Cuda).context("CUDA back-end")?;
-            let renderer = SplotchRenderer::best();
+            let backend = Backend::resolve(BackendChoice::Cuda).context("CUDA back-end")?;
+            let renderer = SplotchRenderer::with_backend(backend).context("CUDA back-end")?;
             if renderer.backend_name() != "cuda" {
                 anyhow::bail!("CUDA back-end: the CUDA renderer did not start (see the log)");
             }

@@ -1,58 +1,42 @@
-//! The library's Splotch renderer behind the viewport boundary: maps the app's orbit camera and
-//! [`ViewStyle`] to [`render::RenderSettings`], renders on the best back-end, tone-maps to RGBA
-//! and describes the colour bar.
+//! The library's Splotch renderer behind the viewport boundary: a thin adapter over
+//! [`render::Renderer`] that maps a [`ViewRequest`] (orbit camera, [`ViewStyle`], size) to
+//! [`render::RenderSettings`], tone-maps τ to RGBA and describes the colour bar.
 
 use super::camera::{OrbitCamera, Projection};
 use super::viewport_renderer::{
-    Legend, RenderedImage, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
+    Legend, RenderedImage, RendererFactory, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
 };
+use crate::backend::{Backend, BackendChoice};
 use crate::data::{Snapshot, Species, SpeciesKind};
-use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
 use crate::jobs::Progress;
-use crate::render::cuda::{CudaRenderer, CudaTuning};
 use crate::render::{
-    self, Brightness, Camera, CpuRenderer, RenderError, RenderSettings, TauBuffer, ToneSettings,
-    normalise::Normaliser, tone::tone_value,
+    self, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions, TauBuffer,
+    ToneSettings, normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-/// Which back-end renders, chosen once: CUDA where a device opens (the CUDA Splotch renderer,
-/// `render::cuda`), else the CPU.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BackendReport {
-    /// Name shown in the corner label and status bar ("cpu", "cuda").
-    pub name: String,
-    /// Why the CPU is used, when CUDA was looked for and not found.
-    pub fallback_reason: Option<String>,
+/// The window's back-end: `auto`, resolved once per process (the first call probes the GPU,
+/// never panicking without a driver, and logs the fallback once).
+pub fn window_backend() -> Backend {
+    static BACKEND: OnceLock<Backend> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| Backend::resolve(BackendChoice::Auto).unwrap_or_else(|_| Backend::cpu()))
+        .clone()
 }
 
-/// Probes the GPU (never panics without a driver) and names the back-end the app uses.
-pub fn best_backend() -> BackendReport {
-    match resolve_backend(BackendChoice::Auto) {
-        Ok(ResolvedBackend::Cuda(_)) => BackendReport {
-            name: "cuda".to_owned(),
-            fallback_reason: None,
-        },
-        Ok(ResolvedBackend::Cpu { fallback_reason }) => BackendReport {
-            name: "cpu".to_owned(),
-            fallback_reason,
-        },
-        Err(err) => BackendReport {
-            name: "cpu".to_owned(),
-            fallback_reason: Some(err.to_string()),
-        },
-    }
+/// The renderer the application uses: the Splotch renderer on the window's back-end.
+pub fn default_renderer_factory() -> RendererFactory {
+    Arc::new(|| Box::new(SplotchRenderer::best()))
 }
 
-/// The Splotch renderer on the best back-end, keeping its buffers (and, on CUDA, the resident
-/// particle data) across frames. A CUDA failure switches it to the CPU for good, with a warning.
+/// The Splotch renderer on a resolved back-end, keeping its buffers (and, on CUDA, the
+/// resident particle data) across frames. A CUDA failure switches it to the CPU for good, with
+/// a warning.
 #[derive(Debug, Default)]
 pub struct SplotchRenderer {
-    cpu: CpuRenderer,
-    tau: TauBuffer,
-    cuda: Option<Box<CudaRenderer>>,
+    renderer: Renderer,
 }
 
 impl SplotchRenderer {
@@ -61,30 +45,26 @@ impl SplotchRenderer {
         Self::default()
     }
 
-    /// CUDA when a device opens and its kernels load, else the CPU.
+    /// The renderer on `backend` (a CUDA start failure falls back by `backend`'s rule).
+    pub fn with_backend(backend: Backend) -> Result<Self, RenderError> {
+        Ok(Self {
+            renderer: Renderer::new(backend, RendererOptions::default())?,
+        })
+    }
+
+    /// The renderer on the window's back-end ([`window_backend`]): CUDA when a device opens
+    /// and its kernels load, else the CPU.
     pub fn best() -> Self {
-        let cuda = match resolve_backend(BackendChoice::Auto) {
-            Ok(ResolvedBackend::Cuda(device)) => {
-                match CudaRenderer::new(Arc::new(device), CudaTuning::default()) {
-                    Ok(renderer) => Some(Box::new(renderer)),
-                    Err(err) => {
-                        log::warn!("CUDA renderer unavailable ({err}); rendering on the CPU");
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
-        Self {
-            cuda,
-            ..Self::default()
-        }
+        Self::with_backend(window_backend()).unwrap_or_else(|err| {
+            log::warn!("renderer unavailable ({err}); rendering on the CPU");
+            Self::new()
+        })
     }
 }
 
 impl ViewportRenderer for SplotchRenderer {
     fn backend_name(&self) -> String {
-        if self.cuda.is_some() { "cuda" } else { "cpu" }.to_owned()
+        self.renderer.kind().name().to_owned()
     }
 
     fn render(
@@ -94,34 +74,17 @@ impl ViewportRenderer for SplotchRenderer {
     ) -> Result<RenderedImage, String> {
         let start = Instant::now();
         let settings = render_settings(request)?;
-        let mut stats = None;
-        if let Some(cuda) = &mut self.cuda {
-            match cuda.render(&request.snapshot, &settings, progress) {
-                Ok(output) => {
-                    self.tau = output.tau;
-                    stats = Some(output.stats);
-                }
-                Err(RenderError::Cancelled) => return Err(RenderError::Cancelled.to_string()),
-                Err(err) => {
-                    log::warn!("CUDA render failed ({err}); rendering on the CPU from now on");
-                    self.cuda = None;
-                }
-            }
-        }
-        let stats = match stats {
-            Some(stats) => stats,
-            None => self
-                .cpu
-                .render_into(&request.snapshot, &settings, progress, &mut self.tau)
-                .map_err(|e| e.to_string())?,
-        };
+        let stats = self
+            .renderer
+            .render_frame(&request.snapshot, &settings, progress)
+            .map_err(|e| e.to_string())?;
         // Auto exposure gives the τ scale; the exposure slider multiplies on top of it.
         let tau_scale = if request.style.auto_exposure {
             stats.tau_scale * request.style.exposure.max(0.0)
         } else {
             1.0
         };
-        let rgba = tau_to_rgba(&self.tau, tau_scale, &settings.tone);
+        let rgba = tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone);
         Ok(RenderedImage {
             width_px: settings.width,
             height_px: settings.height,

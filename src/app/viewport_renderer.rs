@@ -1,5 +1,6 @@
 //! The boundary between the viewport and the renderer: a request (snapshot, camera, style,
-//! size) in, an RGBA image out. The viewport knows nothing of how the image is made.
+//! size) in, an RGBA image out. The viewport knows nothing of how the image is made; the
+//! renderer that makes it (`splotch.rs`) stands above this file.
 
 use super::camera::OrbitCamera;
 use crate::data::{Snapshot, SpeciesKind};
@@ -180,11 +181,6 @@ pub trait ViewportRenderer: Send {
 
 /// Makes renderers: one for the viewport's worker, more for off-screen screenshots.
 pub type RendererFactory = Arc<dyn Fn() -> Box<dyn ViewportRenderer> + Send + Sync>;
-
-/// The renderer the application uses: the Splotch renderer on the best back-end.
-pub fn default_renderer_factory() -> RendererFactory {
-    Arc::new(|| Box::new(super::splotch::SplotchRenderer::best()))
-}
 
 /// Stores a [`SpeciesKind`] by its name (`gas`, `dark`, ...), so saved settings read as text.
 mod species_kind_by_name {

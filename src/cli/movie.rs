@@ -1,9 +1,10 @@
 //! `haloscope movie`: render a camera path to numbered PNG frames and, optionally, an MP4.
 
+use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::data::{LoadOptions, demo::demo_snapshot, load_snapshot};
-use crate::gpu::{BackendChoice, cuda_available};
+use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
     FramePlan, FrameRenderer, Mp4Settings, export_frames, fill_missing_smoothing_lengths, load_path,
@@ -118,7 +119,10 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         .with_context(|| source.clone())?;
     fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
         .with_context(|| source.clone())?;
-    let mut renderer = FrameRenderer::new(&snapshot, settings, &first, args.backend, &progress)
+    let backend = Backend::resolve(args.backend)
+        .map_err(RenderError::Gpu)
+        .with_context(|| source.clone())?;
+    let mut renderer = FrameRenderer::new(&snapshot, settings, &first, backend, &progress)
         .with_context(|| format!("{source}: preparing the frames of {}", args.path.display()))?;
     let mp4_settings = Mp4Settings::default();
     let summary = export_frames(

@@ -1,11 +1,14 @@
 //! `haloscope render`: one Splotch image of a snapshot (DESIGN §9, issue 3).
 
+use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::data::{LoadOptions, Snapshot, load_snapshot};
-use crate::gpu::BackendChoice;
+use crate::render::cpu::validate_settings;
 use crate::render::palette::palette_names;
-use crate::render::{BitDepth, Projection, RenderSettings, npy, output, render};
+use crate::render::{
+    BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, npy, output,
+};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::path::PathBuf;
@@ -127,8 +130,16 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     args.style.apply_box(&mut snapshot);
     let context = || file.display().to_string();
     let settings = settings_from_args(&args, &snapshot).with_context(context)?;
-    let (output, backend) =
-        render(&snapshot, &settings, args.backend, &progress).with_context(context)?;
+    // Settings first, so that a bad setting is the only message the user sees.
+    validate_settings(&snapshot, &settings).with_context(context)?;
+    let backend = Backend::resolve(args.backend)
+        .map_err(RenderError::from)
+        .with_context(context)?;
+    let mut renderer = Renderer::new(backend, RendererOptions::default()).with_context(context)?;
+    let output = renderer
+        .render(&snapshot, &settings, &progress)
+        .with_context(context)?;
+    let backend = renderer.kind();
 
     let write_start = Instant::now();
     output::save_png(&out, &output.image(&settings.tone))?;

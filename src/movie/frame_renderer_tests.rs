@@ -1,6 +1,7 @@
 //! Tests of [`super::FrameRenderer`] that run everywhere (the CUDA twin: tests/movie_cuda.rs).
 
 use super::*;
+use crate::backend::BackendChoice;
 use crate::data::SpeciesKind;
 use crate::data::demo::demo_snapshot;
 use crate::gpu::cuda_available;
@@ -60,11 +61,11 @@ fn cpu_frames_use_the_first_frames_exposure_and_the_paths_brightness() {
         &snapshot,
         settings.clone(),
         &first,
-        BackendChoice::Cpu,
+        Backend::cpu(),
         &Progress::none(),
     )
     .expect("renderer");
-    assert_eq!(renderer.backend(), RenderBackend::Cpu);
+    assert_eq!(renderer.backend(), BackendKind::Cpu);
     assert_eq!(renderer.fallback_reason(), None);
     assert!(!renderer.is_resident());
     // The base brightness is the auto exposure of the first frame, measured on its own.
@@ -107,7 +108,7 @@ fn an_explicit_brightness_is_the_base_and_frames_are_eight_bit() {
         &snapshot,
         settings.clone(),
         &first,
-        BackendChoice::Cpu,
+        Backend::cpu(),
         &Progress::none(),
     )
     .expect("renderer");
@@ -123,11 +124,19 @@ fn the_backend_choice_is_honoured_or_fails_cleanly() {
     let snapshot = demo_snapshot(2_000, 1);
     let path = demo_path();
     let first = path.sample(path.start_s());
-    let open =
-        |choice| FrameRenderer::new(&snapshot, gas_settings(), &first, choice, &Progress::none());
+    let open = |choice| {
+        let backend = Backend::resolve(choice).map_err(RenderError::Gpu)?;
+        FrameRenderer::new(
+            &snapshot,
+            gas_settings(),
+            &first,
+            backend,
+            &Progress::none(),
+        )
+    };
     if cuda_available().is_err() {
         let auto = open(BackendChoice::Auto).expect("auto falls back");
-        assert_eq!(auto.backend(), RenderBackend::Cpu);
+        assert_eq!(auto.backend(), BackendKind::Cpu);
         let reason = auto.fallback_reason().expect("a reason");
         assert!(reason.starts_with("no CUDA device ("), "{reason}");
         let err = open(BackendChoice::Cuda).expect_err("no CUDA, yet cuda opened");
@@ -135,40 +144,15 @@ fn the_backend_choice_is_honoured_or_fails_cleanly() {
         assert!(err.to_string().starts_with("CUDA: "), "{err}");
     } else {
         let cuda = open(BackendChoice::Cuda).expect("cuda");
-        assert_eq!(cuda.backend(), RenderBackend::Cuda);
+        assert_eq!(cuda.backend(), BackendKind::Cuda);
         assert!(cuda.is_resident());
     }
-    // A bad setting is reported before any device is looked for.
+    // A bad setting is reported before the renderer starts.
     let mut bad = gas_settings();
     bad.species[0].palette = "no-such-palette".into();
-    let err = FrameRenderer::new(
-        &snapshot,
-        bad,
-        &first,
-        BackendChoice::Cuda,
-        &Progress::none(),
-    )
-    .expect_err("bad palette");
+    let err = FrameRenderer::new(&snapshot, bad, &first, Backend::cpu(), &Progress::none())
+        .expect_err("bad palette");
     assert!(matches!(err, RenderError::UnknownPalette { .. }), "{err}");
-}
-
-#[test]
-fn only_auto_or_out_of_memory_falls_back() {
-    let no_device = || RenderError::Gpu(GpuError::NoDevice);
-    let oom = || {
-        RenderError::Gpu(GpuError::OutOfMemory {
-            requested_bytes: 1 << 30,
-        })
-    };
-    assert!(falls_back(BackendChoice::Auto, &no_device()));
-    assert!(!falls_back(BackendChoice::Cuda, &no_device()));
-    assert!(falls_back(BackendChoice::Cuda, &oom()));
-    assert!(falls_back(BackendChoice::Auto, &oom()));
-    assert!(!falls_back(BackendChoice::Auto, &RenderError::Cancelled));
-    assert!(!falls_back(
-        BackendChoice::Auto,
-        &RenderError::setting("bad")
-    ));
 }
 
 #[test]

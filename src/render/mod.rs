@@ -2,13 +2,13 @@
 //!
 //! Pipeline (DESIGN §4, issue 3): per species, normalise intensity and colour ([`normalise`]),
 //! project, size and classify every particle ([`project::project_particle`], the single source of
-//! truth for the maths), splat into an additive f32 RGB τ buffer ([`splat_cpu::Splatter`]), pick
+//! truth for the maths), splat into an additive f32 RGB τ buffer ([`cpu::Splatter`]), pick
 //! the exposure ([`exposure`]), then 1 − exp(−τ), gamma/contrast and quantisation ([`tone`]).
 //!
-//! Entry points: [`render_cpu`] (one frame) or [`cpu::CpuRenderer`] (reuses every buffer across
-//! frames), [`tone::tone_map`], [`output::save_png`], [`npy::write_tau_npy`].
+//! Entry points: [`Renderer`] (the resolved back-end, reusing every buffer and the resident data
+//! across frames), [`render_cpu`] (one CPU frame), [`tone::tone_map`], [`output::save_png`],
+//! [`npy::write_tau_npy`].
 
-pub mod backend;
 pub mod camera;
 pub mod cpu;
 pub mod cuda;
@@ -18,19 +18,22 @@ pub mod npy;
 pub mod output;
 pub mod palette;
 pub mod project;
+pub mod renderer;
+pub mod resolve;
 pub mod smoothing;
-pub mod splat_cpu;
 pub mod synthetic;
 pub mod tau;
 pub mod tone;
 
-pub use backend::{RenderBackend, render};
+// The CUDA twin names the CPU splatter by this path.
+use self::cpu as splat_cpu;
 pub use camera::{Bounds, Camera, Projection};
 pub use cpu::{CpuRenderer, render_cpu};
+pub use cpu::{Splatter, splat_into};
 pub use cuda::{CudaRenderer, CudaTuning, LargePath};
 pub use palette::Palette;
 pub use project::{ParticleClass, Splat, ViewParams, project_particle};
-pub use splat_cpu::{Splatter, splat_into};
+pub use renderer::{Renderer, RendererOptions};
 pub use tau::TauBuffer;
 pub use tone::{BitDepth, ToneSettings, tone_map};
 

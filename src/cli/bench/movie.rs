@@ -8,10 +8,10 @@
 //! `--particles 0` the frames are synthetic (smooth moving Gaussian blobs, close to a splat render
 //! for the PNG and H.264 coders) and only the export pipeline is measured.
 
+use crate::backend::{Backend, BackendChoice};
 use crate::cli::movie::DEMO_SEED;
 use crate::cli::style_args::default_species;
 use crate::data::demo::demo_snapshot;
-use crate::gpu::BackendChoice;
 use crate::jobs::Progress;
 use crate::movie::encode::Mp4Encoder;
 use crate::movie::frames::write_png_atomic;
@@ -138,8 +138,9 @@ pub fn run(args: BenchMovieArgs) -> anyhow::Result<()> {
             first.pose.to_render_camera(),
             vec![SpeciesStyle::new(kind)],
         );
+        let backend = Backend::resolve(args.backend)?;
         let mut renderer =
-            FrameRenderer::new(&snapshot, settings, &first, args.backend, &Progress::none())?;
+            FrameRenderer::new(&snapshot, settings, &first, backend, &Progress::none())?;
         report.insert("setup_seconds".into(), start.elapsed().as_secs_f64().into());
         report.insert("backend".into(), renderer.backend().name().into());
         let kept = Mutex::new(Vec::with_capacity(n));

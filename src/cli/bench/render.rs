@@ -1,13 +1,15 @@
-//! `haloscope bench render`: CPU render stages on synthetic clustered snapshots at chosen mean
-//! radii (the regimes of the GPU Splotch paper's Tests 1–7) and on the shared data.
+//! `haloscope bench render`: render stages of the [`Renderer`] `haloscope render` uses, on
+//! synthetic clustered snapshots at chosen mean radii (the regimes of the GPU Splotch paper's
+//! Tests 1–7) and on the shared data.
 
+use crate::backend::{Backend, BackendChoice};
 use crate::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
 use crate::jobs::Progress;
+use crate::render::cpu::SplatProfile;
 use crate::render::project::{ParticleClass, StyleParams, ViewParams, project_particle};
-use crate::render::splat_cpu::SplatProfile;
 use crate::render::synthetic::clustered_snapshot;
 use crate::render::{
-    Bounds, Brightness, Camera, CpuRenderer, RenderSettings, SpeciesStyle, TauBuffer,
+    Bounds, Brightness, Camera, RenderSettings, Renderer, RendererOptions, SpeciesStyle,
 };
 use anyhow::Context;
 use clap::Args;
@@ -28,8 +30,7 @@ pub struct BenchRenderArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [0.3f32, 1.0, 4.0, 16.0])]
     pub radii: Vec<f32>,
     /// Colour of the synthetic cases, one case each: `none` (grey: r = g = b, drawn as one
-    /// plane unless HALOSCOPE_CPU_GREY=0) or a field (log10, viridis; e.g. `Density`: three
-    /// planes).
+    /// plane) or a field (log10, viridis; e.g. `Density`: three planes).
     #[arg(long, value_delimiter = ',', default_values_t = ["none".to_owned()])]
     pub colour: Vec<String>,
     /// Timed repetitions per case (the fastest is reported; buffers are reused).
@@ -41,9 +42,10 @@ pub struct BenchRenderArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Back-end to time (cuda: see src/cli/bench/render_cuda.rs).
-    #[arg(long, value_enum, default_value_t = crate::gpu::BackendChoice::Cpu)]
-    pub backend: crate::gpu::BackendChoice,
+    /// Back-end to time (cpu and auto: the renderer of `haloscope render`; cuda: the CUDA
+    /// renderer's stages, see src/cli/bench/render_cuda.rs).
+    #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
+    pub backend: BackendChoice,
     /// CUDA tuning options (boxed: the many lists would make every bench command large).
     #[command(flatten)]
     pub cuda: Box<super::render_cuda::CudaBenchArgs>,
@@ -51,25 +53,15 @@ pub struct BenchRenderArgs {
 
 /// Runs `haloscope bench render`.
 pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
-    if args.backend != crate::gpu::BackendChoice::Cpu {
+    if args.backend == BackendChoice::Cuda {
         return super::render_cuda::run(&args);
     }
     let threads = rayon::current_num_threads();
     let mut rows = Vec::new();
-    let mut renderer = CpuRenderer::new();
-    // Measuring knob: HALOSCOPE_CPU_BANDS=1 draws every tile on one thread (no hot-tile split).
-    let max_bands = std::env::var("HALOSCOPE_CPU_BANDS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok());
-    if let Some(bands) = max_bands {
-        renderer.set_max_bands(bands);
-    }
-    // Measuring knob: HALOSCOPE_CPU_GREY=0 draws grey frames as three planes (same bits).
-    let grey_frames = std::env::var("HALOSCOPE_CPU_GREY").map_or(true, |v| v != "0");
-    renderer.set_grey_frames(grey_frames);
-    let isa = renderer.isa().name();
-    eprintln!("CPU hot loops: {isa} ({threads} threads)");
-    let mut tau = TauBuffer::default();
+    let mut renderer = Renderer::new(Backend::resolve(args.backend)?, RendererOptions::default())?;
+    let isa = crate::render::cpu::Isa::detect().name();
+    let backend = renderer.kind().name();
+    eprintln!("{backend} renderer; CPU hot loops: {isa} ({threads} threads)");
     eprintln!(
         "{:>10} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>14}",
         "particles",
@@ -110,15 +102,8 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
                     style.colour_log = true;
                     style.palette = "viridis".to_owned();
                 }
-                let channels = if grey && grey_frames { "grey" } else { "rgb" };
-                let row = time_case(
-                    &mut renderer,
-                    &mut tau,
-                    &snapshot,
-                    &settings,
-                    args.repeat,
-                    threads,
-                )?;
+                let channels = if grey { "grey" } else { "rgb" };
+                let row = time_case(&mut renderer, &snapshot, &settings, args.repeat, threads)?;
                 rows.push(serde_json::json!({
                     "case": "synthetic-clustered",
                     "particles": n,
@@ -161,14 +146,7 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
                 Camera::frame_all(&bounds, 1024, 1024),
                 vec![style],
             );
-            let row = time_case(
-                &mut renderer,
-                &mut tau,
-                &snapshot,
-                &settings,
-                args.repeat,
-                threads,
-            )?;
+            let row = time_case(&mut renderer, &snapshot, &settings, args.repeat, threads)?;
             let n = snapshot.species(kind).map_or(0, |s| s.len()) as u64;
             print_row(n, 1024, f32::NAN, &row, threads);
             rows.push(
@@ -179,7 +157,7 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "threads": threads, "isa": isa, "max_bands": max_bands, "grey_frames": grey_frames, "cases": rows })
+            serde_json::json!({ "backend": renderer.kind(), "threads": threads, "isa": isa, "cases": rows })
         );
     }
     Ok(())
@@ -246,18 +224,21 @@ fn fill_smoothing(snapshot: &mut Snapshot, kind: SpeciesKind) -> anyhow::Result<
 
 /// Renders `repeat` times and keeps the fastest frame's stage times.
 fn time_case(
-    renderer: &mut CpuRenderer,
-    tau: &mut TauBuffer,
+    renderer: &mut Renderer,
     snapshot: &Snapshot,
     settings: &RenderSettings,
     repeat: usize,
     threads: usize,
 ) -> anyhow::Result<serde_json::Value> {
-    type Frame = (crate::render::RenderStats, Option<f64>, SplatProfile);
+    type Frame = (
+        crate::render::RenderStats,
+        Option<f64>,
+        Option<SplatProfile>,
+    );
     let mut best: Option<Frame> = None;
     for _ in 0..repeat.max(1) {
         let cpu_before = process_cpu_seconds();
-        let stats = renderer.render_into(snapshot, settings, &Progress::none(), tau)?;
+        let stats = renderer.render_frame(snapshot, settings, &Progress::none())?;
         let cpu = cpu_before
             .zip(process_cpu_seconds())
             .map(|(before, after)| after - before);
@@ -265,7 +246,7 @@ fn time_case(
             .as_ref()
             .is_none_or(|(b, _, _)| stats.seconds < b.seconds)
         {
-            best = Some((stats, cpu, renderer.splat_profile()));
+            best = Some((stats, cpu, renderer.cpu_splat_profile()));
         }
     }
     let (stats, cpu_seconds, profile) = best.context("no frame")?;
@@ -289,7 +270,7 @@ fn time_case(
         "particles_per_cpu_second": cpu_seconds.map(|c| stats.particles as f64 / c),
         "counts": stats.counts,
         "min_radius_px": settings.min_radius_px,
-        "profile": profile_json(&profile, threads),
+        "profile": profile.map(|p| profile_json(&p, threads)),
     }))
 }
 

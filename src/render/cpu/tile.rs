@@ -1,21 +1,24 @@
-//! Drawing one tile of the CPU splatter (see `splat_cpu.rs`): small records, then every other
+//! Drawing one tile of the CPU splatter (see `splat.rs`): small records, then every other
 //! splat of each chunk (tiny records and general splats, in input order), into the tile's R, G
 //! and B planes, or into one plane for grey frames (every splat has r = g = b: the one plane
 //! gets, pixel by pixel, the operations each of the three would get, so its values are the bits
 //! of each RGB channel).
 
+use super::bins::ChunkBins;
 use super::bins::KIND_TINY;
+use super::exp::Isa;
 use super::exp::exp_f32;
-use super::{
-    ChunkBins, Grid, Isa, PLANE_LEN, SMALL_SIDE, SmallSplat, SmallStore, TILE_PX, pixel_box,
-};
+use super::grid::{BLOCK, Grid, SMALL_SIDE, TILE_AREA, TILE_PX, pixel_box};
+use super::records::{SmallSplat, SmallStore};
 use crate::render::project::Splat;
 
-/// Columns per vector block of the row loop (8 f32 lanes with AVX2).
-pub(super) const BLOCK: usize = 8;
 /// Values after a unit's last row: room for the last vector block of a row, and for the two
 /// rows below a small record's top row (which [`add_small`] adds +0 to when they are empty).
 pub(super) const PLANE_PAD: usize = (SMALL_SIDE - 1) * TILE_PX + BLOCK;
+
+/// Values per tile plane: TILE_AREA and a pad that vectors may run into past the last row (they
+/// only ever add +0 there).
+const PLANE_LEN: usize = TILE_AREA + PLANE_PAD;
 
 /// [`render_unit`] with `channels` planes (1: grey, the first channel only; otherwise 3),
 /// compiled for `isa` (one the CPU has: see [`super::Splatter::isa`]).
@@ -398,7 +401,7 @@ fn splat_one<const C: usize>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::TILE_AREA;
+    use super::super::grid::TILE_AREA;
     use super::*;
 
     /// Pseudo-random numbers in [0, 1) (xorshift).

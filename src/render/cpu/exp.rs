@@ -55,12 +55,8 @@ pub enum Isa {
 }
 
 impl Isa {
-    /// The best set this CPU has; `HALOSCOPE_CPU_ISA=baseline` forces the baseline (to measure
-    /// what the wider vectors give).
+    /// The best set this CPU has (run-time feature detection).
     pub fn detect() -> Self {
-        if std::env::var_os("HALOSCOPE_CPU_ISA").is_some_and(|v| v == "baseline") {
-            return Self::Baseline;
-        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
         {

@@ -1,4 +1,4 @@
-//! Drawing binned splats into τ (see `splat_cpu.rs`): the tiles, with hot tiles cut into row
+//! Drawing binned splats into τ (see `splat.rs`): the tiles, with hot tiles cut into row
 //! bands, are independent units that any thread draws into its own tile buffer and writes
 //! straight into its rectangle of τ.
 //!
@@ -10,8 +10,10 @@
 //! Why per-thread buffers: a tile buffer is written, then read back at once by the merge, while
 //! it is still in the core's cache; no frame-sized set of tile buffers goes through memory.
 
-use super::tile::{BLOCK, render_unit_for};
-use super::{ChunkBins, Grid, Isa, Merge, TILE_PX, nanos};
+use super::bins::ChunkBins;
+use super::exp::Isa;
+use super::grid::{Grid, TILE_PX};
+use super::tile::render_unit_for;
 use crate::render::tau::TauBuffer;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,14 +25,13 @@ pub(super) const DEFAULT_MAX_BANDS: usize = 8;
 /// Units of work aimed at per thread: a tile costing more than total / (threads · this) is
 /// split (more units even out the tail of the frame; each band repeats a splat's set-up).
 const UNITS_PER_THREAD: u64 = 8;
-/// Work estimate of one small record (about three vector blocks of a row).
-pub(super) const SMALL_COST: u32 = 3;
-
-/// Work estimate of a splat covering `cols`×`rows` pixels of a tile: its row blocks of
-/// [`BLOCK`] columns, and the set-up (weights of every column and row).
-#[inline]
-pub(super) fn large_cost(cols: u32, rows: u32) -> u32 {
-    cols.div_ceil(BLOCK as u32) * rows + (cols + rows) / 4 + 4
+/// How [`super::Splatter::draw_into`] writes the tiles into τ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// τ += tiles (τ keeps what it held).
+    Add,
+    /// τ = tiles (τ is resized, and every pixel written; nothing needs zeroing first).
+    Overwrite,
 }
 
 /// Where the time of the last frame of a [`super::Splatter`] went: wall time of the two
@@ -284,4 +285,9 @@ fn write_row(dst: &mut [f32], buffer: &[f32], plane_len: usize, at: usize, merge
                 d[2] = *b;
             }),
     }
+}
+
+/// Nanoseconds of `d`, saturating.
+pub(super) fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

@@ -1,4 +1,4 @@
-//! One chunk's records sorted by tile (see `splat_cpu.rs`): its small records, then its other
+//! One chunk's records sorted by tile (see `splat.rs`): its small records, then its other
 //! splats in input order, each either a *tiny* record or a general splat.
 //!
 //! Why tiny records: at R0 = 1 px most non-small splats are footprints of a few pixels that cross
@@ -12,10 +12,19 @@
 //! from), so every pixel still sums its contributions in the documented order: τ has the same
 //! bits.
 
-use super::draw::{SMALL_COST, large_cost};
-use super::lanes::{SmallSplat, SmallStore, Staging};
-use super::{Grid, SMALL_SIDE, TILE_PX, pixel_box, tiles_of};
+use super::grid::{BLOCK, Grid, SMALL_SIDE, TILE_PX, pixel_box, tiles_of};
+use super::records::{SmallSplat, SmallStore, Staging};
 use crate::render::project::{Splat, floor_i32};
+
+/// Work estimate of one small record (about three vector blocks of a row).
+pub(super) const SMALL_COST: u32 = 3;
+
+/// Work estimate of a splat covering `cols`×`rows` pixels of a tile: its row blocks of
+/// [`BLOCK`] columns, and the set-up (weights of every column and row).
+#[inline]
+pub(super) fn large_cost(cols: u32, rows: u32) -> u32 {
+    cols.div_ceil(BLOCK as u32) * rows + (cols + rows) / 4 + 4
+}
 
 /// Kind byte of an entry of a tile's other splats: the next tiny record.
 pub(super) const KIND_TINY: u8 = 1;
@@ -218,5 +227,23 @@ impl ChunkBins {
             kinds: &self.kinds[k0..k1],
             large: &self.large[l0 as usize..l1 as usize],
         }
+    }
+}
+
+impl SmallStore<3> for ChunkBins {
+    fn records(&self) -> &[SmallSplat<3>] {
+        &self.small
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<3>> {
+        &mut self.small
+    }
+}
+
+impl SmallStore<1> for ChunkBins {
+    fn records(&self) -> &[SmallSplat<1>] {
+        &self.small_grey
+    }
+    fn records_mut(&mut self) -> &mut Vec<SmallSplat<1>> {
+        &mut self.small_grey
     }
 }

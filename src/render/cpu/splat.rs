@@ -8,7 +8,7 @@
 //! tile (most particles when R0 ≤ 1 px) becomes a [`SmallSplat`] of 40 bytes, 32 in grey frames
 //! (its pixels and their separable weights, computed once), every other splat goes to each tile
 //! its footprint box overlaps: as a tiny record (a `SmallSplat` of its part of that tile) where
-//! that part is at most [`SMALL_SIDE`]² pixels, else as a copy (`splat_cpu_bins.rs`). Each tile
+//! that part is at most [`SMALL_SIDE`]² pixels, else as a copy (`bins.rs`). Each tile
 //! then walks the chunks in input order, adding a chunk's small records first and its other
 //! splats after them in input order ([`Splatter::draw_into`]), so every pixel sums its
 //! contributions in one fixed order whatever the number of threads: the result is bit-for-bit
@@ -23,34 +23,21 @@
 //! A pixel (i, j) is inside when dx² + dy² ≤ R² in f32, with dx = (i + 0.5) − x, dy = (j + 0.5) − y.
 //! Tile buffers hold R, G and B planes, so a splat's row is three contiguous runs that the row
 //! loop updates with the column weights as they are (vectorised, no shuffles); each drawn tile or
-//! band is interleaved into its rectangle of τ at once (`splat_cpu_draw.rs`).
+//! band is interleaved into its rectangle of τ at once (`draw.rs`).
 
-use super::project::{Splat, ceil_i32, floor_i32};
-use super::tau::TauBuffer;
+use super::bins::ChunkBins;
+use super::draw::{self, Merge, SplatProfile, nanos};
+use super::exp::Isa;
+use super::grid::Grid;
+use super::records::Staging;
+use super::sink::ChunkSink;
+use crate::render::project::Splat;
+use crate::render::tau::TauBuffer;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
-
-#[path = "splat_cpu_bins.rs"]
-mod bins;
-#[path = "splat_cpu_draw.rs"]
-mod draw;
-use bins::ChunkBins;
-#[path = "splat_cpu_exp.rs"]
-pub mod exp;
-#[path = "splat_cpu_lanes.rs"]
-pub mod lanes;
-use lanes::{SmallSplat, SmallStore, Staging};
-#[path = "splat_cpu_tile.rs"]
-mod tile;
-pub use draw::SplatProfile;
-pub use exp::{Isa, exp_f32};
 use std::time::Instant;
 
-/// Tile side in pixels.
-pub const TILE_PX: usize = 64;
-/// Pixels per tile.
-const TILE_AREA: usize = TILE_PX * TILE_PX;
 /// Shortest chunk of input splats.
 const MIN_CHUNK: usize = 1 << 15;
 
@@ -75,18 +62,6 @@ pub enum Channels {
     Grey,
 }
 
-/// How [`Splatter::draw_into`] writes the tiles into τ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Merge {
-    /// τ += tiles (τ keeps what it held).
-    Add,
-    /// τ = tiles (τ is resized, and every pixel written; nothing needs zeroing first).
-    Overwrite,
-}
-
-/// Largest footprint side (pixels) of a [`SmallSplat`].
-pub const SMALL_SIDE: usize = 3;
-
 /// Reusable scratch of the tiled splatter.
 #[derive(Debug, Default)]
 pub struct Splatter {
@@ -108,153 +83,6 @@ pub struct Splatter {
     grey_as_rgb: bool,
     /// Instruction set of the hot loops (detected on first use when `None`).
     isa: Option<Isa>,
-}
-
-/// Receives one chunk's splats in input order (see [`Splatter::bin`]).
-pub struct ChunkSink<'a> {
-    grid: Grid,
-    /// Stage one-channel small records (the frame is drawn as [`Channels::Grey`]).
-    grey: bool,
-    staging: &'a mut Staging,
-}
-
-/// Values per tile plane: TILE_AREA and a pad that vectors may run into past the last row (they
-/// only ever add +0 there).
-const PLANE_LEN: usize = TILE_AREA + tile::PLANE_PAD;
-
-/// Tile layout of an image.
-#[derive(Debug, Clone, Copy)]
-struct Grid {
-    width: i32,
-    height: i32,
-    tiles_x: usize,
-    tiles_y: usize,
-}
-
-impl Grid {
-    fn new(width: u32, height: u32) -> Self {
-        Self {
-            width: width as i32,
-            height: height as i32,
-            tiles_x: (width as usize).div_ceil(TILE_PX),
-            tiles_y: (height as usize).div_ceil(TILE_PX),
-        }
-    }
-
-    fn n_tiles(&self) -> usize {
-        self.tiles_x * self.tiles_y
-    }
-}
-
-/// Tiles (x0, x1, y0, y1 inclusive) holding the pixels of a box (x0, x1, y0, y1, clipped to the
-/// image).
-#[inline]
-fn tiles_of([i0, i1, j0, j1]: [i32; 4]) -> [usize; 4] {
-    let t = TILE_PX as i32;
-    [i0 / t, i1 / t, j0 / t, j1 / t].map(|v| v as usize)
-}
-
-/// The splat's footprint box: columns i with (i + 0.5 − x)² ≤ R² and rows likewise, evaluated
-/// in f32 exactly as the per-pixel test, clamped to [x_lo, x_hi] × [y_lo, y_hi]. `None` when
-/// empty or when the splat is not finite.
-#[inline(always)]
-fn pixel_box(s: &Splat, x_lo: i32, x_hi: i32, y_lo: i32, y_hi: i32) -> Option<[i32; 4]> {
-    if !splat_is_finite(s) {
-        return None;
-    }
-    let cut2 = s.cut_px * s.cut_px;
-    let (i0, i1) = sample_range(s.x_px, s.cut_px, cut2);
-    let (j0, j1) = sample_range(s.y_px, s.cut_px, cut2);
-    let b = [i0.max(x_lo), i1.min(x_hi), j0.max(y_lo), j1.min(y_hi)];
-    (b[0] <= b[1] && b[2] <= b[3]).then_some(b)
-}
-
-/// Whether a splat can be drawn (finite centre and cut, σ > 0).
-#[inline(always)]
-fn splat_is_finite(s: &Splat) -> bool {
-    s.cut_px >= 0.0
-        && s.sigma_px > 0.0
-        && s.x_px.is_finite()
-        && s.y_px.is_finite()
-        && s.cut_px.is_finite()
-}
-
-/// Indices i with ((i + 0.5) − centre)² ≤ cut² (f32): ceil/floor of centre ∓ cut − 0.5, then
-/// moved by one where f32 rounding put an end on the wrong side of the exact test.
-#[inline(always)]
-fn sample_range(centre: f32, cut: f32, cut2: f32) -> (i32, i32) {
-    let inside = |i: i32| {
-        let d = (i as f32 + 0.5) - centre;
-        d * d <= cut2
-    };
-    let mut lo = ceil_i32(centre - cut - 0.5);
-    let mut hi = floor_i32(centre + cut - 0.5);
-    if inside(lo.saturating_sub(1)) {
-        lo = lo.saturating_sub(1);
-    } else if !inside(lo) {
-        lo = lo.saturating_add(1);
-    }
-    if inside(hi.saturating_add(1)) {
-        hi = hi.saturating_add(1);
-    } else if !inside(hi) {
-        hi = hi.saturating_sub(1);
-    }
-    (lo, hi)
-}
-
-impl ChunkSink<'_> {
-    /// Takes the next splat of the chunk (input order is kept).
-    #[inline(always)]
-    pub fn push(&mut self, s: &Splat) {
-        if !splat_is_finite(s) {
-            return;
-        }
-        let cut2 = s.cut_px * s.cut_px;
-        let (i0, i1) = sample_range(s.x_px, s.cut_px, cut2);
-        let (j0, j1) = sample_range(s.y_px, s.cut_px, cut2);
-        if i0 > i1 || j0 > j1 {
-            return;
-        }
-        let side = SMALL_SIDE as i32 - 1;
-        if i1 - i0 > side || j1 - j0 > side {
-            self.staging.large.push(*s);
-            return;
-        }
-        let grid = &self.grid;
-        let [c0, c1, r0, r1] = [
-            i0.max(0),
-            i1.min(grid.width - 1),
-            j0.max(0),
-            j1.min(grid.height - 1),
-        ];
-        if c0 > c1 || r0 > r1 {
-            return;
-        }
-        let t = TILE_PX as i32;
-        if c0 / t != c1 / t || r0 / t != r1 / t {
-            self.staging.large.push(*s);
-            return;
-        }
-        let tile = ((r0 / t) as usize * grid.tiles_x + (c0 / t) as usize) as u32;
-        if self.grey {
-            self.push_small::<1>(s, [c0, c1, r0, r1], tile);
-        } else {
-            self.push_small::<3>(s, [c0, c1, r0, r1], tile);
-        }
-    }
-
-    /// Stages the small record of `C` channels of splat `s` over box `b` (inside tile `tile`),
-    /// unless none of its pixels is inside the disc.
-    #[inline(always)]
-    fn push_small<const C: usize>(&mut self, s: &Splat, b: [i32; 4], tile: u32)
-    where
-        Staging: SmallStore<C>,
-    {
-        let record = SmallSplat::<C>::of_box(s, b);
-        if record.mask != 0 {
-            self.staging.push_small(tile, record);
-        }
-    }
 }
 
 impl Splatter {
@@ -429,16 +257,7 @@ impl Splatter {
     }
 }
 
-/// Nanoseconds of `d`, saturating.
-fn nanos(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
 /// Adds `splats` into `tau` with fresh scratch (see [`Splatter`] to reuse it across frames).
 pub fn splat_into(splats: &[Splat], tau: &mut TauBuffer) {
     Splatter::new().splat_into(splats, tau);
 }
-
-#[cfg(test)]
-#[path = "splat_cpu_tests.rs"]
-mod tests;

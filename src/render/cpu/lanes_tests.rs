@@ -1,12 +1,15 @@
 //! The lane-parallel projection tail against the scalar path, bit for bit.
 
-use super::super::{ChunkSink, Grid, SmallSplat, SmallStore, Staging};
-use super::*;
+use super::grid::Grid;
+use super::lanes::*;
+use super::records::{SmallSplat, SmallStore, Staging};
+use super::sink::ChunkSink;
 use crate::render::camera::{Camera, Projection};
 use crate::render::normalise::Normaliser;
 use crate::render::palette::Palette;
 use crate::render::project::{
-    DEFAULT_BORDER_PX, ParticleClass, geometry_lanes, project_particle, to_i32_saturating,
+    DEFAULT_BORDER_PX, LANES, Lanes, ParticleClass, StyleParams, ViewParams, ceil_i32, floor_i32,
+    geometry_lanes, project_particle, to_i32_saturating,
 };
 
 /// The bits of every staged record (of `C` channels), tile and large splat, in order.
@@ -204,7 +207,7 @@ fn footprint_search_as_selects_matches_the_branching_one() {
         let cut2 = cut * cut;
         assert_eq!(
             sample_range_sel(centre, cut, cut2),
-            super::super::sample_range(centre, cut, cut2),
+            super::grid::sample_range(centre, cut, cut2),
             "{centre} {cut}"
         );
     }

@@ -1,21 +1,23 @@
 //! The CPU back-end: every class (small, medium, large) goes through the tiled splatter.
 
-use super::normalise::Normaliser;
-use super::palette::Palette;
-use super::project::{
+use super::draw::{Merge, SplatProfile};
+use super::exp::Isa;
+use super::lanes::{SplatLanes, finish_lanes};
+use super::sink::ChunkSink;
+use super::splat::{Channels, Splatter, chunk_len};
+use crate::data::Snapshot;
+use crate::jobs::Progress;
+use crate::render::exposure;
+use crate::render::project::{
     LANES, Lanes, ParticleClass, Projected, StyleParams, ViewParams, geometry_lanes,
     project_particle,
 };
-use super::smoothing::knn_smoothing_lengths;
-use super::splat_cpu::lanes::{SplatLanes, finish_lanes};
-use super::splat_cpu::{self, Channels, Isa, Merge, SplatProfile, Splatter};
-use super::tau::TauBuffer;
-use super::{
-    Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, SpeciesStyle,
-    StageTime, exposure,
+use crate::render::resolve::{Values, checked_frame, resolve};
+use crate::render::smoothing::knn_smoothing_lengths;
+use crate::render::tau::TauBuffer;
+use crate::render::{
+    Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime,
 };
-use crate::data::{Masses, Snapshot, Species};
-use crate::jobs::Progress;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -49,35 +51,6 @@ struct SpeciesSource<'a> {
     smoothing: &'a [f32],
 }
 
-/// A per-particle value source without copying: a slice, or one value for all.
-#[derive(Debug, Clone, Copy)]
-pub enum Values<'a> {
-    /// One value per particle.
-    Slice(&'a [f32]),
-    /// The same value for every particle.
-    Constant(f32),
-}
-
-impl Values<'_> {
-    /// Value of particle `i`.
-    #[inline]
-    pub fn get(&self, i: usize) -> f32 {
-        match self {
-            Self::Slice(values) => values[i],
-            Self::Constant(value) => *value,
-        }
-    }
-
-    /// Values of particles `first..first + LANES`.
-    #[inline(always)]
-    fn lanes(&self, first: usize) -> [f32; LANES] {
-        match self {
-            Self::Slice(values) => std::array::from_fn(|l| values[first + l]),
-            Self::Constant(value) => [*value; LANES],
-        }
-    }
-}
-
 /// [`project_chunk`] compiled for `isa` (one the CPU has: see [`Splatter::isa`]).
 fn project_chunk_for(
     isa: Isa,
@@ -85,7 +58,7 @@ fn project_chunk_for(
     src: &SpeciesSource<'_>,
     first: usize,
     last: usize,
-    sink: &mut splat_cpu::ChunkSink<'_>,
+    sink: &mut ChunkSink<'_>,
 ) -> ClassCounts {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx2Fma {
@@ -104,7 +77,7 @@ fn project_chunk_avx2(
     src: &SpeciesSource<'_>,
     first: usize,
     last: usize,
-    sink: &mut splat_cpu::ChunkSink<'_>,
+    sink: &mut ChunkSink<'_>,
 ) -> ClassCounts {
     project_chunk(view, src, first, last, sink)
 }
@@ -119,13 +92,13 @@ fn project_chunk(
     src: &SpeciesSource<'_>,
     first: usize,
     last: usize,
-    sink: &mut splat_cpu::ChunkSink<'_>,
+    sink: &mut ChunkSink<'_>,
 ) -> ClassCounts {
     let mut counts = ClassCounts::default();
     // A plain inline function rather than a closure handed to an iterator adaptor, so that it
     // is compiled into (and for the target features of) this function.
     #[inline(always)]
-    fn take(p: &Projected, counts: &mut ClassCounts, sink: &mut splat_cpu::ChunkSink<'_>) {
+    fn take(p: &Projected, counts: &mut ClassCounts, sink: &mut ChunkSink<'_>) {
         counts.add(p.class);
         if p.class != ParticleClass::Inactive {
             sink.push(&p.splat);
@@ -171,63 +144,6 @@ fn project_chunk(
     counts
 }
 
-/// The per-particle values of `name` in `species`: `mass`, `SmoothingLength` (also `hsml`,
-/// `hsmooth` when not a field) or a named field, matched case-insensitively.
-pub fn field_values<'a>(species: &'a Species, name: &str) -> Result<Values<'a>, RenderError> {
-    if let Some(field) = species.field(name) {
-        return Ok(Values::Slice(&field.values));
-    }
-    if name.eq_ignore_ascii_case("mass") {
-        return Ok(match &species.masses {
-            Masses::Uniform(m) => Values::Constant(*m),
-            Masses::PerParticle(values) => Values::Slice(values),
-        });
-    }
-    let is_h = ["smoothinglength", "smoothinglengths", "hsml", "hsmooth"]
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(name));
-    if is_h && let Some(h) = &species.smoothing_lengths {
-        return Ok(Values::Slice(h));
-    }
-    Err(RenderError::UnknownField {
-        species: species.kind.to_string(),
-        field: name.to_owned(),
-        available: species.field_names().join(", "),
-    })
-}
-
-/// A style resolved against the data (shared with the CUDA back-end).
-pub(crate) struct Resolved<'a> {
-    pub(crate) species: &'a Species,
-    pub(crate) intensity: Option<(Normaliser, Values<'a>)>,
-    pub(crate) colour: Option<(Normaliser, Values<'a>, Palette)>,
-    pub(crate) smoothing: Cow<'a, [f32]>,
-    pub(crate) style: &'a SpeciesStyle,
-}
-
-fn checked_range(
-    what: &str,
-    kind: &str,
-    range: Option<(f32, f32)>,
-) -> Result<Option<(f32, f32)>, RenderError> {
-    match range {
-        Some((lo, hi)) if !(lo.is_finite() && hi.is_finite() && lo <= hi) => {
-            Err(RenderError::setting(format!(
-                "{what} range {lo}..{hi} of species {kind} must be finite with lo <= hi"
-            )))
-        }
-        other => Ok(other),
-    }
-}
-
-fn normaliser(values: Values<'_>, n: usize, log: bool, range: Option<(f32, f32)>) -> Normaliser {
-    match (range, values) {
-        (Some((lo, hi)), _) => Normaliser::fixed(log, lo, hi),
-        (None, Values::Slice(v)) => Normaliser::from_values(v, log),
-        (None, Values::Constant(c)) => Normaliser::from_values(&[c][..n.min(1)], log),
-    }
-}
-
 impl CpuRenderer {
     /// Empty buffers; they grow on first use.
     pub fn new() -> Self {
@@ -248,7 +164,7 @@ impl CpuRenderer {
         self.splatter.isa()
     }
 
-    /// Most row bands a hot tile is split into (see [`splat_cpu::Splatter::set_max_bands`]; the
+    /// Most row bands a hot tile is split into (see [`Splatter::set_max_bands`]; the
     /// image is the same bits for any value).
     pub fn set_max_bands(&mut self, max_bands: usize) {
         self.splatter.set_max_bands(max_bands);
@@ -314,7 +230,7 @@ impl CpuRenderer {
         // Project, classify and bin by tile in one pass per chunk (no full splat list).
         progress.check().map_err(cancelled)?;
         let total: usize = resolved.iter().map(|r| r.species.len()).sum();
-        let chunk = splat_cpu::chunk_len(settings.width, settings.height);
+        let chunk = chunk_len(settings.width, settings.height);
         self.chunk_plan.clear();
         for (species, r) in resolved.iter().enumerate() {
             let n = r.species.len();
@@ -408,157 +324,4 @@ impl CpuRenderer {
             seconds: start.elapsed().as_secs_f64(),
         })
     }
-}
-
-/// Checks everything about a frame that needs no particle pass, so that bad settings are
-/// reported before any GPU is opened or any smoothing length computed.
-pub fn validate_settings(
-    snapshot: &Snapshot,
-    settings: &RenderSettings,
-) -> Result<(), RenderError> {
-    checked_frame(settings)?;
-    for style in &settings.species {
-        checked_style(snapshot, style)?;
-    }
-    Ok(())
-}
-
-/// The view and the global brightness (1 under auto exposure) of a frame, checked.
-pub(crate) fn checked_frame(settings: &RenderSettings) -> Result<(ViewParams, f32), RenderError> {
-    let view = ViewParams::new(
-        &settings.camera,
-        settings.width,
-        settings.height,
-        settings.min_radius_px,
-        settings.border_px,
-    )?;
-    let global_brightness = match settings.brightness {
-        Brightness::Explicit(b) if !(b >= 0.0 && b.is_finite()) => {
-            return Err(RenderError::setting(format!(
-                "brightness {b} must be a finite number >= 0"
-            )));
-        }
-        Brightness::Explicit(b) => b,
-        Brightness::Auto { .. } => 1.0,
-    };
-    if settings.species.is_empty() {
-        return Err(RenderError::setting("no species to render"));
-    }
-    Ok((view, global_brightness))
-}
-
-/// A field chosen by a style with its optional fixed range.
-type FieldChoice<'a> = Option<(Values<'a>, Option<(f32, f32)>)>;
-
-/// The parts of a style that are looked up rather than computed.
-struct CheckedStyle<'a> {
-    species: &'a Species,
-    intensity: FieldChoice<'a>,
-    colour: FieldChoice<'a>,
-    palette: Palette,
-}
-
-/// Looks up the species, fields, limits and palette of one style.
-fn checked_style<'a>(
-    snapshot: &'a Snapshot,
-    style: &'a SpeciesStyle,
-) -> Result<CheckedStyle<'a>, RenderError> {
-    let kind = style.kind.name();
-    let Some(species) = snapshot.species(style.kind) else {
-        let present: Vec<&str> = snapshot.species.iter().map(|s| s.kind.name()).collect();
-        return Err(RenderError::UnknownSpecies {
-            name: kind.to_owned(),
-            present: if present.is_empty() {
-                "none".to_owned()
-            } else {
-                present.join(", ")
-            },
-        });
-    };
-    if !(style.size_factor > 0.0 && style.size_factor.is_finite()) {
-        return Err(RenderError::setting(format!(
-            "size factor {} of species {kind} must be a finite number > 0",
-            style.size_factor
-        )));
-    }
-    if !(style.brightness >= 0.0 && style.brightness.is_finite()) {
-        return Err(RenderError::setting(format!(
-            "brightness {} of species {kind} must be a finite number >= 0",
-            style.brightness
-        )));
-    }
-    let intensity = match &style.intensity {
-        Some(name) => Some((
-            field_values(species, name)?,
-            checked_range("intensity", kind, style.intensity_range)?,
-        )),
-        None => None,
-    };
-    // Checked even when unused, so that a misspelt name is reported.
-    let palette = Palette::by_name(&style.palette)?;
-    let colour = match &style.colour {
-        Some(name) => Some((
-            field_values(species, name)?,
-            checked_range("colour", kind, style.colour_range)?,
-        )),
-        None => None,
-    };
-    let n = species.len();
-    for (what, choice) in [("intensity", &intensity), ("colour", &colour)] {
-        if let Some((Values::Slice(v), _)) = choice
-            && v.len() != n
-        {
-            return Err(RenderError::setting(format!(
-                "{what} field of species {kind} has {} values for {n} particles",
-                v.len()
-            )));
-        }
-    }
-    Ok(CheckedStyle {
-        species,
-        intensity,
-        colour,
-        palette,
-    })
-}
-
-/// Looks up the species, fields, limits and palette of one style and builds its normalisers.
-pub(crate) fn resolve<'a>(
-    snapshot: &'a Snapshot,
-    style: &'a SpeciesStyle,
-) -> Result<Resolved<'a>, RenderError> {
-    let CheckedStyle {
-        species,
-        intensity,
-        colour,
-        palette,
-    } = checked_style(snapshot, style)?;
-    let kind = style.kind.name();
-    let n = species.len();
-    let intensity = intensity
-        .map(|(values, range)| (normaliser(values, n, style.intensity_log, range), values));
-    let colour = colour.map(|(values, range)| {
-        (
-            normaliser(values, n, style.colour_log, range),
-            values,
-            palette,
-        )
-    });
-    let smoothing = match &species.smoothing_lengths {
-        Some(h) if h.len() == n => Cow::Borrowed(h.as_slice()),
-        Some(h) => {
-            return Err(RenderError::setting(format!(
-                "species {kind} has {} smoothing lengths for {n} particles",
-                h.len()
-            )));
-        }
-        None => Cow::Borrowed(&[][..]),
-    };
-    Ok(Resolved {
-        species,
-        intensity,
-        colour,
-        smoothing,
-        style,
-    })
 }

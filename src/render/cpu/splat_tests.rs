@@ -1,8 +1,15 @@
-//! Tests of the tiled CPU splatter (`splat_cpu.rs`): direct sums, exact f32 reference bits,
+//! Tests of the tiled CPU splatter (`splat.rs`): direct sums, exact f32 reference bits,
 //! scratch reuse, merge modes and the disc edge.
 
-use super::super::project::{CUT_FACTOR, SIGMA_FACTOR};
-use super::*;
+use super::bins::{self, ChunkBins};
+use super::draw::Merge;
+use super::exp::{Isa, exp_f32};
+use super::grid::{Grid, SMALL_SIDE, TILE_PX};
+use super::records::Staging;
+use super::sink::ChunkSink;
+use super::splat::*;
+use crate::render::project::{CUT_FACTOR, SIGMA_FACTOR, Splat};
+use crate::render::tau::TauBuffer;
 
 /// How many values of `a` and `b` differ in their bits.
 fn differing_bits(a: &[f32], b: &[f32]) -> usize {

@@ -1,0 +1,36 @@
+//! The CPU back-end: projection and classification of every particle, then the tiled splatter
+//! draws every class (small, medium, large) into τ.
+//!
+//! Files by job, each standing above what it imports: [`frame`] (the renderer: normalise,
+//! project, bin, draw, expose), [`lanes`] (the projection's tail, eight particles at a time),
+//! [`splat`] (the splatter: chunks, bins, draw), [`sink`] (one chunk's splats in input order),
+//! [`records`] (small records and their staging), [`bins`] (a chunk sorted by tile), [`draw`]
+//! (tiles and bands into τ), [`tile`] (one tile's pixels), [`grid`] (tile layout and
+//! footprints), [`exp`] (the vectorisable exp and the instruction sets).
+
+mod bins;
+mod draw;
+pub mod exp;
+mod frame;
+mod grid;
+pub mod lanes;
+mod records;
+mod sink;
+mod splat;
+mod tile;
+
+#[cfg(test)]
+mod lanes_tests;
+#[cfg(test)]
+mod splat_tests;
+
+pub use draw::{Merge, SplatProfile};
+pub use exp::{Isa, exp_f32};
+pub use frame::{CpuRenderer, render_cpu};
+pub use grid::{SMALL_SIDE, TILE_PX};
+pub use sink::ChunkSink;
+pub use splat::{Channels, Splatter, chunk_len, splat_into};
+
+// The style resolution is shared with the CUDA twin, which imports it from here.
+pub use super::resolve::{Values, field_values, validate_settings};
+pub(crate) use super::resolve::{checked_frame, resolve};

@@ -1,0 +1,201 @@
+//! The one persistent renderer of every face (`haloscope render`, the window, movies and the
+//! benches): built from a resolved [`Backend`], it keeps its buffers and, on CUDA, the particle
+//! data resident on the device between frames. A CUDA failure goes on on the CPU for good
+//! where the back-end's rule allows it ([`Backend::falls_back_after`]), with one warning.
+
+use super::cpu::{CpuRenderer, SplatProfile};
+use super::cuda::{CudaRenderer, CudaTuning, LargePath};
+use super::{Brightness, RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
+use crate::backend::{Backend, BackendKind};
+use crate::data::Snapshot;
+use crate::jobs::Progress;
+
+/// What differs between the faces' renderers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RendererOptions {
+    /// Large splats on the GPU rather than on CPU threads (CUDA only). Movies use it: their CPU
+    /// threads are busy writing and encoding frames, and even idle they splat large particles
+    /// far slower than the GPU's wide-border pass.
+    pub large_on_gpu: bool,
+}
+
+impl RendererOptions {
+    /// The CUDA renderer's tuning for these options (the defaults otherwise).
+    fn cuda_tuning(self) -> CudaTuning {
+        if self.large_on_gpu {
+            CudaTuning {
+                large: LargePath::Gpu,
+                ..CudaTuning::DEFAULT
+            }
+        } else {
+            CudaTuning::DEFAULT
+        }
+    }
+}
+
+/// Renders frames on the resolved back-end, reusing every buffer across frames.
+pub struct Renderer {
+    backend: Backend,
+    cpu: CpuRenderer,
+    cuda: Option<Box<CudaRenderer>>,
+    /// τ of the last frame (row 0 at the top), downloaded where CUDA made it.
+    tau: TauBuffer,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("kind", &self.kind())
+            .field("fallback_reason", &self.fallback_reason())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Renderer {
+    fn default() -> Self {
+        Self::cpu()
+    }
+}
+
+impl Renderer {
+    /// The renderer on `backend`; on CUDA this compiles the kernels, and a failure there goes
+    /// on on the CPU where `backend`'s rule allows it (else it is the error).
+    pub fn new(backend: Backend, options: RendererOptions) -> Result<Self, RenderError> {
+        let mut renderer = Self {
+            backend,
+            ..Self::cpu()
+        };
+        if let Some(device) = renderer.backend.device().cloned() {
+            match CudaRenderer::new(device, options.cuda_tuning()) {
+                Ok(cuda) => renderer.cuda = Some(Box::new(cuda)),
+                Err(err) => renderer.fall_back_after(err, "the CUDA renderer failed to start")?,
+            }
+        }
+        Ok(renderer)
+    }
+
+    /// The CPU renderer with empty buffers.
+    pub fn cpu() -> Self {
+        Self {
+            backend: Backend::cpu(),
+            cpu: CpuRenderer::new(),
+            cuda: None,
+            tau: TauBuffer::default(),
+        }
+    }
+
+    /// The back-end that made the last frame (and makes the next one).
+    pub fn kind(&self) -> BackendKind {
+        if self.cuda.is_some() {
+            BackendKind::Cuda
+        } else {
+            BackendKind::Cpu
+        }
+    }
+
+    /// The resolved back-end (switched to the CPU after a fallback).
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Why the CPU renders although CUDA was asked for or looked for (`None`: it was not, or
+    /// CUDA renders).
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.backend.fallback_reason()
+    }
+
+    /// Whether the particle data are resident on the device (CUDA only).
+    pub fn is_resident(&self) -> bool {
+        self.cuda.as_ref().is_some_and(|cuda| cuda.is_resident())
+    }
+
+    /// Where the CPU splatter's time went in the last frame (the CPU back-end only).
+    pub fn cpu_splat_profile(&self) -> Option<SplatProfile> {
+        self.cuda.is_none().then(|| self.cpu.splat_profile())
+    }
+
+    /// τ of the last frame of [`Renderer::render_frame`].
+    pub fn tau(&self) -> &TauBuffer {
+        &self.tau
+    }
+
+    /// Renders one frame into the renderer's τ ([`Renderer::tau`]). Under auto exposure τ is
+    /// the one at brightness 1 and `stats.tau_scale` holds the brightness to tone-map with.
+    pub fn render_frame(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        progress: &Progress,
+    ) -> Result<RenderStats, RenderError> {
+        if let Some(cuda) = &mut self.cuda {
+            match cuda.render(snapshot, settings, progress) {
+                Ok(output) => {
+                    self.tau = output.tau;
+                    return Ok(output.stats);
+                }
+                Err(err) => self.fall_back_after(err, "CUDA render failed")?,
+            }
+        }
+        self.cpu
+            .render_into(snapshot, settings, progress, &mut self.tau)
+    }
+
+    /// Renders one frame and hands over its τ (the next frame allocates a new one).
+    pub fn render(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        progress: &Progress,
+    ) -> Result<RenderOutput, RenderError> {
+        let stats = self.render_frame(snapshot, settings, progress)?;
+        Ok(RenderOutput {
+            tau: std::mem::take(&mut self.tau),
+            stats,
+        })
+    }
+
+    /// Renders one frame and tone-maps it with `settings.tone` (exposure applied). On CUDA the
+    /// image is tone-mapped on the device and only the image comes back (τ too under auto
+    /// exposure, which is measured from it).
+    pub fn render_image(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        progress: &Progress,
+    ) -> Result<(image::DynamicImage, RenderStats), RenderError> {
+        if let Some(cuda) = &mut self.cuda {
+            let stats = match settings.brightness {
+                Brightness::Explicit(_) => cuda.render_frame(snapshot, settings, progress),
+                Brightness::Auto { .. } => cuda
+                    .render(snapshot, settings, progress)
+                    .map(|output| output.stats),
+            };
+            let attempt = stats.and_then(|stats| {
+                let image = cuda.download_image(stats.tau_scale, &settings.tone)?;
+                Ok((image, stats))
+            });
+            match attempt {
+                Ok(frame) => return Ok(frame),
+                Err(err) => self.fall_back_after(err, "CUDA render failed")?,
+            }
+        }
+        let stats = self
+            .cpu
+            .render_into(snapshot, settings, progress, &mut self.tau)?;
+        let image = super::tone_map(&self.tau, stats.tau_scale, &settings.tone);
+        Ok((image, stats))
+    }
+
+    /// After CUDA failed with `err` (while doing `what`): the CPU renders from now on when the
+    /// back-end's rule allows it (one warning), else `err` is returned.
+    fn fall_back_after(&mut self, err: RenderError, what: &str) -> Result<(), RenderError> {
+        match &err {
+            RenderError::Gpu(gpu) if self.backend.falls_back_after(gpu) => {
+                self.backend.fall_back(format!("{what} ({err})"));
+                self.cuda = None;
+                Ok(())
+            }
+            _ => Err(err),
+        }
+    }
+}
