@@ -1,27 +1,13 @@
 // Step 5b of the pipeline: one thread block per (tile, segment of at most `segment` medium
 // particles). The block accumulates its splats in a shared-memory copy of the tile plus a
 // border of `margin` pixels (the border w plus the CPU box's one-pixel widening), in 64-bit fixed
-// point (CHANNELS values per pixel), then flushes it to the global tau. Borders shared with
-// neighbouring tiles are combined without races in one of two ways (`ring_mode`, measured in
-// BENCHMARKS.md, session 4): 0 = every non-zero value by a 64-bit global atomic; 1 = border
-// buffers: the ring outside the tile goes to the block's own slot of `slots` (plain stores) and
-// `combine_borders` adds the slots into tau afterwards, one thread per pixel; the tile itself is
-// a plain read-add-write when the block is the tile's only one, else an atomic. Integer sums: the
-// same bits in any order. MEDIUM_LANES threads work on one splat (its box pixels strided over
-// the group). Needs render_common.cuh before it.
+// point (CHANNELS values per pixel), then flushes every non-zero value to the global tau with a
+// 64-bit atomic, so borders shared with neighbouring tiles combine without races. Integer sums:
+// the same bits in any order. MEDIUM_LANES threads work on one splat. Needs render_common.cuh
+// before it.
 
 #ifndef MEDIUM_LANES
 #define MEDIUM_LANES 8
-#endif
-
-// 1: separable weights. The lanes of a group own columns of the splat's box (wx: one expf per
-// column) and walk its rows in steps of MEDIUM_LANES: lane j computes dy^2 and rgb * wy for row
-// step + j (one expf per row and column block) and the group shares them by shuffles. The
-// inside test (dy^2 > cut^2, then dx^2 + dy^2 <= cut^2) and the product wx * (rgb * wy) are the
-// CPU's (splat_cpu.rs `splat_one`), so every value, and tau, is the same bits as with
-// `splat_weight` per pixel. Set by the Rust loader.
-#ifndef SEPARABLE_WEIGHTS
-#define SEPARABLE_WEIGHTS 0
 #endif
 
 // 1: the shared region holds each 64-bit value as three adjacent 32-bit words of 21-bit parts
@@ -65,17 +51,6 @@ __device__ __forceinline__ unsigned long long region_get(const unsigned int* reg
 #endif
 }
 
-// Index of region cell (cx, cy) in the ring outside the tile (cells side^2 - tile^2): the
-// `margin` rows above, then per tile row its `margin` cells left and right, then the rows below.
-__device__ __forceinline__ int ring_index(int cx, int cy, int tile_px, int margin, int side) {
-    if (cy < margin) return cy * side + cx;
-    if (cy >= margin + tile_px) {
-        return margin * side + 2 * margin * tile_px + (cy - margin - tile_px) * side + cx;
-    }
-    return margin * side + (cy - margin) * 2 * margin + (cx < margin ? cx : cx - tile_px);
-}
-
-#if SEPARABLE_WEIGHTS
 // The largest of v over the warp (every lane calls it: warp-uniform result).
 __device__ __forceinline__ int warp_max(int v) {
 #if __CUDA_ARCH__ >= 800
@@ -104,15 +79,15 @@ __device__ __forceinline__ float shfl_segment(float v, int src) {
 // [addr] += v on a 32-bit shared-memory word (32-bit shared address), as a reduction (`red`:
 // the old value is not returned). Unconditional: a lane with nothing to add passes v = 0 and a
 // harmless address, because ptxas turns every predicated shared atomic into a branch with a
-// BSSY/BSYNC divergence region (BENCHMARKS.md, session 5: control flow was 25 % of the warp
-// instructions of this kernel).
+// BSSY/BSYNC divergence region (with predicated atomics, control flow was a quarter of this
+// kernel's warp instructions).
 __device__ __forceinline__ void red_shared(unsigned int addr, unsigned int v) {
     asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
 }
 
 // The set-up of one splat for the tile pass, made by one lane for the splat it loaded and
-// handed by shuffles to the group that draws it (the whole group used to repeat it: 8 lanes
-// for one splat). `packed`: the box in region coordinates, x | y << 8 | columns << 16 |
+// handed by shuffles to the group that draws it (rather than every lane of the group repeating
+// it). `packed`: the box in region coordinates, x | y << 8 | columns << 16 |
 // rows << 24 (0 columns and rows: nothing to draw); bytes suffice, since a region side is
 // at most 160 (side^2 * 8 bytes <= MAX_TILE_SHARED_BYTES = 200 KiB, launch.rs).
 struct TileSplat {
@@ -299,11 +274,10 @@ __device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lan
         }
     }
 }
-#endif
 
-// Launch bounds of the tile kernel, set by the Rust loader (CudaTuning::grey_medium_min_blocks):
-// `__launch_bounds__(256, 6)` caps registers at 40 for 6 blocks per SM on the medium pass's own
-// module; empty (the compiler's choice) elsewhere.
+// Launch bounds of the tile kernel, set by the Rust loader (kernels.rs, GREY_MEDIUM_MIN_BLOCKS):
+// `__launch_bounds__(256, 6)` caps registers at 40 for 6 blocks per SM on the grey medium pass's
+// own module; empty (the compiler's choice) elsewhere.
 #ifndef TILE_LAUNCH_BOUNDS
 #define TILE_LAUNCH_BOUNDS
 #endif
@@ -317,9 +291,7 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
                                         unsigned int segment, int tile_px,
                                         int tiles_x, int margin, int width, int height,
                                         double scale,
-                                        unsigned long long* __restrict__ tau_fixed,
-                                        int ring_mode,
-                                        unsigned long long* __restrict__ slots) {
+                                        unsigned long long* __restrict__ tau_fixed) {
     // 8-byte aligned (the 64-bit layout reads it as unsigned long long).
     extern __shared__ unsigned long long region_u64[];
     unsigned int* region = reinterpret_cast<unsigned int*>(region_u64);
@@ -347,7 +319,6 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
     int lane = threadIdx.x % MEDIUM_LANES;
     int img_x1 = width - 1, img_y1 = height - 1;
     int reg_x1 = x0 + side - 1, reg_y1 = y0 + side - 1;
-#if SEPARABLE_WEIGHTS
     // Warp w of the block takes the segment's splats w, w + warps, w + 2 warps, ... (spread
     // over every warp even when the segment is short: the wide pass has 32 warps for at most
     // 256 splats), in batches of 32: lane l loads batch splat l and makes its set-up (box,
@@ -391,101 +362,15 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
                                  region);
         }
     }
-#else
-    int group = threadIdx.x / MEDIUM_LANES;
-    int groups = blockDim.x / MEDIUM_LANES;
-    for (unsigned int p = first + group; p < end; p += groups) {
-        SplatC s = sorted[p];
-        int b[4];
-        if (!pixel_box(s, x0 > 0 ? x0 : 0, reg_x1 < img_x1 ? reg_x1 : img_x1, y0 > 0 ? y0 : 0,
-                       reg_y1 < img_y1 ? reg_y1 : img_y1, b)) {
-            continue;
-        }
-        int bw = b[1] - b[0] + 1;
-        int count = bw * (b[3] - b[2] + 1);
-        for (int k = lane; k < count; k += MEDIUM_LANES) {
-            int col = b[0] + k % bw;
-            int row = b[2] + k / bw;
-            unsigned long long w[CHANNELS];
-            if (!splat_weight(s, col, row, scale, w)) continue;
-            int at = ((row - y0) * side + (col - x0)) * CHANNELS;
-#pragma unroll
-            for (int c = 0; c < CHANNELS; ++c) {
-                if (w[c] != 0) region_add(region, at + c, w[c]);
-            }
-        }
-    }
-#endif
     __syncthreads();
-    // Border buffers: this block's slot holds its ring values; the tile's own pixels need no
-    // atomic when no other block adds to them.
-    int ring_values = (side * side - tile_px * tile_px) * CHANNELS;
-    unsigned long long* slot = slots + (size_t)block * (size_t)ring_values;
-    bool only_block = seg_start[key + 1] - seg_start[key] == 1;
     for (int k = threadIdx.x; k < values; k += blockDim.x) {
         unsigned long long v = region_get(region, k);
-        int cell = k / CHANNELS;
-        int cx = cell % side, cy = cell / side;
-        bool inside_tile = cx >= margin && cx < margin + tile_px && cy >= margin &&
-                           cy < margin + tile_px;
-        if (ring_mode == 1 && !inside_tile) {
-            // Every ring value is written (zeros too): slots are never cleared.
-            slot[ring_index(cx, cy, tile_px, margin, side) * CHANNELS + k % CHANNELS] = v;
-            continue;
-        }
         if (v == 0) continue;
-        int col = x0 + cx;
-        int row = y0 + cy;
+        int cell = k / CHANNELS;
+        int col = x0 + cell % side;
+        int row = y0 + cell / side;
         if (col < 0 || row < 0 || col >= width || row >= height) continue;
-        unsigned long long* at =
-            &tau_fixed[((size_t)row * (size_t)width + (size_t)col) * CHANNELS + (k % CHANNELS)];
-        if (ring_mode == 1 && only_block) {
-            *at += v;
-        } else {
-            atomicAdd(at, v);
-        }
-    }
-}
-
-// The second pass of the border buffers (ring_mode 1): one thread per pixel adds the ring values
-// that the blocks of every neighbouring tile (within ceil(margin / tile) tiles) left in their
-// slots for it. Runs after `medium_tiles` on the same stream; no two threads touch one pixel.
-extern "C" __global__ void combine_borders(const unsigned long long* __restrict__ slots,
-                                           const unsigned int* __restrict__ seg_start,
-                                           int tile_px, int tiles_x, int tiles_y, int margin,
-                                           int width, int height,
-                                           unsigned long long* __restrict__ tau_fixed) {
-    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (unsigned int)width * (unsigned int)height) return;
-    int x = (int)(i % (unsigned int)width), y = (int)(i / (unsigned int)width);
-    int tx = x / tile_px, ty = y / tile_px;
-    int side = tile_px + 2 * margin;
-    int ring_values = (side * side - tile_px * tile_px) * CHANNELS;
-    int reach = (margin + tile_px - 1) / tile_px;
-    unsigned long long acc[CHANNELS];
-#pragma unroll
-    for (int c = 0; c < CHANNELS; ++c) acc[c] = 0ull;
-    for (int dy = -reach; dy <= reach; ++dy) {
-        int ny = ty + dy;
-        if (ny < 0 || ny >= tiles_y) continue;
-        int cy = y - (ny * tile_px - margin);
-        if (cy < 0 || cy >= side) continue;
-        for (int dx = -reach; dx <= reach; ++dx) {
-            int nx = tx + dx;
-            if ((dx == 0 && dy == 0) || nx < 0 || nx >= tiles_x) continue;
-            int cx = x - (nx * tile_px - margin);
-            if (cx < 0 || cx >= side) continue;
-            unsigned int key = (unsigned int)(ny * tiles_x + nx);
-            size_t at = (size_t)ring_index(cx, cy, tile_px, margin, side) * CHANNELS;
-            for (unsigned int b = seg_start[key]; b < seg_start[key + 1]; ++b) {
-                const unsigned long long* v = slots + (size_t)b * (size_t)ring_values + at;
-#pragma unroll
-                for (int c = 0; c < CHANNELS; ++c) acc[c] += v[c];
-            }
-        }
-    }
-#pragma unroll
-    for (int c = 0; c < CHANNELS; ++c) {
-        if (acc[c] != 0) tau_fixed[(size_t)i * CHANNELS + c] += acc[c];
+        atomicAdd(&tau_fixed[((size_t)row * (size_t)width + (size_t)col) * CHANNELS + (k % CHANNELS)],
+                  v);
     }
 }

@@ -1,7 +1,7 @@
-// Reorders the resident particle arrays on the device at upload (DESIGN §7, issue 4 "ordering
-// for locality"): particles in one coarse 3-D Morton cell of the data's bounding box become
+// Reorders the resident particle arrays on the device at upload (DESIGN §7, ordering for
+// locality): particles in one coarse 3-D Morton cell of the data's bounding box become
 // neighbours in memory, so a warp's particles mostly share a screen tile and the classify and
-// sort kernels' warp-aggregated atomics collapse (BENCHMARKS.md, sessions 3 and 4). A counting
+// sort kernels' warp-aggregated atomics collapse. A counting
 // sort by cell key, O(N): bounds, keys + histogram, one-block scan, scatter. The order inside a
 // cell is whatever the atomics give: the renderer's sums are fixed point, and the permutation
 // (`perm[k]` = file index of device particle k) lets large splats drawn on the CPU keep their

@@ -194,24 +194,7 @@ fn tile_borders_and_image_edges_match_the_cpu() {
     for tuning in [
         CudaTuning::default(),
         CudaTuning {
-            tile_px: 8,
-            medium_lanes: 1,
-            segment: 3,
-            direct_cut_px: 0.0,
-            ..CudaTuning::default()
-        },
-        CudaTuning {
-            medium_lanes: 4,
-            direct_cut_px: 100.0,
             large: LargePath::Gpu,
-            gpu_border_px: 0.0,
-            ..CudaTuning::default()
-        },
-        CudaTuning {
-            tile_px: 32,
-            medium_lanes: 32,
-            large: LargePath::Gpu,
-            wide_segment: 5,
             ..CudaTuning::default()
         },
     ] {
@@ -303,7 +286,6 @@ fn sanitizer_small_scene() {
         chunk_particles: 4096,
         resident: false,
         large: LargePath::Gpu,
-        ..CudaTuning::default()
     });
     check_against_cpu(&mut r, &snapshot, &settings);
 }

@@ -1,7 +1,8 @@
-//! The CUDA renderer's speed variants (session 3 of issue 4) give the same τ: the one-channel
-//! accumulation of grey frames, split 32-bit shared atomics, separate wide-pass lane counts and
-//! Morton/Hilbert-reordered particles all match the CPU reference and each other bit for bit.
-//! Ignored here (no GPU); run on the GPU machine with `--ignored`. Fails loudly without a device.
+//! The CUDA renderer's paths give the same τ: grey (one channel) and coloured frames, both large
+//! paths, the wide-border tile pass and the 64-bit-word fallback of the tile sums match the CPU
+//! reference; resident (Morton-ordered on the device) and streamed chunked data and
+//! Morton/Hilbert-reordered particles match each other bit for bit. Ignored here (no GPU); run
+//! on the GPU machine with `--ignored`. Fails loudly without a device.
 
 use haloscope::data::{Snapshot, SpeciesKind};
 use haloscope::gpu::GpuDevice;
@@ -69,51 +70,26 @@ fn settings(snapshot: &Snapshot, side: u32, size_factor: f32, colour: bool) -> R
     settings
 }
 
+/// The defaults with large splats on the GPU (every splat in fixed point: bit-exact between
+/// paths).
+const GPU: CudaTuning = CudaTuning {
+    large: LargePath::Gpu,
+    ..CudaTuning::DEFAULT
+};
+
+/// Streamed through the staging buffers in chunks of 7 777 particles, in file order.
+const CHUNKED: CudaTuning = CudaTuning {
+    chunk_particles: 7_777,
+    resident: false,
+    ..GPU
+};
+
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn grey_frames_match_the_cpu_and_every_variant_bit_for_bit() {
+fn grey_frames_match_the_cpu_on_both_large_paths() {
     let snapshot = clustered_snapshot(200_000, 7);
-    let gpu = CudaTuning {
-        large: LargePath::Gpu,
-        ..CudaTuning::default()
-    };
-    let mut main = renderer(gpu);
-    let mut variants = [
-        renderer(CudaTuning {
-            grey_channel: false,
-            ..gpu
-        }),
-        renderer(CudaTuning {
-            split_shared_atomics: false,
-            wide_lanes: 8,
-            ..gpu
-        }),
-        renderer(CudaTuning {
-            medium_lanes: 32,
-            wide_lanes: 4,
-            tile_px: 32,
-            ..gpu
-        }),
-        renderer(CudaTuning {
-            separable_weights: !gpu.separable_weights,
-            ..gpu
-        }),
-        renderer(CudaTuning {
-            separable_weights: !gpu.separable_weights,
-            grey_medium_split_atomics: !gpu.grey_medium_split_atomics,
-            medium_lanes: 32,
-            wide_lanes: 4,
-            tile_px: 32,
-            ..gpu
-        }),
-        renderer(CudaTuning {
-            separable_weights: !gpu.separable_weights,
-            medium_lanes: 2,
-            wide_lanes: 8,
-            morton_upload: !gpu.morton_upload,
-            ..gpu
-        }),
-    ];
+    let mut main = renderer(GPU);
+    let mut chunked = renderer(CHUNKED);
     let mut cpu_large = renderer(CudaTuning::default());
     // All small (no minimum radius), mixed, medium, medium + large, all large.
     for (size_factor, min_radius) in [
@@ -130,13 +106,11 @@ fn grey_frames_match_the_cpu_and_every_variant_bit_for_bit() {
         // from 0.05 on.
         assert!(counts.active() > 50_000, "{counts:?}");
         let reference = gpu_tau(&mut main, &snapshot, &s);
-        for (k, r) in variants.iter_mut().enumerate() {
-            assert_eq!(
-                gpu_tau(r, &snapshot, &s),
-                reference,
-                "variant {k} at {size_factor}"
-            );
-        }
+        assert_eq!(
+            gpu_tau(&mut chunked, &snapshot, &s),
+            reference,
+            "chunked at {size_factor}"
+        );
         // Large splats on CPU threads add a float τ: close, not bit-identical.
         check_against_cpu(&mut cpu_large, &snapshot, &s);
     }
@@ -144,32 +118,14 @@ fn grey_frames_match_the_cpu_and_every_variant_bit_for_bit() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn coloured_frames_give_the_same_bits_with_either_shared_atomics_and_weights() {
+fn coloured_frames_match_the_cpu_on_both_large_paths() {
     let snapshot = clustered_snapshot(150_000, 9);
-    let gpu = CudaTuning {
-        large: LargePath::Gpu,
-        ..CudaTuning::default()
-    };
-    let mut split = renderer(gpu);
-    let mut native = renderer(CudaTuning {
-        split_shared_atomics: false,
-        wide_lanes: 16,
-        ..gpu
-    });
-    let mut separable = renderer(CudaTuning {
-        separable_weights: !gpu.separable_weights,
-        ..gpu
-    });
+    let mut main = renderer(GPU);
+    let mut cpu_large = renderer(CudaTuning::default());
     for size_factor in [0.2f32, 1.0, 6.0] {
         let s = settings(&snapshot, 400, size_factor, true);
-        check_against_cpu(&mut split, &snapshot, &s);
-        let a = gpu_tau(&mut split, &snapshot, &s);
-        assert_eq!(gpu_tau(&mut native, &snapshot, &s), a, "at {size_factor}");
-        assert_eq!(
-            gpu_tau(&mut separable, &snapshot, &s),
-            a,
-            "separable weights at {size_factor}"
-        );
+        check_against_cpu(&mut main, &snapshot, &s);
+        check_against_cpu(&mut cpu_large, &snapshot, &s);
     }
 }
 
@@ -179,14 +135,10 @@ fn coloured_frames_give_the_same_bits_with_either_shared_atomics_and_weights() {
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
 fn reordered_and_chunked_particles_give_the_same_bits() {
     let snapshot = clustered_snapshot(300_000, 11);
-    let gpu = CudaTuning {
-        large: LargePath::Gpu,
-        ..CudaTuning::default()
-    };
     for colour in [false, true] {
         for size_factor in [0.05f32, 0.3, 3.0] {
             let s = settings(&snapshot, 480, size_factor, colour);
-            let mut r = renderer(gpu);
+            let mut r = renderer(GPU);
             let reference = gpu_tau(&mut r, &snapshot, &s);
             assert_eq!(gpu_tau(&mut r, &snapshot, &s), reference, "repeated frame");
             for curve in [Curve::Morton, Curve::Hilbert] {
@@ -196,34 +148,29 @@ fn reordered_and_chunked_particles_give_the_same_bits() {
                     reordered.species[0].positions,
                     snapshot.species[0].positions
                 );
-                let mut r = renderer(gpu);
+                let mut r = renderer(GPU);
                 assert_eq!(gpu_tau(&mut r, &reordered, &s), reference, "{curve:?}");
             }
-            let mut chunked = renderer(CudaTuning {
-                chunk_particles: 7_777,
-                resident: false,
-                ..gpu
-            });
+            let mut chunked = renderer(CHUNKED);
             assert_eq!(gpu_tau(&mut chunked, &snapshot, &s), reference, "chunked");
         }
     }
 }
 
-/// A Morton-ordered resident copy (an option) gives the same bits as file order and as streamed
-/// chunks, on both large paths: with large splats on the CPU the copied-back indices must map
-/// to file order, or the CPU's f32 sums would run in another order.
+/// The resident copy, reordered on the device in Morton order, gives the same bits as streamed
+/// chunks in file order, on both large paths: with large splats on the CPU the copied-back
+/// indices must map to file order, or the CPU's f32 sums would run in another order.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn morton_upload_gives_the_same_bits_as_file_order_on_both_large_paths() {
+fn resident_morton_copy_gives_the_same_bits_as_streamed_file_order_on_both_large_paths() {
     let snapshot = clustered_snapshot(300_000, 5);
-    let defaults = CudaTuning {
-        morton_upload: true,
-        ..CudaTuning::default()
-    };
     for large in [LargePath::Cpu, LargePath::Gpu] {
         for (size_factor, colour) in [(0.3f32, false), (3.0, false), (3.0, true)] {
             let s = settings(&snapshot, 480, size_factor, colour);
-            let tuning = CudaTuning { large, ..defaults };
+            let tuning = CudaTuning {
+                large,
+                ..CudaTuning::default()
+            };
             let mut morton = renderer(tuning);
             let out = morton
                 .render(&snapshot, &s, &Progress::none())
@@ -232,21 +179,8 @@ fn morton_upload_gives_the_same_bits_as_file_order_on_both_large_paths() {
             if size_factor > 1.0 {
                 assert!(out.stats.counts.large > 0, "{:?}", out.stats.counts);
             }
-            let mut file = renderer(CudaTuning {
-                morton_upload: false,
-                ..tuning
-            });
             let what = format!("{large:?}, size {size_factor}, colour {colour}");
-            assert_eq!(
-                gpu_tau(&mut file, &snapshot, &s),
-                out.tau,
-                "file order, {what}"
-            );
-            let mut chunked = renderer(CudaTuning {
-                chunk_particles: 7_777,
-                resident: false,
-                ..tuning
-            });
+            let mut chunked = renderer(CudaTuning { large, ..CHUNKED });
             assert_eq!(
                 gpu_tau(&mut chunked, &snapshot, &s),
                 out.tau,
@@ -264,77 +198,49 @@ fn morton_upload_gives_the_same_bits_as_file_order_on_both_large_paths() {
     check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 480, 3.0, false));
 }
 
-/// Session 4: border buffers (per-block ring slots plus a combining pass) and three-part shared
-/// sums give the same bits as 64-bit global and shared atomics, grey and coloured, with one and
-/// with many blocks per tile (segment 64: the tile's own pixels then need atomics and the
-/// combining pass adds several slots), a border wider than a tile (the ring reaches two tiles
-/// away), an image side that is not a multiple of the tile, and a device-reordered resident copy.
+/// Tile borders of several widths, grey and coloured, with an image side that is not a multiple
+/// of the tile: a border wider than a tile (the region reaches two tiles away), and a border of
+/// 30 px, where the coloured medium region (80² pixels of three 12-byte sums) no longer fits in
+/// shared memory and the tile pass falls back to 64-bit-word sums (as the coloured wide-border
+/// pass always does). Resident and streamed chunks give the same bits.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn border_buffers_and_three_part_sums_give_the_same_bits_as_atomics() {
+fn tile_borders_and_word_sums_match_the_cpu() {
     let snapshot = clustered_snapshot(200_000, 13);
-    let atomics = CudaTuning {
-        large: LargePath::Gpu,
-        border_buffers: false,
-        red_shared_sums: false,
-        morton_upload: false,
-        ..CudaTuning::default()
-    };
-    let mut reference = renderer(atomics);
-    let mut variants: Vec<(String, CudaRenderer)> = Vec::new();
-    for buffers in [false, true] {
-        for red in [false, true] {
-            for (segment, morton) in [(2048u32, false), (64, true)] {
-                let tuning = CudaTuning {
-                    border_buffers: buffers,
-                    red_shared_sums: red,
-                    segment,
-                    morton_upload: morton,
-                    ..atomics
-                };
-                let name =
-                    format!("buffers {buffers}, red {red}, segment {segment}, morton {morton}");
-                variants.push((name, renderer(tuning)));
-            }
-        }
-    }
+    let mut reference = renderer(GPU);
+    let mut chunked = renderer(CHUNKED);
     for colour in [false, true] {
-        for (side, size_factor, border_px) in
-            [(500u32, 0.3f32, 8.0f32), (480, 1.5, 20.0), (512, 6.0, 8.0)]
-        {
+        for (side, size_factor, border_px) in [
+            (500u32, 0.3f32, 8.0f32),
+            (480, 1.5, 20.0),
+            (512, 6.0, 8.0),
+            (500, 1.5, 30.0),
+        ] {
             let mut s = settings(&snapshot, side, size_factor, colour);
             s.border_px = border_px;
             let counts = check_against_cpu(&mut reference, &snapshot, &s);
-            // CPU counts (grey, run 1): 171970 medium + 28030 large; 146486 + 53514; 200000
-            // large (the wide tile pass).
             assert!(counts.medium + counts.large == 200_000, "{counts:?}");
             let tau = gpu_tau(&mut reference, &snapshot, &s);
-            for (name, r) in &mut variants {
-                let out = r
-                    .render(&snapshot, &s, &Progress::none())
-                    .expect("cuda render");
-                assert_eq!(out.stats.counts, counts, "{name}");
-                assert!(
-                    out.tau == tau,
-                    "{name}, colour {colour}, side {side}, size {size_factor}, border {border_px}"
-                );
-            }
+            let out = chunked
+                .render(&snapshot, &s, &Progress::none())
+                .expect("cuda render");
+            let what =
+                format!("colour {colour}, side {side}, size {size_factor}, border {border_px}");
+            assert_eq!(out.stats.counts, counts, "{what}");
+            assert!(out.tau == tau, "{what}");
         }
     }
 }
 
-/// A small grey scene with every class, chunked, for compute-sanitizer (memcheck, racecheck).
+/// A small grey scene with every class, chunked and resident, for compute-sanitizer (memcheck,
+/// racecheck).
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
 fn sanitizer_small_grey_scene() {
     let snapshot = clustered_snapshot(20_000, 3);
     let mut r = renderer(CudaTuning {
         chunk_particles: 4096,
-        resident: false,
-        large: LargePath::Gpu,
-        wide_lanes: 16,
-        gpu_border_px: 20.0,
-        ..CudaTuning::default()
+        ..CHUNKED
     });
     // Small and medium splats (no minimum radius), then medium and large (CPU counts: 14874
     // medium, 5126 large).
@@ -344,30 +250,22 @@ fn sanitizer_small_grey_scene() {
     assert!(counts.small > 0, "{counts:?}");
     let counts = check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 200, 2.0, false));
     assert!(counts.medium > 0 && counts.large > 0, "{counts:?}");
-    // The session 4 paths: a device-reordered resident copy, border buffers, three-part sums,
-    // several blocks per tile.
-    let mut r = renderer(CudaTuning {
-        morton_upload: true,
-        border_buffers: true,
-        red_shared_sums: true,
-        segment: 64,
-        large: LargePath::Gpu,
-        ..CudaTuning::default()
-    });
+    // The resident path: the copy reordered on the device.
+    let mut r = renderer(GPU);
     let counts = check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 200, 1.0, false));
     assert!(counts.medium > 0, "{counts:?}");
     assert!(r.is_resident());
 }
 
-/// Session 5: the warp-uniform medium kernel skips the top 21-bit part of every pixel in a batch
-/// of splats none of which can reach 2^42 in fixed point. A second species of 1000 copies with
-/// h / 10⁴ (and size × 10⁴: the same discs, 10⁴ × brighter) dominates Σ 1/h, so the fixed-point
-/// scale leaves the clustered species' values below 2^41 (no top parts) while the copies' reach
-/// 2^50 (top parts): both paths in one frame. Every variant (per-pixel weights, no launch
-/// bounds, 4 and 32 lanes, the word sums) gives the same bits, and the CPU's τ within 1e-4.
+/// The medium kernel skips the top 21-bit part of every pixel in a batch of splats none of
+/// which can reach 2^42 in fixed point. A second species of 1000 copies with h / 10⁴ (and
+/// size × 10⁴: the same discs, 10⁴ × brighter) dominates Σ 1/h, so the fixed-point scale leaves
+/// the clustered species' values below 2^41 (no top parts) while the copies' reach 2^50 (top
+/// parts): both paths in one frame. The τ matches the CPU's within 1e-4, and streamed chunks
+/// give the same bits.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn batches_with_and_without_top_parts_give_the_same_bits() {
+fn batches_with_and_without_top_parts_match_the_cpu() {
     let mut snapshot = clustered_snapshot(200_000, 21);
     let dark = &snapshot.species[0];
     let copies = 1000;
@@ -377,42 +275,8 @@ fn batches_with_and_without_top_parts_give_the_same_bits() {
     let h = dark.smoothing_lengths.as_ref().expect("smoothing lengths");
     bright.smoothing_lengths = Some(h[..copies].iter().map(|h| h * 1e-4).collect());
     snapshot.species.push(bright);
-    let gpu = CudaTuning {
-        large: LargePath::Gpu,
-        ..CudaTuning::default()
-    };
-    let mut main = renderer(gpu);
-    let mut variants = [
-        (
-            "per-pixel weights",
-            renderer(CudaTuning {
-                separable_weights: false,
-                ..gpu
-            }),
-        ),
-        (
-            "no launch bounds",
-            renderer(CudaTuning {
-                grey_medium_min_blocks: 0,
-                ..gpu
-            }),
-        ),
-        (
-            "4 lanes",
-            renderer(CudaTuning {
-                medium_lanes: 4,
-                ..gpu
-            }),
-        ),
-        (
-            "32 lanes, word sums",
-            renderer(CudaTuning {
-                medium_lanes: 32,
-                red_shared_sums: false,
-                ..gpu
-            }),
-        ),
-    ];
+    let mut main = renderer(GPU);
+    let mut chunked = renderer(CHUNKED);
     for size_factor in [0.3f32, 1.0] {
         let mut s = settings(&snapshot, 480, size_factor, false);
         let mut star = SpeciesStyle::new(SpeciesKind::Star);
@@ -421,11 +285,9 @@ fn batches_with_and_without_top_parts_give_the_same_bits() {
         let counts = check_against_cpu(&mut main, &snapshot, &s);
         assert!(counts.medium > 100_000, "{counts:?}");
         let reference = gpu_tau(&mut main, &snapshot, &s);
-        for (name, r) in &mut variants {
-            assert!(
-                gpu_tau(r, &snapshot, &s) == reference,
-                "{name} at {size_factor}"
-            );
-        }
+        assert!(
+            gpu_tau(&mut chunked, &snapshot, &s) == reference,
+            "chunked at {size_factor}"
+        );
     }
 }

@@ -38,3 +38,13 @@ pub enum GpuError {
         io_error: std::io::Error,
     },
 }
+
+impl GpuError {
+    /// Whether device memory ran out: [`GpuError::OutOfMemory`], or the driver's own
+    /// out-of-memory result from an allocation or launch.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, GpuError::OutOfMemory { .. })
+            || matches!(self, GpuError::Driver(e)
+                if e.0 == cudarc::driver::sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)
+    }
+}

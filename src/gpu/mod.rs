@@ -9,10 +9,12 @@ mod backend;
 mod compile;
 mod device;
 mod error;
+mod event_timer;
 mod launch;
 
 pub use backend::{BackendChoice, ResolvedBackend, resolve_backend};
 pub use compile::{KernelCache, compile_cubin};
 pub use device::{DeviceInfo, GpuDevice, cuda_available};
 pub use error::GpuError;
+pub use event_timer::{EventTimer, Mark};
 pub use launch::{BLOCK, KernelArg, KernelArgs, blocks, grid, launch, per_element};

@@ -1,12 +1,56 @@
 //! Device buffers of the CUDA renderer: resident particle data, per-chunk scratch (halved while
 //! memory runs out), per-image τ and image buffers.
 
+use super::CudaRenderer;
 use super::data;
+use super::params::{LargeC, SplatC};
 use super::reorder;
-use super::{CudaRenderer, ImageBuffers, MIN_CHUNK, Scratch, is_out_of_memory};
+use super::tuning::MIN_CHUNK;
 use crate::data::Snapshot;
 use crate::gpu::GpuError;
 use crate::render::{RenderError, RenderSettings};
+use cudarc::driver::CudaSlice;
+
+/// Per-chunk device scratch, sized for `capacity` particles and `n_tiles` tiles.
+#[derive(Debug)]
+pub(super) struct Scratch {
+    pub(super) capacity: usize,
+    pub(super) n_tiles: usize,
+    /// The sort's buffers, used by every pass.
+    pub(super) sort: SortBuffers,
+    /// Streaming: two sets of particle arrays used in turn.
+    pub(super) streamed: Vec<data::DeviceArrays>,
+}
+
+/// Keys, histogram and sorted splats of one chunk. The key ranges are the medium tiles, then the
+/// wide-border tiles of large splats: 2·n_tiles + 1 entries per table.
+#[derive(Debug)]
+pub(super) struct SortBuffers {
+    pub(super) keys: CudaSlice<u32>,
+    pub(super) tile_count: CudaSlice<u32>,
+    pub(super) tile_start: CudaSlice<u32>,
+    pub(super) cursor: CudaSlice<u32>,
+    pub(super) seg_start: CudaSlice<u32>,
+    pub(super) sorted: CudaSlice<SplatC>,
+    pub(super) large: CudaSlice<LargeC>,
+    pub(super) large_count: CudaSlice<u32>,
+    /// Particles per class (inactive, small, medium, large) over the frame.
+    pub(super) class_count: CudaSlice<u64>,
+    /// Stand-in for the permutation when the chunk is in file order.
+    pub(super) dummy_u32: CudaSlice<u32>,
+}
+
+/// Per-image device buffers (3·W·H values each; a grey frame uses W·H of `tau_fixed`).
+#[derive(Debug)]
+pub(super) struct ImageBuffers {
+    pub(super) width: u32,
+    pub(super) height: u32,
+    pub(super) tau_fixed: CudaSlice<u64>,
+    pub(super) tau: CudaSlice<f32>,
+    pub(super) tau_cpu: CudaSlice<f32>,
+    pub(super) image8: CudaSlice<u8>,
+    pub(super) image16: CudaSlice<u16>,
+}
 
 /// Uploads every species when data plus scratch fit in device memory (else they stream).
 pub(super) fn make_resident(
@@ -47,7 +91,7 @@ pub(super) fn make_resident(
         );
         let mut arrays = match arrays {
             Ok(a) => a,
-            Err(e) if is_out_of_memory(&e) => {
+            Err(e) if e.is_out_of_memory() => {
                 // Does not fit after all: stream everything.
                 loaded.iter_mut().for_each(|s| {
                     s.resident = None;
@@ -58,9 +102,9 @@ pub(super) fn make_resident(
             Err(e) => return Err(e.into()),
         };
         data::upload_range(&mut r.staging, &r.copy, &host, 0..species.n, &mut arrays)?;
-        if r.tuning.morton_upload && species.n > 1 {
-            // On the copy stream, after the upload; None (file order kept) when the second
-            // copy does not fit.
+        if species.n > 1 {
+            // Morton order on the device (reorder.rs), on the copy stream after the upload;
+            // None (file order kept) when the second copy does not fit.
             species.device_order =
                 reorder::morton_reorder(&r.kernels.order, &r.copy, &mut arrays, species.n)?;
         }
@@ -94,7 +138,7 @@ pub(super) fn ensure_scratch(
                 r.scratch = Some(s);
                 return Ok(());
             }
-            Err(e) if is_out_of_memory(&e) && capacity / 2 >= MIN_CHUNK => capacity /= 2,
+            Err(e) if e.is_out_of_memory() && capacity / 2 >= MIN_CHUNK => capacity /= 2,
             Err(e) => return Err(e.into()),
         }
     }
@@ -117,19 +161,19 @@ fn alloc_scratch(
     Ok(Scratch {
         capacity,
         n_tiles,
-        keys: s.alloc_zeros(capacity)?,
-        // Two key ranges: medium tiles, then the wide-border tiles of large splats.
-        tile_count: s.alloc_zeros(2 * n_tiles + 1)?,
-        tile_start: s.alloc_zeros(2 * n_tiles + 1)?,
-        cursor: s.alloc_zeros(2 * n_tiles + 1)?,
-        seg_start: s.alloc_zeros(2 * n_tiles + 1)?,
-        sorted: s.alloc_zeros(capacity)?,
-        large: s.alloc_zeros(capacity)?,
-        large_count: s.alloc_zeros(1)?,
-        class_count: s.alloc_zeros(4)?,
-        border_slots: None,
-        dummy_u64: s.alloc_zeros(1)?,
-        dummy_u32: s.alloc_zeros(1)?,
+        sort: SortBuffers {
+            keys: s.alloc_zeros(capacity)?,
+            // Two key ranges: medium tiles, then the wide-border tiles of large splats.
+            tile_count: s.alloc_zeros(2 * n_tiles + 1)?,
+            tile_start: s.alloc_zeros(2 * n_tiles + 1)?,
+            cursor: s.alloc_zeros(2 * n_tiles + 1)?,
+            seg_start: s.alloc_zeros(2 * n_tiles + 1)?,
+            sorted: s.alloc_zeros(capacity)?,
+            large: s.alloc_zeros(capacity)?,
+            large_count: s.alloc_zeros(1)?,
+            class_count: s.alloc_zeros(4)?,
+            dummy_u32: s.alloc_zeros(1)?,
+        },
         streamed: sets,
     })
 }
@@ -154,37 +198,4 @@ pub(super) fn ensure_image(r: &mut CudaRenderer, width: u32, height: u32) -> Res
         image16: s.alloc_zeros(n)?,
     });
     Ok(())
-}
-
-/// Makes the medium pass's border buffers hold at least `values` words (grown, never shrunk);
-/// false when they do not fit in device memory (the pass then uses atomics).
-pub(super) fn ensure_border_slots(
-    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-    scratch: &mut Scratch,
-    values: usize,
-) -> Result<bool, GpuError> {
-    if scratch
-        .border_slots
-        .as_ref()
-        .is_some_and(|s| s.len() >= values)
-    {
-        return Ok(true);
-    }
-    scratch.border_slots = None;
-    // SAFETY: the medium pass writes every ring value of a block's slot before the combine
-    // pass reads it, and reads only slots of blocks that ran.
-    match unsafe { stream.alloc::<u64>(values.max(1)) } {
-        Ok(slots) => {
-            scratch.border_slots = Some(slots);
-            Ok(true)
-        }
-        Err(e) => {
-            let e = GpuError::from(e);
-            if is_out_of_memory(&e) {
-                Ok(false)
-            } else {
-                Err(e)
-            }
-        }
-    }
 }

@@ -273,7 +273,7 @@ impl Staging {
             self.next ^= 1;
             // Waits for this buffer's previous copy, then fills it with rayon threads: one
             // thread's memcpy into pinned memory (~6 GB/s) was the upload's bottleneck, well
-            // below the DMA's rate (BENCHMARKS.md, session 4).
+            // below the DMA's rate.
             pinned
                 .as_mut_slice()?
                 .par_chunks_mut(FILL_CHUNK)

@@ -1,6 +1,9 @@
 //! The renderer's CUDA kernels (kernels/render_*.cu), compiled by NVRTC for the device.
 
-use super::CudaTuning;
+use super::tuning::{
+    GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES, SPLIT_SHARED_ATOMICS,
+    WIDE_LANES,
+};
 use crate::gpu::{GpuDevice, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule};
 use std::sync::Arc;
@@ -21,14 +24,14 @@ pub(crate) struct SplatKernels {
     /// Fixed-point values per pixel (3, or 1 for grey frames).
     pub(crate) channels: u32,
     pub(crate) small: CudaFunction,
+    /// The medium tile pass with 64-bit-word shared sums.
     pub(crate) medium: CudaFunction,
-    /// The tile kernel compiled with the wide pass's lane count.
+    /// The tile kernel compiled with the wide pass's lane count, 64-bit-word sums.
     pub(crate) wide: CudaFunction,
-    /// The two tile passes with three-part shared sums (`CudaTuning::red_shared_sums`).
-    pub(crate) medium_red: Option<CudaFunction>,
-    pub(crate) wide_red: Option<CudaFunction>,
-    /// The second pass of the border buffers (`CudaTuning::border_buffers`).
-    pub(crate) combine: CudaFunction,
+    /// The two tile passes with three-part shared sums (12 bytes a value), used where their
+    /// region fits in shared memory ([`super::launch::tile_pass`]).
+    pub(crate) medium_red: CudaFunction,
+    pub(crate) wide_red: CudaFunction,
     pub(crate) large: CudaFunction,
 }
 
@@ -62,9 +65,9 @@ fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuErr
 }
 
 impl SplatKernels {
-    fn load(device: &GpuDevice, tuning: &CudaTuning, channels: u32) -> Result<Self, GpuError> {
-        let sep = u32::from(tuning.separable_weights);
-        // `min_blocks`: __launch_bounds__(256, min_blocks) on the tile kernel, 0 = none.
+    fn load(device: &GpuDevice, channels: u32) -> Result<Self, GpuError> {
+        // One module per (file, lanes, atomics, sums, launch bounds); `min_blocks` puts
+        // __launch_bounds__(256, min_blocks) on the tile kernel, 0 = none.
         let build =
             |file: &str, body: &str, lanes: u32, split: bool, red: bool, min_blocks: u32| {
                 let (split, red) = (u32::from(split), u32::from(red));
@@ -74,88 +77,67 @@ impl SplatKernels {
                     String::new()
                 };
                 device.module(
-                &format!(
-                    "{file} (channels {channels}, lanes {lanes}, split {split}, separable {sep}, \
-                     red {red}, min blocks {min_blocks})"
-                ),
-                &format!(
-                    "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
-                     #define MEDIUM_LANES {lanes}\n#define SEPARABLE_WEIGHTS {sep}\n\
-                     #define RED_SUMS {red}\n#define TILE_LAUNCH_BOUNDS {bounds}\n{COMMON}\n{body}"
-                ),
-            )
+                    &format!(
+                        "{file} (channels {channels}, lanes {lanes}, split {split}, red {red}, \
+                         min blocks {min_blocks})"
+                    ),
+                    &format!(
+                        "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
+                         #define MEDIUM_LANES {lanes}\n#define RED_SUMS {red}\n\
+                         #define TILE_LAUNCH_BOUNDS {bounds}\n{COMMON}\n{body}"
+                    ),
+                )
             };
-        // The medium pass of grey frames has its own atomics choice (measured per pass).
-        let medium_split = if channels == 1 {
-            tuning.grey_medium_split_atomics
+        let grey = channels == 1;
+        let medium_split = if grey {
+            GREY_MEDIUM_SPLIT_ATOMICS
         } else {
-            tuning.split_shared_atomics
+            SPLIT_SHARED_ATOMICS
         };
-        let wide_split = tuning.split_shared_atomics;
-        let small = build("render_small.cu", SMALL, 1, wide_split, false, 0)?;
-        let (medium_lanes, wide_lanes) = (tuning.medium_lanes, tuning.wide_lanes);
-        // Launch bounds only on a medium module of its own (256-thread blocks; the wide pass
-        // launches 1024) and for grey frames (CudaTuning::grey_medium_min_blocks).
-        let min_blocks = |shares_wide: bool| {
-            if channels == 1 && !shares_wide {
-                tuning.grey_medium_min_blocks
-            } else {
-                0
-            }
-        };
-        let shares_word = wide_lanes == medium_lanes && medium_split == wide_split;
+        let medium_min_blocks = if grey { GREY_MEDIUM_MIN_BLOCKS } else { 0 };
+        let small = build("render_small.cu", SMALL, 1, SPLIT_SHARED_ATOMICS, false, 0)?;
         let medium = build(
             "render_medium.cu",
             MEDIUM,
-            medium_lanes,
+            MEDIUM_LANES,
             medium_split,
             false,
-            min_blocks(shares_word),
+            medium_min_blocks,
         )?;
-        let wide = if shares_word {
-            medium.clone()
-        } else {
-            build("render_medium.cu", MEDIUM, wide_lanes, wide_split, false, 0)?
-        };
-        let (medium_red, wide_red) = if tuning.red_shared_sums {
-            let shares_red = wide_lanes == medium_lanes;
-            let m = build(
-                "render_medium.cu",
-                MEDIUM,
-                medium_lanes,
-                false,
-                true,
-                min_blocks(shares_red),
-            )?;
-            let w = if shares_red {
-                m.clone()
-            } else {
-                build("render_medium.cu", MEDIUM, wide_lanes, false, true, 0)?
-            };
-            (
-                Some(function(&m, "medium_tiles")?),
-                Some(function(&w, "medium_tiles")?),
-            )
-        } else {
-            (None, None)
-        };
-        let large = build("render_large.cu", LARGE, 1, wide_split, false, 0)?;
+        let wide = build(
+            "render_medium.cu",
+            MEDIUM,
+            WIDE_LANES,
+            SPLIT_SHARED_ATOMICS,
+            false,
+            0,
+        )?;
+        // The three-part sums use no 64-bit shared atomic: the split choice does not matter.
+        let medium_red = build(
+            "render_medium.cu",
+            MEDIUM,
+            MEDIUM_LANES,
+            false,
+            true,
+            medium_min_blocks,
+        )?;
+        let wide_red = build("render_medium.cu", MEDIUM, WIDE_LANES, false, true, 0)?;
+        let large = build("render_large.cu", LARGE, 1, SPLIT_SHARED_ATOMICS, false, 0)?;
         Ok(Self {
             channels,
             small: function(&small, "small_splat")?,
             medium: function(&medium, "medium_tiles")?,
             wide: function(&wide, "medium_tiles")?,
-            medium_red,
-            wide_red,
-            combine: function(&medium, "combine_borders")?,
+            medium_red: function(&medium_red, "medium_tiles")?,
+            wide_red: function(&wide_red, "medium_tiles")?,
             large: function(&large, "large_splat")?,
         })
     }
 }
 
 impl Kernels {
-    /// Compiles (or loads from the cache) every kernel for `tuning` (lane counts, atomics).
-    pub(crate) fn load(device: &GpuDevice, tuning: &CudaTuning) -> Result<Self, GpuError> {
+    /// Compiles (or loads from the cache) every kernel.
+    pub(crate) fn load(device: &GpuDevice) -> Result<Self, GpuError> {
         let with_common = |body: &str| format!("{COMMON}\n{body}");
         let classify = device.module("render_classify.cu", &with_common(CLASSIFY))?;
         let sort = device.module("render_tile_sort.cu", &with_common(TILE_SORT))?;
@@ -165,8 +147,8 @@ impl Kernels {
             classify: function(&classify, "classify")?,
             tile_scan: function(&sort, "tile_scan")?,
             scatter: function(&sort, "scatter")?,
-            rgb: SplatKernels::load(device, tuning, 3)?,
-            grey: SplatKernels::load(device, tuning, 1)?,
+            rgb: SplatKernels::load(device, 3)?,
+            grey: SplatKernels::load(device, 1)?,
             order: OrderKernels {
                 bounds: function(&order, "order_bounds")?,
                 keys: function(&order, "order_keys")?,

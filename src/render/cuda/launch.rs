@@ -1,13 +1,9 @@
-//! Launch helpers of the CUDA frame: grid sizes, CUDA-event stage timers, the fixed-point
-//! exponent, and the tile passes' kernel and shared-memory choice.
+//! Launch sizes of the CUDA frame: the tile passes' kernel and shared memory, the wide border,
+//! and the fixed-point exponent.
 
-use crate::gpu::GpuError;
 use crate::render::RenderError;
-use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, sys};
-use std::rc::Rc;
+use cudarc::driver::CudaFunction;
 
-/// Threads per block of the per-particle and per-pixel kernels.
-pub(super) const BLOCK: u32 = 256;
 /// Largest dynamic shared memory the tile kernel may ask for (Hopper allows 227 KiB).
 pub(super) const MAX_TILE_SHARED_BYTES: usize = 200 * 1024;
 /// Threads per block of the wide-border tile pass (one block per SM fits its shared memory).
@@ -23,54 +19,17 @@ pub(super) fn wide_border_px(wanted: f32, tile_px: usize, border_px: f32) -> f32
 }
 
 /// The tile-pass kernel for a region of `values` sums and its shared bytes: the three-part
-/// sums (12 bytes a value) where compiled, exact (segment ≤ 2048 = 2^11 splats keeps every
-/// 21-bit part's sum below 2^32) and small enough, else the 64-bit sums (8 bytes).
+/// sums (12 bytes a value) where the region fits, else the 64-bit sums (8 bytes). Both are
+/// exact for the segments used (tuning.rs: at most 2048 splats a block).
 pub(super) fn tile_pass<'a>(
     plain: &'a CudaFunction,
-    red: Option<&'a CudaFunction>,
+    red: &'a CudaFunction,
     values: usize,
-    segment: u32,
 ) -> (&'a CudaFunction, usize) {
-    match red {
-        Some(f) if segment <= 2048 && values * 12 <= MAX_TILE_SHARED_BYTES => (f, values * 12),
-        _ => (plain, values * 8),
-    }
-}
-
-pub(super) fn grid(n: usize, per_block: usize) -> u32 {
-    n.div_ceil(per_block).max(1) as u32
-}
-
-pub(super) fn launch_config(blocks: u32, shared: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: shared as u32,
-    }
-}
-
-/// Records (stage, start, end) event pairs on the compute stream.
-pub(super) struct Timer {
-    pub(super) marks: Vec<(&'static str, Rc<CudaEvent>, Rc<CudaEvent>)>,
-}
-
-impl Timer {
-    pub(super) fn event(stream: &cudarc::driver::CudaStream) -> Result<Rc<CudaEvent>, GpuError> {
-        Ok(Rc::new(stream.record_event(Some(
-            sys::CUevent_flags::CU_EVENT_DEFAULT,
-        ))?))
-    }
-
-    pub(super) fn times(&self) -> Result<Vec<(&'static str, f64)>, GpuError> {
-        let mut out: Vec<(&'static str, f64)> = Vec::new();
-        for (stage, a, b) in &self.marks {
-            let ms = f64::from(a.elapsed_ms(b)?);
-            match out.iter_mut().find(|(s, _)| s == stage) {
-                Some(entry) => entry.1 += ms,
-                None => out.push((stage, ms)),
-            }
-        }
-        Ok(out)
+    if values * 12 <= MAX_TILE_SHARED_BYTES {
+        (red, values * 12)
+    } else {
+        (plain, values * 8)
     }
 }
 

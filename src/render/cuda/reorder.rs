@@ -1,14 +1,13 @@
 //! The resident copy reordered on the device right after its upload (kernels/render_order.cu):
 //! a counting sort of the particles by a coarse 3-D Morton cell of their bounding box, O(N) and
-//! all on the GPU, so the first frame pays milliseconds instead of the 1.4 s of session 3b's
-//! host-side sort (BENCHMARKS.md).
+//! all on the GPU, so the first frame pays milliseconds (a host-side sort of 10⁸ particles
+//! takes over a second).
 
+use super::args::{OrderBoundsArgs, OrderKeysArgs, OrderScanArgs, OrderScatterArgs};
 use super::data::{DeviceArrays, alloc_arrays};
-use super::is_out_of_memory;
 use super::kernels::OrderKernels;
-use super::launch::{grid, launch_config};
-use crate::gpu::GpuError;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use crate::gpu::{self, GpuError};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
 use std::sync::Arc;
 
 /// Morton bits per axis of the cell key: 2^7 cells across the bounding cube project to about one
@@ -31,7 +30,7 @@ pub(super) fn morton_reorder(
 ) -> Result<Option<CudaSlice<u32>>, GpuError> {
     match reorder(kernels, stream, arrays, n) {
         Ok(perm) => Ok(Some(perm)),
-        Err(e) if is_out_of_memory(&e) => Ok(None),
+        Err(e) if e.is_out_of_memory() => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -65,30 +64,36 @@ fn reorder(
         arrays.colour.is_some(),
     )?;
 
-    let mut launch = stream.launch_builder(&kernels.bounds);
-    launch.arg(&arrays.pos).arg(&n_u32).arg(&mut bounds);
+    let args = OrderBoundsArgs {
+        pos: &arrays.pos,
+        n: n_u32,
+        bounds: &mut bounds,
+    };
+    let cfg = gpu::blocks(gpu::grid(n, 256).min(BOUNDS_BLOCKS), 0);
     // SAFETY: pos holds 3·n floats; bounds 6 words; grid-stride loop over i < n.
-    unsafe { launch.launch(launch_config(grid(n, 256).min(BOUNDS_BLOCKS), 0)) }?;
-    let mut launch = stream.launch_builder(&kernels.keys);
-    launch
-        .arg(&arrays.pos)
-        .arg(&n_u32)
-        .arg(&bounds)
-        .arg(&bits)
-        .arg(&mut keys)
-        .arg(&mut counts);
+    unsafe { gpu::launch(stream, &kernels.bounds, cfg, args) }?;
+    let args = OrderKeysArgs {
+        pos: &arrays.pos,
+        n: n_u32,
+        bounds: &bounds,
+        bits,
+        keys: &mut keys,
+        counts: &mut counts,
+    };
     // SAFETY: keys hold n entries; every key < 2^(3·CELL_BITS) = cells counters.
-    unsafe { launch.launch(launch_config(grid(n, 256), 0)) }?;
-    let mut launch = stream.launch_builder(&kernels.scan);
-    launch.arg(&counts).arg(&cells_u32).arg(&mut cursor);
+    unsafe { gpu::launch(stream, &kernels.keys, gpu::per_element(n, 0), args) }?;
+    let args = OrderScanArgs {
+        counts: &counts,
+        n: cells_u32,
+        cursor: &mut cursor,
+    };
+    let one_block = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (1024, 1, 1),
+        shared_mem_bytes: 0,
+    };
     // SAFETY: one block of 1024 threads over `cells` entries of both arrays.
-    unsafe {
-        launch.launch(LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (1024, 1, 1),
-            shared_mem_bytes: 0,
-        })
-    }?;
+    unsafe { gpu::launch(stream, &kernels.scan, one_block, args) }?;
 
     let dummy_in: CudaSlice<f32> = stream.alloc_zeros(1)?;
     let mut dummy_a: CudaSlice<f32> = stream.alloc_zeros(1)?;
@@ -106,25 +111,25 @@ fn reorder(
             .flatten();
         let out0 = outs.next().unwrap_or(&mut dummy_a);
         let out1 = outs.next().unwrap_or(&mut dummy_b);
-        let mut launch = stream.launch_builder(&kernels.scatter);
-        launch
-            .arg(&arrays.pos)
-            .arg(&arrays.h)
-            .arg(extra0)
-            .arg(extra1)
-            .arg(&n_extra)
-            .arg(&n_u32)
-            .arg(&keys)
-            .arg(&mut cursor)
-            .arg(&mut out.pos)
-            .arg(&mut out.h)
-            .arg(out0)
-            .arg(out1)
-            .arg(&mut perm);
-        // SAFETY: the cursors are the exclusive prefix sums of the cell counts of the same keys, so
-        // the slots are a permutation of 0..n; the extra arrays (n_extra of them) hold n floats
-        // and their outputs were allocated for the same fields.
-        unsafe { launch.launch(launch_config(grid(n, 256), 0)) }?;
+        let args = OrderScatterArgs {
+            pos: &arrays.pos,
+            h: &arrays.h,
+            extra0,
+            extra1,
+            n_extra,
+            n: n_u32,
+            keys: &keys,
+            cursor: &mut cursor,
+            out_pos: &mut out.pos,
+            out_h: &mut out.h,
+            out_extra0: out0,
+            out_extra1: out1,
+            perm: &mut perm,
+        };
+        // SAFETY: the cursors are the exclusive prefix sums of the cell counts of the same
+        // keys, so the slots are a permutation of 0..n; the extra arrays (n_extra of them) hold
+        // n floats and their outputs were allocated for the same fields.
+        unsafe { gpu::launch(stream, &kernels.scatter, gpu::per_element(n, 0), args) }?;
     }
     // Frees the file-order copy once the scatter has read it (stream-ordered frees).
     drop(std::mem::replace(arrays, out));

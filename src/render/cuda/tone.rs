@@ -1,10 +1,9 @@
 //! Step 6b: the tone map on the device, so that only the 8- or 16-bit image comes back.
 
 use super::CudaRenderer;
-use super::launch::{BLOCK, grid, launch_config};
-use crate::gpu::GpuError;
+use super::args::{Tone8Args, Tone16Args};
+use crate::gpu::{self, GpuError};
 use crate::render::{RenderError, ToneSettings};
-use cudarc::driver::PushKernelArg;
 
 /// Tone-maps the last frame's τ (times `tau_scale`) and downloads the image.
 pub(super) fn tone_image(
@@ -17,36 +16,36 @@ pub(super) fn tone_image(
     };
     let stream = &r.compute;
     let n = image.width as u64 * image.height as u64 * 3;
-    let cfg = launch_config(grid(n as usize, BLOCK as usize), 0);
+    let cfg = gpu::per_element(n as usize, 0);
     let (w, h) = (image.width, image.height);
     match tone.bits {
         crate::render::BitDepth::Eight => {
-            let mut launch = stream.launch_builder(&r.kernels.tone8);
-            launch
-                .arg(&image.tau)
-                .arg(&n)
-                .arg(&tau_scale)
-                .arg(&tone.gamma)
-                .arg(&tone.contrast)
-                .arg(&mut image.image8);
-            // SAFETY: tau and image8 hold n entries.
-            unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
+            let args = Tone8Args {
+                tau: &image.tau,
+                n,
+                tau_scale,
+                gamma: tone.gamma,
+                contrast: tone.contrast,
+                out: &mut image.image8,
+            };
+            // SAFETY: tau and image8 hold n = 3·W·H entries (ensure_image).
+            unsafe { gpu::launch(stream, &r.kernels.tone8, cfg, args) }?;
             let pixels = stream.clone_dtoh(&image.image8).map_err(GpuError::from)?;
             image::RgbImage::from_raw(w, h, pixels)
                 .map(image::DynamicImage::ImageRgb8)
                 .ok_or_else(|| RenderError::setting("image size mismatch"))
         }
         crate::render::BitDepth::Sixteen => {
-            let mut launch = stream.launch_builder(&r.kernels.tone16);
-            launch
-                .arg(&image.tau)
-                .arg(&n)
-                .arg(&tau_scale)
-                .arg(&tone.gamma)
-                .arg(&tone.contrast)
-                .arg(&mut image.image16);
-            // SAFETY: tau and image16 hold n entries.
-            unsafe { launch.launch(cfg) }.map_err(GpuError::from)?;
+            let args = Tone16Args {
+                tau: &image.tau,
+                n,
+                tau_scale,
+                gamma: tone.gamma,
+                contrast: tone.contrast,
+                out: &mut image.image16,
+            };
+            // SAFETY: tau and image16 hold n = 3·W·H entries (ensure_image).
+            unsafe { gpu::launch(stream, &r.kernels.tone16, cfg, args) }?;
             let pixels = stream.clone_dtoh(&image.image16).map_err(GpuError::from)?;
             image::ImageBuffer::<image::Rgb<u16>, _>::from_raw(w, h, pixels)
                 .map(image::DynamicImage::ImageRgb16)

@@ -1,0 +1,92 @@
+//! What a caller may choose about the CUDA renderer ([`CudaTuning`]), and the fixed kernel
+//! sizes and variants that every frame uses.
+//!
+//! The fixed values were chosen by measurement on an H200 (10⁸ particles, 2048², mean radii
+//! 0.3–16 px); each comment says what it trades. They are constants, not settings, because no
+//! user-facing path needs another value: every variant gives the same τ bits, only speed differs.
+
+/// Where large splats are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LargePath {
+    /// CPU threads (the tiled CPU splatter), overlapping the GPU kernels (Rivi et al.).
+    #[default]
+    Cpu,
+    /// GPU kernels: a wide-border tile pass for those that fit it, else one warp per splat
+    /// with global atomics.
+    Gpu,
+}
+
+/// Choices of the CUDA renderer.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CudaTuning {
+    /// Particles per kernel pass (and per upload when streaming); the first size tried when
+    /// device memory runs out, halved until the scratch fits.
+    pub chunk_particles: usize,
+    /// Keep data resident on the device when they fit. False streams every frame through the
+    /// pinned staging buffers, the path a frame takes anyway when the data do not fit.
+    pub resident: bool,
+    /// Where large splats go.
+    pub large: LargePath,
+}
+
+impl CudaTuning {
+    /// The defaults: resident data, 2^25-particle chunks, large splats on CPU threads.
+    pub const DEFAULT: Self = Self {
+        chunk_particles: 1 << 25,
+        resident: true,
+        large: LargePath::Cpu,
+    };
+}
+
+impl Default for CudaTuning {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Smallest chunk tried when device memory runs out.
+pub(super) const MIN_CHUNK: usize = 1 << 16;
+
+/// Tile side in pixels of the medium pass (its shared region is the tile plus the borders).
+pub(super) const TILE_PX: usize = 16;
+
+/// Threads sharing one splat in the medium pass (a power of two up to 32; the kernel strides a
+/// splat's box columns over them).
+pub(super) const MEDIUM_LANES: u32 = 8;
+
+/// Threads sharing one splat in the wide-border tile pass of large splats: their boxes span
+/// tens of pixels, so bigger splats keep a whole warp busy.
+pub(super) const WIDE_LANES: u32 = 32;
+
+/// Medium splats per thread block (a tile with more gets several blocks). At most 2048, which
+/// keeps the three-part shared sums exact (kernels/render_medium.cu, RED_SUMS).
+pub(super) const SEGMENT: u32 = 2048;
+
+/// Large splats per block of the wide-border tile pass (also at most 2048: same sums).
+pub(super) const WIDE_SEGMENT: u32 = 256;
+
+/// Medium splats with R below this many pixels go to the direct atomic kernel with the small
+/// ones: their box is a few pixels, where global atomics beat sorting.
+pub(super) const DIRECT_CUT_PX: f32 = 1.5;
+
+/// With [`LargePath::Gpu`]: large splats with the centre on the image and R below this go to
+/// the wide-border tile pass (the border capped by shared memory); the rest to one warp each.
+pub(super) const GPU_BORDER_PX: f32 = 32.0;
+
+/// Shared-memory 64-bit sums as two native 32-bit atomics with a carry rather than a 64-bit
+/// atomic (a compare-and-swap loop on Hopper); both give the same bits. Used by the small and
+/// large kernels and by the 64-bit-word tile passes, except the grey medium pass.
+pub(super) const SPLIT_SHARED_ATOMICS: bool = true;
+
+/// The same choice for the medium pass of grey frames, where the 64-bit atomic measured faster.
+pub(super) const GREY_MEDIUM_SPLIT_ATOMICS: bool = false;
+
+/// Thread blocks per SM that the grey medium pass's kernel is compiled to fit
+/// (`__launch_bounds__(256, 6)`: at most 40 registers, which ptxas meets without spills for
+/// the three-part sums). The RGB kernel would spill under that cap, and the wide pass launches
+/// 1024-thread blocks, so both keep the compiler's choice.
+pub(super) const GREY_MEDIUM_MIN_BLOCKS: u32 = 6;
+
+// The three-part shared sums are exact only for segments of at most 2^11 splats.
+const _: () = assert!(SEGMENT <= 2048 && WIDE_SEGMENT <= 2048);
