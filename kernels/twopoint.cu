@@ -1,5 +1,7 @@
 // Two-point pair counts of observed and scrambled-RA event lists on the GPU: the CUDA twin of
-// src/twopoint/count_cpu.rs (DESIGN §6, issue 6). Self-contained C++17 for NVRTC: no headers.
+// src/twopoint/cpu/count.rs (DESIGN §6). Self-contained C++17 for NVRTC: no headers.
+// src/twopoint/cuda/count.rs compiles this file with twopoint_fma.cu and twopoint_flat.cu
+// appended (they use the helpers below).
 //
 // One launch handles a batch of trials; the trial (its offset b in the batch) is blockIdx.y.
 // Per trial the spatial structure is rebuilt from scratch, because the RAs change:
@@ -7,25 +9,19 @@
 //                src/twopoint/philox.rs), its (declination stripe, RA cell), and its rank in the
 //                cell from an atomic counter (counting sort, step 1);
 //   tp_scan      exclusive prefix sum of the cell counts (counting sort, step 2);
-//   tp_scatter   unit vectors (f64, and an f32 copy for the pre-filter) written to the event's
-//                slot = cell start + rank (counting sort, step 3);
-//   tp_count     one thread per slot p scans the RA-window cells of its own stripe (slots > p
+//   tp_scatter32 f32 unit vector and cut level written to the event's slot = cell start + rank
+//                (counting sort, step 3);
+//   counting     one thread per slot p scans the RA-window cells of its own stripe (slots > p
 //                only, so each unordered pair is seen once) and of the stripes above it up to
-//                δ + θ_max, and histograms pairs by [level][bin] in shared memory.
-//   tp_count_batch2 tp_count with two candidates loaded before either is tested, fed by
-//                tp_scatter32 (no stored f64 vectors: the rare edge re-check recomputes them
-//                with the same position64); its fused-multiply-add variants tp_count_b2f and
-//                tp_count_b2fd are in twopoint_fma.cu, and the default, tp_count_flats2
-//                (all windows' runs first, then one loop over them), in twopoint_flat.cu;
-//                tp_count_batch4 and
-//                tp_count_lanes(16) (private shared counter columns per thread) are slower
-//                variants kept for benchmarks (BENCHMARKS.md, session 3).
+//                δ + θ_max, and histograms pairs by [level][bin] in shared memory:
+//                tp_count_flats2 (twopoint_flat.cu) where every lookup cell needs at most one
+//                bin step (cuda/tables.rs `one_step`), else tp_count_b2fd (twopoint_fma.cu).
 // Edge rule (src/twopoint/bins.rs): a pair is in bin k when c² = |u_p − u_q|² ≤ chord2_max[k].
 // The f32 c² decides only when it is farther from every threshold than the f32 error bound
-// (in32/out32 bands, derived in count_cuda.rs); otherwise c² is recomputed in f64 exactly as the
-// CPU does it. The GPU's f64 sin/cos may differ from the CPU's by an ulp or two, so an f64 c²
-// within `ambiguity[k]` of a threshold is not decided here: the pair goes to a list that the
-// host decides with the CPU's own arithmetic. Counts therefore equal the CPU's exactly.
+// (in32/out32 bands, derived in src/twopoint/cuda/tables.rs); otherwise c² is recomputed in f64
+// exactly as the CPU does it. The GPU's f64 sin/cos may differ from the CPU's by an ulp or two,
+// so an f64 c² within `ambiguity[k]` of a threshold is not decided here: the pair goes to a list
+// that the host decides with the CPU's own arithmetic. Counts therefore equal the CPU's exactly.
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -33,7 +29,7 @@ typedef unsigned long long u64;
 #define MAX_BINS 256
 #define MAX_LUT_CELLS 1024
 // A lookup entry: first candidate bin (low bits), LUT_DIRECT set when every f32 c² of the cell
-// is certainly in that bin (cuda_tables.rs; only the FMA kernels use the flag).
+// is certainly in that bin (cuda/tables.rs; tp_count_b2fd uses the flag).
 #define LUT_BIN_MASK 0x7fffu
 #define LUT_DIRECT 0x8000u
 
@@ -132,9 +128,9 @@ extern "C" __global__ void tp_scan(u32 total_cells, const u32* __restrict__ cell
     if (threadIdx.x == 0) starts[total_cells] = carry;
 }
 
-// Unit vector of an event at RA `ra` with count_cpu.rs's operations: (cos δ · cos α,
-// cos δ · sin α, sin δ). tp_scatter and the lanes kernel's edge re-check both use this, so the
-// re-check sees the same f64 bits whether stored or recomputed.
+// Unit vector of an event at RA `ra` with cpu/count.rs's operations: (cos δ · cos α,
+// cos δ · sin α, sin δ). tp_scatter32's f32 copy and the counting kernels' f64 edge re-check
+// both come from this, so the re-check sees the f64 bits the f32 values were rounded from.
 __device__ __forceinline__ void position64(double ra, double cos_dec, double sin_dec, double& x,
                                            double& y, double& z) {
     double sin_ra, cos_ra;
@@ -144,34 +140,8 @@ __device__ __forceinline__ void position64(double ra, double cos_dec, double sin
     z = sin_dec;
 }
 
-extern "C" __global__ void tp_scatter(
-    u32 n, u32 total_cells, const double* __restrict__ ra, const u32* __restrict__ cell,
-    const u32* __restrict__ rank, const u32* __restrict__ cell_start,
-    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,
-    const u32* __restrict__ level, SlotPos* __restrict__ pos32, double* __restrict__ pos64,
-    u32* __restrict__ slot_event) {
-    const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
-    const u32 b = blockIdx.y;
-    if (e >= n) return;
-    const size_t i = (size_t)b * n + e;
-    const u32 slot = cell_start[(size_t)b * (total_cells + 1) + cell[i]] + rank[i];
-    double x, y, z;
-    position64(ra[i], cos_dec[e], sin_dec[e], x, y, z);
-    const size_t o = (size_t)b * n + slot;
-    pos64[3 * o] = x;
-    pos64[3 * o + 1] = y;
-    pos64[3 * o + 2] = z;
-    SlotPos p;
-    p.x = (float)x;
-    p.y = (float)y;
-    p.z = (float)z;
-    p.level = level[e];
-    pos32[o] = p;
-    slot_event[o] = e;
-}
-
-// tp_scatter without the f64 copy (the lanes kernel recomputes f64 vectors when it needs
-// them): f32 unit vector, level and event of each slot. Random 24-byte writes per event saved.
+// f32 unit vector, level and event of each slot. No f64 copy is stored: the counting kernels
+// recompute f64 vectors with position64 for the rare edge re-check.
 extern "C" __global__ void tp_scatter32(
     u32 n, u32 total_cells, const double* __restrict__ ra, const u32* __restrict__ cell,
     const u32* __restrict__ rank, const u32* __restrict__ cell_start,
@@ -212,38 +182,6 @@ __device__ __forceinline__ u32 exact_bin_inline(const double* __restrict__ a,
     return k;
 }
 
-// exact_bin_inline as a call: keeps the older kernels' hot loops small.
-__device__ __noinline__ u32 exact_bin(const double* __restrict__ a, const double* __restrict__ b,
-                                      u32 n_bins, const double* __restrict__ chord2_max,
-                                      const double* __restrict__ ambiguity) {
-    return exact_bin_inline(a, b, n_bins, chord2_max, ambiguity);
-}
-
-// Up to two runs of cells [first, last] (inclusive) of a stripe with `cells` cells holding every
-// RA within hw of alpha, as count_cpu.rs's RA windows (with wrap at 0/2π); returns the run count.
-__device__ __forceinline__ u32 cell_runs(double alpha, double hw, double inv, u32 cells,
-                                         u32 first[2], u32 last[2]) {
-    const double two_pi = 6.283185307179586;
-    const double pi = 3.141592653589793;
-    first[0] = 0u;
-    last[0] = cells - 1u;
-    if (!(hw < pi)) return 1u;
-    const double low = alpha - hw, high = alpha + hw;
-    if (low < 0.0 || high >= two_pi) {
-        const u32 a = cell_in_stripe(low < 0.0 ? low + two_pi : low, inv, cells);
-        const u32 z = cell_in_stripe(low < 0.0 ? high : high - two_pi, inv, cells);
-        if (a <= z) return 1u;  // the two runs would meet: the whole stripe
-        first[0] = a;
-        last[0] = cells - 1u;
-        first[1] = 0u;
-        last[1] = z;
-        return 2u;
-    }
-    first[0] = cell_in_stripe(low, inv, cells);
-    last[0] = cell_in_stripe(high, inv, cells);
-    return 1u;
-}
-
 // Shared-memory tables and per-launch constants of the counting kernels.
 struct CountTables {
     const float* inside;   // shared
@@ -271,49 +209,6 @@ __device__ __forceinline__ void push_ambiguous(u32* __restrict__ ambiguous_count
         ambiguous[4 * slot + 3] = level;
     }
 }
-
-// Counts candidate slot q against slot p (event e) of trial b: f32 pre-filter, bin lookup,
-// f64 re-check near an edge, ambiguous pairs to the host list.
-__device__ __forceinline__ void count_pair(const CountTables& tb, const SlotPos& me,
-                                           const SlotPos& other, u32 b, u32 n, u32 p, u32 q,
-                                           u32 e, const double* __restrict__ pos64,
-                                           const u32* __restrict__ slot_event, u32* my_hist,
-                                           u32* __restrict__ ambiguous_count,
-                                           u32 ambiguous_capacity, u32* __restrict__ ambiguous) {
-    const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
-    const float c2 = dx * dx + dy * dy + dz * dz;
-    if (!(c2 <= tb.limit32)) return;
-    const u32 level = min(me.level, other.level);
-    if (level == 0u) return;
-    u32 cell = (u32)(c2 * tb.lut_scale);
-    if (cell > tb.lut_cells) cell = tb.lut_cells;
-    u32 k = tb.lut[cell] & LUT_BIN_MASK;
-    while (c2 > tb.outside[k]) ++k;
-    if (!(c2 <= tb.inside[k])) {
-        const double* a = pos64 + 3 * ((size_t)b * n + p);
-        const double* c = pos64 + 3 * ((size_t)b * n + q);
-        k = exact_bin(a, c, tb.n_bins, tb.chord2_max, tb.ambiguity);
-        if (k == 0xffffffffu) {
-            push_ambiguous(ambiguous_count, ambiguous_capacity, ambiguous, b, e,
-                           slot_event[(size_t)b * n + q], level);
-            return;
-        }
-        if (k >= tb.n_bins) return;
-    }
-    atomicAdd(&my_hist[level * tb.n_bins + k], 1u);
-}
-
-#define COUNT_KERNEL_PARAMS                                                                      \
-    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos *__restrict__ pos32,        \
-        const double *__restrict__ pos64, const u32 *__restrict__ slot_event,                   \
-        const double *__restrict__ ra, const u32 *__restrict__ cell_start,                      \
-        const u32 *__restrict__ stripe_of_event, const u32 *__restrict__ window_start,          \
-        const double *__restrict__ window_half_width, const u32 *__restrict__ stripe_cell_base, \
-        const double *__restrict__ stripe_inv_cell_width, const float *__restrict__ inside32,  \
-        const float *__restrict__ outside32, const double *__restrict__ chord2_max,             \
-        const double *__restrict__ ambiguity, const unsigned short *__restrict__ lut,           \
-        u32 lut_cells, float lut_scale, u64 *__restrict__ histogram,                            \
-        u32 *__restrict__ ambiguous_count, u32 ambiguous_capacity, u32 *__restrict__ ambiguous
 
 // Shared tables and per-warp histograms: zeroed/loaded by the whole block.
 #define COUNT_KERNEL_PROLOGUE                                                                   \
@@ -354,100 +249,9 @@ __device__ __forceinline__ void count_pair(const CountTables& tb, const SlotPos&
         if (sum) atomicAdd(&histogram[(size_t)b * n_hist + i], (u64)sum);                       \
     }
 
-// One thread per slot (grid stride): each thread scans its own windows.
-extern "C" __global__ void __launch_bounds__(128) tp_count(COUNT_KERNEL_PARAMS) {
-    COUNT_KERNEL_PROLOGUE
-    for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {
-        const SlotPos me = P[p];
-        if (me.level == 0) continue;
-        const u32 e = slot_event[(size_t)b * n + p];
-        const double alpha = ra[(size_t)b * n + e];
-        const u32 s = stripe_of_event[e];
-        const u32 w_end = window_start[e + 1];
-        // One window per stripe s, s + 1, …, with count_cpu.rs's per-stripe half-widths.
-        for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
-            const u32 base = stripe_cell_base[t];
-            u32 first[2], last[2];
-            const u32 runs = cell_runs(alpha, window_half_width[w], stripe_inv_cell_width[t],
-                                       stripe_cell_base[t + 1] - base, first, last);
-            for (u32 r = 0; r < runs; ++r) {
-                u32 q = starts[base + first[r]];
-                const u32 q_end = starts[base + last[r] + 1u];
-                if (t == s && q <= p) q = p + 1u;
-                for (; q < q_end; ++q) {
-                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
-                               ambiguous_count, ambiguous_capacity, ambiguous);
-                }
-            }
-        }
-    }
-    COUNT_KERNEL_EPILOGUE
-}
-
-// One warp per slot (grid stride over warps): lane j works out window j's slot runs, then the
-// whole warp scans each run with consecutive lanes on consecutive candidates (coalesced loads,
-// no divergence between loop lengths).
-extern "C" __global__ void __launch_bounds__(128) tp_count_warp(COUNT_KERNEL_PARAMS) {
-    COUNT_KERNEL_PROLOGUE
-    const u32 lane = threadIdx.x & 31u;
-    const u32 warps_per_trial = gridDim.x * warps;
-    for (u32 p = blockIdx.x * warps + (threadIdx.x >> 5); p < n; p += warps_per_trial) {
-        const SlotPos me = P[p];
-        if (me.level == 0) continue;  // warp-uniform
-        const u32 e = slot_event[(size_t)b * n + p];
-        const double alpha = ra[(size_t)b * n + e];
-        const u32 s = stripe_of_event[e];
-        const u32 w_begin = window_start[e], w_count = window_start[e + 1] - w_begin;
-        for (u32 chunk = 0; chunk < w_count; chunk += 32u) {
-            // Lane j: slot ranges [a0, a1) and [c0, c1) of window chunk + j (empty if none).
-            u32 a0 = 0, a1 = 0, c0 = 0, c1 = 0;
-            const u32 j = chunk + lane;
-            if (j < w_count) {
-                const u32 t = s + j;
-                const u32 base = stripe_cell_base[t];
-                u32 first[2], last[2];
-                const u32 runs = cell_runs(alpha, window_half_width[w_begin + j],
-                                           stripe_inv_cell_width[t],
-                                           stripe_cell_base[t + 1] - base, first, last);
-                a0 = starts[base + first[0]];
-                a1 = starts[base + last[0] + 1u];
-                if (runs == 2u) {
-                    c0 = starts[base + first[1]];
-                    c1 = starts[base + last[1] + 1u];
-                }
-                if (t == s) {
-                    // Own stripe: later slots only, so each unordered pair is counted once.
-                    a0 = max(a0, p + 1u);
-                    c0 = max(c0, p + 1u);
-                }
-            }
-            const u32 in_chunk = min(32u, w_count - chunk);
-            for (u32 i = 0; i < in_chunk; ++i) {
-                const u32 ra0 = __shfl_sync(0xffffffffu, a0, i);
-                const u32 ra1 = __shfl_sync(0xffffffffu, a1, i);
-                const u32 rc0 = __shfl_sync(0xffffffffu, c0, i);
-                const u32 rc1 = __shfl_sync(0xffffffffu, c1, i);
-                for (u32 q = ra0 + lane; q < ra1; q += 32u) {
-                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
-                               ambiguous_count, ambiguous_capacity, ambiguous);
-                }
-                for (u32 q = rc0 + lane; q < rc1; q += 32u) {
-                    count_pair(tb, me, P[q], b, n, p, q, e, pos64, slot_event, my_hist,
-                               ambiguous_count, ambiguous_capacity, ambiguous);
-                }
-            }
-        }
-    }
-    COUNT_KERNEL_EPILOGUE
-}
-
-// ---------------------------------------------------------------- private lane counters
-
-#define LANE_THREADS 128
-
 // Slot runs [a0, a1) and [b0, b1) of stripe window (base, cells) holding every RA within hw of
-// alpha: the same cells as cell_runs, as one unwrapped cell interval [lo, hi] (lo < 0 or
-// hi ≥ cells when the window wraps at 0/2π), with no local-memory arrays.
+// alpha, as cpu/count.rs's RA windows (with wrap at 0/2π): one unwrapped cell interval [lo, hi]
+// (lo < 0 or hi ≥ cells when the window wraps), with no local-memory arrays.
 __device__ __forceinline__ void window_slots(double alpha, double hw, double inv, u32 base,
                                              u32 cells, const u32* __restrict__ starts, u32& a0,
                                              u32& a1, u32& b0, u32& b1) {
@@ -499,146 +303,22 @@ __device__ __forceinline__ void event_window_slots(
     }
 }
 
-// As tp_count (one thread per slot, grid stride, the same windows and edge rule), but each
-// thread counts into its own column of shared counters [level − 1][bin][thread] (bank = lane,
-// plain increments, no atomics), summed once per block. Shared atomics on the few hot
-// (level, bin) addresses serialise the lanes of a warp; private columns do not.
-// Dynamic shared memory: (n_levels − 1)·n_bins·LANE_THREADS u32.
-#define LANES_PARAMS                                                                           \
-    u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos* __restrict__ pos32,       \
-    const double* __restrict__ cos_dec, const double* __restrict__ sin_dec,                    \
-    const u32* __restrict__ slot_event, const double* __restrict__ ra,                         \
-    const u32* __restrict__ cell_start, const u32* __restrict__ stripe_of_event,               \
-    const u32* __restrict__ window_start, const double* __restrict__ window_half_width,        \
-    const u32* __restrict__ stripe_cell_base, const double* __restrict__ stripe_inv_cell_width,\
-    const float* __restrict__ inside32, const float* __restrict__ outside32,                   \
-    const double* __restrict__ chord2_max, const double* __restrict__ ambiguity,               \
-    const unsigned short* __restrict__ lut, u32 lut_cells, float lut_scale,                    \
-    u64* __restrict__ histogram, u32* __restrict__ ambiguous_count, u32 ambiguous_capacity,    \
-    u32* __restrict__ ambiguous
-#define LANES_ARGS                                                                             \
-    n, total_cells, n_bins, n_levels, pos32, cos_dec, sin_dec, slot_event, ra, cell_start,      \
-        stripe_of_event, window_start, window_half_width, stripe_cell_base,                    \
-        stripe_inv_cell_width, inside32, outside32, chord2_max, ambiguity, lut, lut_cells,     \
-        lut_scale, histogram, ambiguous_count, ambiguous_capacity, ambiguous
-
-// Counter is u32, or u16 (half the shared memory, twice the resident blocks): a u16 column is
-// added to the global histogram and cleared before 65,535 increments could wrap it.
-template <typename Counter>
-__device__ __forceinline__ void count_lanes(LANES_PARAMS) {
-    __shared__ float s_inside[MAX_BINS];
-    __shared__ float s_outside[MAX_BINS];
-    __shared__ unsigned short s_lut[MAX_LUT_CELLS + 1];
-    extern __shared__ __align__(16) unsigned char lane_bytes[];
-    Counter* lane_counts = (Counter*)lane_bytes;  // [(level − 1)·n_bins + bin][thread]
-    const u32 rows = (n_levels - 1u) * n_bins;
-    for (u32 i = threadIdx.x; i < rows * LANE_THREADS; i += LANE_THREADS) lane_counts[i] = 0;
-    for (u32 i = threadIdx.x; i < n_bins; i += LANE_THREADS) {
-        s_inside[i] = inside32[i];
-        s_outside[i] = outside32[i];
-    }
-    for (u32 i = threadIdx.x; i <= lut_cells; i += LANE_THREADS) s_lut[i] = lut[i];
-    __syncthreads();
-    const u32 b = blockIdx.y;
-    const SlotPos* P = pos32 + (size_t)b * n;
-    const u32* starts = cell_start + (size_t)b * (total_cells + 1);
-    const float limit32 = s_outside[n_bins - 1];
-    Counter* mine = lane_counts + threadIdx.x;
-    // Increments since this column was last flushed (u16 only).
-    u32 unflushed = 0;
-    for (u32 p = blockIdx.x * LANE_THREADS + threadIdx.x; p < n; p += gridDim.x * LANE_THREADS) {
-        const SlotPos me = P[p];
-        if (me.level == 0) continue;
-        const u32 e = slot_event[(size_t)b * n + p];
-        const double alpha = ra[(size_t)b * n + e];
-        const u32 s = stripe_of_event[e];
-        const u32 w_end = window_start[e + 1];
-        for (u32 w = window_start[e], t = s; w < w_end; ++w, ++t) {
-            u32 a0, a1, b0, b1;
-            event_window_slots(alpha, w, t, s, p, window_half_width, stripe_inv_cell_width,
-                               stripe_cell_base, starts, a0, a1, b0, b1);
-            const u32 len_a = a1 > a0 ? a1 - a0 : 0u;
-            const u32 len = len_a + (b1 > b0 ? b1 - b0 : 0u);
-            // Both runs as one loop: fewer loop exits for the warp to reconverge at.
-            for (u32 i = 0; i < len; ++i) {
-                const u32 q = i < len_a ? a0 + i : b0 + (i - len_a);
-                const SlotPos other = P[q];
-                const float dx = me.x - other.x, dy = me.y - other.y, dz = me.z - other.z;
-                const float c2 = dx * dx + dy * dy + dz * dz;
-                if (!(c2 <= limit32)) continue;
-                const u32 level = min(me.level, other.level);
-                if (level == 0u) continue;
-                u32 cell = (u32)(c2 * lut_scale);
-                if (cell > lut_cells) cell = lut_cells;
-                u32 k = s_lut[cell] & LUT_BIN_MASK;
-                while (c2 > s_outside[k]) ++k;
-                if (!(c2 <= s_inside[k])) {
-                    // Rare (f32 too close to an edge): the f64 vectors, recomputed exactly as
-                    // tp_scatter computes them, decide.
-                    const u32 f = slot_event[(size_t)b * n + q];
-                    double pa[3], pc[3];
-                    position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
-                    position64(ra[(size_t)b * n + f], cos_dec[f], sin_dec[f], pc[0], pc[1],
-                               pc[2]);
-                    k = exact_bin_inline(pa, pc, n_bins, chord2_max, ambiguity);
-                    if (k == 0xffffffffu) {
-                        push_ambiguous(ambiguous_count, ambiguous_capacity, ambiguous, b, e, f,
-                                       level);
-                        continue;
-                    }
-                    if (k >= n_bins) continue;
-                }
-                mine[((level - 1u) * n_bins + k) * LANE_THREADS] += (Counter)1;
-                if (sizeof(Counter) < 4 && ++unflushed == 0xffffu) {
-                    // No counter of this column can exceed `unflushed`: flush before it wraps.
-                    for (u32 row = 0; row < rows; ++row) {
-                        const u32 v = mine[row * LANE_THREADS];
-                        if (v) atomicAdd(&histogram[(size_t)b * n_levels * n_bins + n_bins + row],
-                                         (u64)v);
-                        mine[row * LANE_THREADS] = 0;
-                    }
-                    unflushed = 0;
-                }
-            }
-        }
-    }
-    __syncthreads();
-    // Thread r sums row r; lane-rotated columns keep the 32 lanes on 32 different banks.
-    for (u32 row = threadIdx.x; row < rows; row += LANE_THREADS) {
-        const Counter* column = lane_counts + row * LANE_THREADS;
-        u32 sum = 0;
-        for (u32 c = 0; c < LANE_THREADS; ++c) sum += column[(c + threadIdx.x) & (LANE_THREADS - 1u)];
-        if (sum) atomicAdd(&histogram[(size_t)b * n_levels * n_bins + n_bins + row], (u64)sum);
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes(LANES_PARAMS) {
-    count_lanes<u32>(LANES_ARGS);
-}
-
-// tp_count_lanes with u16 counters.
-extern "C" __global__ void __launch_bounds__(LANE_THREADS) tp_count_lanes16(LANES_PARAMS) {
-    count_lanes<unsigned short>(LANES_ARGS);
-}
-
 // ---------------------------------------------------------------- batched candidate loads
 
-// tp_count with BATCH candidates loaded before any is tested: BATCH independent loads in flight
-// per thread instead of one load-test chain per candidate. tp_count is latency-bound (ncu: the
-// lanes kernel at half its occupancy ran 2.3× slower with the same divergence), so more loads
-// in flight per warp is what it lacks.
-// Chord arithmetic of count_pair_recompute: the plain sum of squares (with --fmad=false, 5
-// instructions) or the fused chain fma(dx, dx, fma(dy, dy, dz·dz)) (3; the same three roundings
-// of partial sums ≤ c², so the f32 bands of cuda_tables.rs hold for both: its module notes).
-#define C2_PLAIN 0
+// The counting loop loads BATCH candidates before testing any: BATCH independent loads in flight
+// per thread instead of one load-test chain per candidate (the counter is latency-bound).
+// Chord arithmetic of count_pair_recompute: C2_FMA is the fused chain fma(dx, dx, fma(dy, dy,
+// dz·dz)), three roundings of partial sums ≤ c², so the f32 bands of cuda/tables.rs hold (its
+// module notes); any other value is the plain sum of squares.
 #define C2_FMA 1
 // Lookup modes: bin search from the shared table's entry; or the entry's bin itself where the
 // host marked the cell LUT_DIRECT (the whole cell inside one bin's certain band), else search.
 #define LOOKUP_SEARCH 0
 #define LOOKUP_DIRECT 1
 
-// count_pair for kernels without stored f64 vectors (fed by tp_scatter32): the rare f64
-// re-check recomputes both vectors with position64, the same bits tp_scatter would store.
+// Counts candidate slot q against slot p (event e) of trial b: f32 pre-filter, bin lookup,
+// f64 re-check near an edge, ambiguous pairs to the host list. No f64 vectors are stored
+// (tp_scatter32): the rare re-check recomputes both with position64.
 template <int C2_ARITH, int LOOKUP>
 __device__ __forceinline__ void count_pair_recompute(
     const CountTables& tb, const SlotPos& me, const SlotPos& other, u32 b, u32 n, u32 p, u32 q,
@@ -658,7 +338,7 @@ __device__ __forceinline__ void count_pair_recompute(
     if (LOOKUP == LOOKUP_SEARCH || !(entry & LUT_DIRECT)) {
         while (c2 > tb.outside[k]) ++k;
         if (!(c2 <= tb.inside[k])) {
-            // Rare (f32 too close to an edge): f64 vectors recomputed as tp_scatter does.
+            // Rare (f32 too close to an edge): f64 vectors recomputed with position64.
             const u32 f = slot_event[(size_t)b * n + q];
             double pa[3], pc[3];
             position64(alpha, cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);
@@ -674,7 +354,8 @@ __device__ __forceinline__ void count_pair_recompute(
     atomicAdd(&my_hist[level * tb.n_bins + k], 1u);
 }
 
-// COUNT_KERNEL_PARAMS with the declinations' cos and sin in place of the stored f64 vectors.
+// Parameters of the counting kernels (tp_count_flats2 adds its cell table); the f64 re-check
+// recomputes vectors from the declinations' cos and sin.
 #define BATCHED_PARAMS                                                                          \
     u32 n, u32 total_cells, u32 n_bins, u32 n_levels, const SlotPos *__restrict__ pos32,        \
         const double *__restrict__ cos_dec, const double *__restrict__ sin_dec,                 \
@@ -689,8 +370,8 @@ __device__ __forceinline__ void count_pair_recompute(
         u32 *__restrict__ ambiguous
 
 // Defines kernel NAME: BATCH loads, then BATCH tests with the pair function PAIR, at least
-// MIN_BLOCKS blocks per SM (the register cap that keeps it spill-free). A macro, not a template: the prologue declares the
-// block's extern shared array, which must live in a kernel.
+// MIN_BLOCKS blocks per SM (the register cap that keeps it spill-free). A macro, not a
+// template: the prologue declares the block's extern shared array, which must live in a kernel.
 #define DEFINE_COUNT_BATCHED(NAME, BATCH, MIN_BLOCKS, PAIR)                                                         \
 extern "C" __global__ void __launch_bounds__(128, MIN_BLOCKS) NAME(BATCHED_PARAMS) {                      \
     COUNT_KERNEL_PROLOGUE                                                                          \
@@ -727,7 +408,3 @@ _Pragma("unroll")                                                               
     }                                                                                              \
     COUNT_KERNEL_EPILOGUE                                                                          \
 }
-
-// ptxas -v (sm_90): batch 2 64 registers, batch 4 74 registers, no spills.
-DEFINE_COUNT_BATCHED(tp_count_batch2, 2, 8, (count_pair_recompute<C2_PLAIN, LOOKUP_SEARCH>))
-DEFINE_COUNT_BATCHED(tp_count_batch4, 4, 6, (count_pair_recompute<C2_PLAIN, LOOKUP_SEARCH>))

@@ -1,13 +1,11 @@
-// The flat counting kernel tp_count_flats2, the default (issue 6, BENCHMARKS.md session 5):
-// appended to kernels/twopoint.cu (after twopoint_fma.cu) by src/twopoint/count_cuda.rs; it
-// reads tp_scatter32's slots like tp_count_b2fd, with the same candidates and edge rule.
+// tp_count_flats2, the counting kernel wherever its one-step cell table applies
+// (cuda/tables.rs `one_step`): appended to kernels/twopoint.cu (after twopoint_fma.cu) by
+// src/twopoint/cuda/count.rs; it reads tp_scatter32's slots like tp_count_b2fd, with the same
+// candidates and edge rule.
 //
-// The lead's ncu source profile of tp_count_b2fd showed 53 % of its warp instructions running
-// with < 15 active lanes: the per-stripe window set-up (f64 RA window → cells → 4 cell_start
-// loads, ≈ 70 instructions) ran ≈ 177 k times per trial at 3–5 lanes, because lanes of a warp
-// finish their runs at different times and reach it one by one; the run, odd-tail and
-// bin-search blocks likewise. Here (15 % of the warp instructions below 15 lanes, 21.3 active
-// threads per warp instruction instead of 13.0, half the warp instructions per trial):
+// Lanes of a warp finish their runs at different times, so per-window work (f64 RA window →
+// cells → 4 cell_start loads, ≈ 70 instructions) done inside the candidate loop runs with few
+// active lanes. Here:
 //   - each thread first computes ALL its windows' slot runs (the own stripe's start clamped to
 //     p + 1, empty runs dropped) into its column of shared memory: the lanes of a warp start
 //     together and neighbouring slots have as many windows, so this runs at (near) full lanes;
@@ -16,16 +14,12 @@
 //     max over lanes of (Σ run lengths) / 2 steps instead of Σ over windows of the longest run;
 //   - the bin comes from a per-lookup-cell float4 {inside[k], outside[k], inside[k + 1], k}: one
 //     shared load and no search loop, valid when no cell's c² range reaches past outside[k + 1]
-//     (cuda_tables.rs `one_step`; otherwise the host runs tp_count_b2fd);
+//     (cuda/tables.rs `one_step`; otherwise the host runs tp_count_b2fd);
 //   - the histogram, run columns and cell table are reached through 32-bit shared addresses
-//     held in registers (asm moves the compiler cannot rematerialise: without them it rebuilt
+//     held in registers (asm moves the compiler cannot rematerialise: without them it rebuilds
 //     the shared window base, S2R SR_CgaCtaId …, at every pair and every run).
 // Counts equal tp_count_b2fd's exactly: the same candidate slots, the same FMA c², the same f32
 // bands, f64 re-check and host list.
-// Measured and rejected (BENCHMARKS.md session 5; code in commits 7297396 and 05d667c): windows
-// precomputed by the scatter kernel into a global buffer (wpre/flat/flatc: the scatter then took
-// 24 µs per trial), the flat loop with b2fd's lookup (flatsl), and loading the next step's
-// candidates one step ahead (flatp: 64 registers with spills; flatp7: 7 blocks per SM).
 
 // Runs per thread column (more windows are walked in chunks) and threads per block.
 #define SHARED_RUNS 8
@@ -55,7 +49,7 @@ struct FlatConsts {
     u32 cells_addr;  // 32-bit shared address of flat_cells (opaque, see tp_count_flats2)
 };
 
-// count_pair_recompute<C2_FMA, ·> with the one-step cell table; a pair of level 0 (a
+// count_pair_recompute<C2_FMA, ·> (twopoint.cu) with the one-step cell table; a pair of level 0 (a
 // neutralised candidate included) is never counted. hist_addr: the warp's histogram.
 __device__ __forceinline__ void flat_pair(const FlatConsts& fc, const SlotPos& me,
                                           const SlotPos& other, u32 hist_addr, u32 b, u32 n,
@@ -72,7 +66,7 @@ __device__ __forceinline__ void flat_pair(const FlatConsts& fc, const SlotPos& m
     const u32 level = min(me.level, other.level);
     if (!(c2 <= fc.limit32) || level == 0u) return;
     const u32 cell = min((u32)(c2 * fc.lut_scale), fc.lut_cells);
-    // One step at most (cuda_tables.rs `one_step`): bin k, or k + 1 above outside[k];
+    // One step at most (cuda/tables.rs `one_step`): bin k, or k + 1 above outside[k];
     // undecided above that bin's inside threshold (as the search's band check).
     float4 t;
     asm("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
@@ -81,7 +75,7 @@ __device__ __forceinline__ void flat_pair(const FlatConsts& fc, const SlotPos& m
     const bool up = c2 > t.y;
     u32 k = __float_as_uint(t.w) + (up ? 1u : 0u);
     if (c2 > (up ? t.z : t.x)) {
-        // Rare (f32 too close to an edge): f64 vectors recomputed as tp_scatter does.
+        // Rare (f32 too close to an edge): f64 vectors recomputed with position64.
         const u32 f = slot_event[(size_t)b * n + q];
         double pa[3], pc[3];
         position64(ra[(size_t)b * n + e], cos_dec[e], sin_dec[e], pa[0], pa[1], pa[2]);

@@ -6,19 +6,26 @@
 mod common;
 
 use common::{shared_data, shared_reference};
+use haloscope::backend::{Backend, BackendChoice};
 use haloscope::data::{EventList, events};
 use haloscope::gpu::GpuDevice;
 use haloscope::jobs::{CancelToken, Progress};
-use haloscope::twopoint::count_cuda::{CountKernel, CudaPairCounter};
+use haloscope::twopoint::cuda::{CountKernel, CudaPairCounter};
 use haloscope::twopoint::{
-    CountBackend, Prepared, TwoPointConfig, TwoPointError, count_observed, count_pairs,
-    count_pairs_brute_force, prepare, run_trials_cuda, run_trials_on, scrambled_ra,
+    Prepared, TwoPointConfig, TwoPointError, count_observed, count_pairs, count_pairs_brute_force,
+    prepare, run_trials_cuda, run_trials_on, scrambled_ra,
 };
+use std::sync::Arc;
 
-fn device() -> GpuDevice {
+fn device() -> Arc<GpuDevice> {
     let device = GpuDevice::open(0).expect("no CUDA device opened: these tests need an NVIDIA GPU");
     eprintln!("device: {}", device.info());
-    device
+    Arc::new(device)
+}
+
+/// The CUDA back-end on `device`.
+fn cuda(device: &Arc<GpuDevice>) -> Backend {
+    Backend::cuda(device.clone(), BackendChoice::Cuda)
 }
 
 fn ic40() -> EventList {
@@ -60,7 +67,7 @@ fn assert_trials_equal_cpu(
 fn ic40_observed_counts_equal_the_reference_and_the_cpu() {
     let device = device();
     let prepared = prepare(&ic40(), &TwoPointConfig::default()).expect("prepare");
-    let gpu = count_observed(CountBackend::Cuda(&device), &prepared).expect("GPU count");
+    let gpu = count_observed(&cuda(&device), &prepared).expect("GPU count");
     assert_eq!(gpu, count_pairs(&prepared, None).expect("CPU count"));
     let text = std::fs::read_to_string(shared_reference("twopoint/ic40_reference.json"))
         .expect("reference");
@@ -196,7 +203,7 @@ fn random_small_lists_equal_the_cpu_and_the_brute_force() {
         let list = random_list(case, n);
         let prepared = prepare(&list, config).expect("prepare");
         let brute = count_pairs_brute_force(&prepared, None).expect("brute force");
-        let gpu = count_observed(CountBackend::Cuda(&device), &prepared).expect("GPU count");
+        let gpu = count_observed(&cuda(&device), &prepared).expect("GPU count");
         assert_eq!(gpu, brute, "case {case} (n {}) observed", list.len());
         let mut counter =
             CudaPairCounter::with_trials_per_launch(&device, &prepared, 3).expect("counter");
@@ -218,7 +225,7 @@ fn random_small_lists_equal_the_cpu_and_the_brute_force() {
         same.energy.push(f64::from(i % 3));
     }
     let prepared = prepare(&same, &TwoPointConfig::default()).expect("prepare");
-    let gpu = count_observed(CountBackend::Cuda(&device), &prepared).expect("GPU count");
+    let gpu = count_observed(&cuda(&device), &prepared).expect("GPU count");
     assert_eq!(gpu.get(0, 0), 700 * 699 / 2);
     assert_eq!(gpu, count_pairs(&prepared, None).expect("CPU"));
 }
@@ -256,7 +263,7 @@ fn edge_pairs_decided_on_the_host_stay_exact() {
 fn gpu_batches_equal_cpu_batches_and_cancel_cleanly() {
     let device = device();
     let prepared = prepare(&random_list(99, 3000), &TwoPointConfig::default()).expect("prepare");
-    let collect = |backend: CountBackend, batch: usize| {
+    let collect = |backend: &Backend, batch: usize| {
         let mut batches = Vec::new();
         run_trials_on(
             backend,
@@ -270,10 +277,10 @@ fn gpu_batches_equal_cpu_batches_and_cancel_cleanly() {
         .expect("trials");
         batches
     };
-    let cpu = collect(CountBackend::Cpu, 8);
-    let gpu = collect(CountBackend::Cuda(&device), 8);
+    let cpu = collect(&Backend::cpu(), 8);
+    let gpu = collect(&cuda(&device), 8);
     assert_eq!(gpu, cpu);
-    let gpu_odd: Vec<_> = collect(CountBackend::Cuda(&device), 300)
+    let gpu_odd: Vec<_> = collect(&cuda(&device), 300)
         .into_iter()
         .flat_map(|b| b.counts)
         .collect();
@@ -296,52 +303,34 @@ fn gpu_batches_equal_cpu_batches_and_cancel_cleanly() {
     assert_eq!(seen, 0);
 }
 
-/// Every counting kernel (lanes, thread, warp, batched, FMA, flat) equals the CPU on random lists, including
-/// configurations whose lanes-kernel counter columns need more than 48 KiB of shared memory
-/// (opt-in) and more than the lanes kernel's limit (falls back to the per-thread kernel).
+/// Both counting kernels equal the CPU on random lists: the flat kernel where the tables are
+/// one-step, the direct kernel everywhere (forced, and chosen where the tables are not).
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn every_count_kernel_equals_the_cpu() {
+fn both_count_kernels_equal_the_cpu() {
     let device = device();
-    let kernels = [
-        CountKernel::PerLane,
-        CountKernel::PerThread,
-        CountKernel::PerWarp,
-        CountKernel::Batch2,
-        CountKernel::Batch2Fma,
-        CountKernel::Batch2FmaDirect,
-        CountKernel::FlatShared2,
-    ];
-    // (config, what the lanes kernel runs as, what the cell-table kernel runs as).
+    // (config, what the default selection runs).
     let configs = [
-        (
-            TwoPointConfig::default(),
-            CountKernel::PerLane,
-            CountKernel::FlatShared2,
-        ),
-        // 5 levels × 30 bins → 4 × 30 × 128 u32 columns = 61,440 bytes: opted in.
+        (TwoPointConfig::default(), CountKernel::Flat),
         (
             TwoPointConfig {
                 bin_step_deg: 0.2,
                 bin_count: 30,
                 cut_fractions: vec![1.0, 0.5, 0.2, 0.05],
             },
-            CountKernel::PerLane,
-            CountKernel::FlatShared2,
+            CountKernel::Flat,
         ),
-        // 1 level × 200 bins → 102,400 bytes: past the limit, per-thread kernel instead; the
-        // first bin is narrower than a lookup cell, so the cell table does not apply (b2fd).
+        // The first bin is narrower than a lookup cell, so the cell table does not apply.
         (
             TwoPointConfig {
                 bin_step_deg: 0.04,
                 bin_count: 200,
                 cut_fractions: vec![1.0],
             },
-            CountKernel::PerThread,
-            CountKernel::Batch2FmaDirect,
+            CountKernel::Direct,
         ),
     ];
-    for (case, (config, lanes_runs_as, flat_runs_as)) in configs.iter().enumerate() {
+    for (case, (config, default_kernel)) in configs.iter().enumerate() {
         let list = random_list(40 + case as u64, 2500);
         let prepared = prepare(&list, config).expect("prepare");
         let cpu_observed = count_pairs(&prepared, None).expect("CPU");
@@ -351,20 +340,13 @@ fn every_count_kernel_equals_the_cpu() {
                 count_pairs(&prepared, Some(&ra)).expect("CPU trial")
             })
             .collect();
-        for kernel in kernels {
+        let default =
+            CudaPairCounter::with_trials_per_launch(&device, &prepared, 2).expect("counter");
+        assert_eq!(default.kernel(), *default_kernel, "config {case}");
+        for kernel in [CountKernel::Flat, CountKernel::Direct] {
             let mut counter =
                 CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
-            let expected = match kernel {
-                // u16 columns fit where u32 ones do.
-                CountKernel::PerLane | CountKernel::PerLane16
-                    if *lanes_runs_as == CountKernel::PerLane =>
-                {
-                    kernel
-                }
-                CountKernel::PerLane => CountKernel::PerThread,
-                CountKernel::FlatShared2 => *flat_runs_as,
-                _ => kernel,
-            };
+            let expected = kernel.fitting(*default_kernel == CountKernel::Flat);
             assert_eq!(counter.kernel(), expected, "config {case}");
             assert_eq!(
                 counter.observed().expect("observed"),
@@ -375,44 +357,27 @@ fn every_count_kernel_equals_the_cpu() {
             assert_eq!(gpu, cpu_trials, "config {case} {kernel:?} trials");
         }
     }
-    // IC86-2011 (exact ties, dense regions): the lanes, batched, FMA and per-thread kernels
-    // agree on two trials, and the batched and FMA kernels on the observed counts with the CPU.
+    // IC86-2011 (exact ties, dense regions): both kernels agree on two trials and equal the CPU
+    // on the observed counts.
     let prepared = prepare(&ic86(), &TwoPointConfig::default()).expect("prepare");
-    let mut lanes = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerLane)
-        .expect("lanes counter");
-    let mut thread = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::PerThread)
-        .expect("thread counter");
-    let mut batch2 = CudaPairCounter::with_kernel(&device, &prepared, 2, CountKernel::Batch2)
-        .expect("batch2 counter");
-    assert_eq!(lanes.kernel(), CountKernel::PerLane);
-    let expected = thread.trials(11, 20..22).expect("thread");
-    assert_eq!(lanes.trials(11, 20..22).expect("lanes"), expected);
-    assert_eq!(batch2.trials(11, 20..22).expect("batch2"), expected);
     let cpu_observed = count_pairs(&prepared, None).expect("CPU");
-    for kernel in [
-        CountKernel::Batch2,
-        CountKernel::Batch2Fma,
-        CountKernel::Batch2FmaDirect,
-        CountKernel::FlatShared2,
-    ] {
+    let mut results = Vec::new();
+    for kernel in [CountKernel::Flat, CountKernel::Direct] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 2, kernel).expect("counter");
         assert_eq!(counter.kernel(), kernel);
-        assert_eq!(
-            counter.trials(11, 20..22).expect("trials"),
-            expected,
-            "{kernel:?}"
-        );
+        results.push(counter.trials(11, 20..22).expect("trials"));
         assert_eq!(
             counter.observed().expect("observed"),
             cpu_observed,
             "{kernel:?}"
         );
     }
+    assert_eq!(results[0], results[1]);
 }
 
-/// 70,000 events on one spot: one thread sees more than 65,535 partners in one bin, so the u16
-/// lanes kernel must flush its column before it wraps. Every pair is in every bin and cut.
+/// 70,000 events on one spot: one thread sees 69,999 partners in one bin; every pair is in
+/// every bin and cut, with both counting kernels.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
 fn coincident_events_overflow_no_counter() {
@@ -425,15 +390,7 @@ fn coincident_events_overflow_no_counter() {
         same.energy.push(5.0);
     }
     let prepared = prepare(&same, &TwoPointConfig::default()).expect("prepare");
-    for kernel in [
-        CountKernel::PerLane16,
-        CountKernel::PerLane,
-        CountKernel::PerThread,
-        CountKernel::Batch4,
-        CountKernel::Batch2,
-        CountKernel::Batch2FmaDirect,
-        CountKernel::FlatShared2,
-    ] {
+    for kernel in [CountKernel::Direct, CountKernel::Flat] {
         let mut counter =
             CudaPairCounter::with_kernel(&device, &prepared, 1, kernel).expect("counter");
         let counts = counter.observed().expect("observed");

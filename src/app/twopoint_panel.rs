@@ -3,9 +3,11 @@
 //! which plots them live (`twopoint_ui.rs`). Stop keeps what was done; Start resumes from there.
 
 use super::documents::{EventsDocument, Notice};
-use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
+use crate::backend::{Backend, BackendChoice};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
-use crate::twopoint::{self, Analysis, CountBackend, Summary, TwoPointConfig, TwoPointError};
+use crate::twopoint::{
+    self, Analysis, Batches, Summary, TwoPointConfig, TwoPointError, TwoPointRun,
+};
 use crossbeam_channel::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
@@ -125,16 +127,14 @@ impl TwoPointPanel {
             format!("two-point trials on {}", document.name),
             document.id,
             move |progress| {
-                run_analysis(
-                    &events,
+                let job = AnalysisJob {
                     document_id,
                     seed,
                     target,
-                    resume,
-                    progress,
-                    &tx,
-                    &waker,
-                )
+                    tx: &tx,
+                    waker: &waker,
+                };
+                job.run(&events, resume, progress)
             },
         );
         self.run = Some(TrialsRun {
@@ -214,83 +214,65 @@ impl TwoPointPanel {
     }
 }
 
-/// The worker: prepare, observe (or resume), then batches of trials until `target`, sizing each
-/// batch to take about [`BATCH_TARGET`].
-#[allow(clippy::too_many_arguments)]
-fn run_analysis(
-    events: &crate::data::EventList,
+/// What the worker needs besides the events: whose analysis it is, what to reach, and where
+/// to send the results.
+struct AnalysisJob<'a> {
     document_id: u64,
     seed: u64,
     target: u64,
-    resume: Option<Analysis>,
-    progress: &Progress,
-    tx: &Sender<Update>,
-    waker: &Waker,
-) -> Result<(), TwoPointError> {
-    progress.report("counting pairs", 0, 1);
-    // The best back-end: CUDA where a device opens, else the CPU (counts are identical).
-    let resolved = resolve_backend(BackendChoice::Auto);
-    let backend = match &resolved {
-        Ok(ResolvedBackend::Cuda(device)) => CountBackend::Cuda(device),
-        _ => CountBackend::Cpu,
-    };
-    let prepared = twopoint::prepare(events, &TwoPointConfig::default())?;
-    let mut analysis = match resume {
-        Some(analysis) => analysis,
-        None => Analysis::new(twopoint::count_observed(backend, &prepared)?, seed, 0),
-    };
-    progress.report("counting pairs", 1, 1);
-    let state = TwoPointState {
-        document_id,
-        cut_names: prepared.cuts.iter().map(|c| c.name.clone()).collect(),
-        cut_passing: prepared.cuts.iter().map(|c| c.n_pass).collect(),
-        bins_deg: prepared.bins.edges_deg.clone(),
-        summary: analysis.summary(),
-        post_trial_p: analysis.post_trial_p(),
-        analysis: analysis.clone(),
-        trials_per_second: 0.0,
-        backend: backend.name().to_owned(),
-    };
-    let _ = tx.send(Update::Started(Box::new(state)));
-    waker();
-    let started = Instant::now();
-    let first = analysis.trials();
-    let mut batch: u64 = 2;
-    while analysis.trials() < target {
-        progress.check()?;
-        progress.report("trials", analysis.trials(), target);
-        let next = analysis.next_trial();
-        let count = batch.min(target - analysis.trials());
-        let batch_start = Instant::now();
-        let mut batches = Vec::new();
-        twopoint::run_trials_on(
-            backend,
-            &prepared,
-            seed,
-            next..next + count,
-            count as usize,
-            progress,
-            |b| batches.push(b),
-        )?;
-        for b in batches {
-            analysis.add_batch(b)?;
-        }
-        let seconds = batch_start.elapsed().as_secs_f64();
-        let done = (analysis.trials() - first) as f64;
-        let _ = tx.send(Update::Batch {
+    tx: &'a Sender<Update>,
+    waker: &'a Waker,
+}
+
+impl AnalysisJob<'_> {
+    /// The worker: prepare, observe (or resume), then batches of trials until `target`, each
+    /// sized to take about [`BATCH_TARGET`], every one sent to the UI.
+    fn run(
+        &self,
+        events: &crate::data::EventList,
+        resume: Option<Analysis>,
+        progress: &Progress,
+    ) -> Result<(), TwoPointError> {
+        progress.report("counting pairs", 0, 1);
+        // The best back-end: CUDA where a device opens, else the CPU (counts are identical).
+        let backend = Backend::resolve(BackendChoice::Auto).unwrap_or_else(|_| Backend::cpu());
+        let prepared = twopoint::prepare(events, &TwoPointConfig::default())?;
+        let mut run = match resume {
+            Some(analysis) => TwoPointRun::resume(prepared, analysis, &backend),
+            None => TwoPointRun::observe(prepared, self.seed, 0, &backend)?,
+        };
+        progress.report("counting pairs", 1, 1);
+        let (prepared, analysis) = (&run.prepared, &run.analysis);
+        let state = TwoPointState {
+            document_id: self.document_id,
+            cut_names: prepared.cuts.iter().map(|c| c.name.clone()).collect(),
+            cut_passing: prepared.cuts.iter().map(|c| c.n_pass).collect(),
+            bins_deg: prepared.bins.edges_deg.clone(),
             summary: analysis.summary(),
             post_trial_p: analysis.post_trial_p(),
-            analysis: Box::new(analysis.clone()),
-            trials_per_second: done / started.elapsed().as_secs_f64().max(1e-9),
-        });
-        waker();
-        // Grow or shrink towards the target batch time.
-        let per_trial = seconds / count as f64;
-        let wanted = (BATCH_TARGET.as_secs_f64() / per_trial.max(1e-6)) as u64;
-        batch = wanted.clamp(1, MAX_BATCH).min(batch * 4);
+            analysis: analysis.clone(),
+            trials_per_second: 0.0,
+            backend: backend.kind().name().to_owned(),
+        };
+        let _ = self.tx.send(Update::Started(Box::new(state)));
+        (self.waker)();
+        let started = Instant::now();
+        let first = run.analysis.trials();
+        let batches = Batches::Paced {
+            target: BATCH_TARGET,
+            max: MAX_BATCH,
+        };
+        run.run_trials(self.target, batches, progress, |analysis| {
+            let done = (analysis.trials() - first) as f64;
+            let _ = self.tx.send(Update::Batch {
+                summary: analysis.summary(),
+                post_trial_p: analysis.post_trial_p(),
+                analysis: Box::new(analysis.clone()),
+                trials_per_second: done / started.elapsed().as_secs_f64().max(1e-9),
+            });
+            (self.waker)();
+        })
     }
-    progress.report("trials", analysis.trials(), target);
-    Ok(())
 }
 
 #[cfg(test)]

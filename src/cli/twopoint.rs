@@ -1,31 +1,15 @@
 //! `haloscope twopoint`.
 
+use crate::backend::{Backend, BackendChoice};
 use crate::data::events;
-use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
-use crate::twopoint::count_cuda::DEFAULT_TRIALS_PER_LAUNCH;
 use crate::twopoint::{
-    Analysis, CountBackend, Prepared, Summary, TwoPointConfig, count_observed, prepare,
-    run_trials_on,
+    Analysis, Batches, Prepared, Summary, TwoPointConfig, TwoPointRun, default_batch, prepare,
 };
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// Trials per batch on the CPU: small enough for a responsive progress bar and cancel.
-const CPU_BATCH: usize = 8;
-
-/// Which pair counter to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// CUDA where a device exists, else the CPU.
-    Auto,
-    /// The CPU counter (rayon).
-    Cpu,
-    /// The CUDA counter.
-    Cuda,
-}
 
 /// Arguments of `haloscope twopoint`.
 #[derive(Debug, Args)]
@@ -56,8 +40,8 @@ pub struct TwopointArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,0.1,0.01,0.001")]
     pub cuts: Vec<f64>,
     /// Pair-counting back-end.
-    #[arg(long, value_enum, default_value_t = Backend::Auto)]
-    pub backend: Backend,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -66,22 +50,7 @@ pub struct TwopointArgs {
 /// Runs `haloscope twopoint`.
 pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let resolved = resolve_backend(match args.backend {
-        Backend::Auto => BackendChoice::Auto,
-        Backend::Cpu => BackendChoice::Cpu,
-        Backend::Cuda => BackendChoice::Cuda,
-    })
-    .context("--backend cuda")?;
-    let count_backend = match &resolved {
-        ResolvedBackend::Cuda(device) => CountBackend::Cuda(device),
-        ResolvedBackend::Cpu { fallback_reason } => {
-            if let Some(reason) = fallback_reason {
-                log::info!("twopoint: using the CPU ({reason})");
-            }
-            CountBackend::Cpu
-        }
-    };
-    let backend = count_backend.name();
+    let backend = Backend::resolve(args.backend).context("--backend cuda")?;
     let progress = super::progress_bar::terminal_progress();
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
     let list = events::read(&paths, &progress)?;
@@ -91,36 +60,18 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
         cut_fractions: args.cuts.clone(),
     };
     let prepared = prepare(&list, &config).context("two-point configuration")?;
-    let observed = count_observed(count_backend, &prepared)?;
-    let mut analysis = Analysis::new(observed, args.seed, args.first_trial);
-    let trials = args.first_trial..args.first_trial.saturating_add(args.trials);
-    let mut batch_error = None;
-    run_trials_on(
-        count_backend,
-        &prepared,
-        args.seed,
-        trials,
-        args.batch.unwrap_or(match count_backend {
-            CountBackend::Cpu => CPU_BATCH,
-            CountBackend::Cuda(_) => DEFAULT_TRIALS_PER_LAUNCH,
-        }),
-        &progress,
-        |batch| {
-            if let Err(e) = analysis.add_batch(batch) {
-                batch_error.get_or_insert(e);
-            }
-        },
-    )?;
-    if let Some(e) = batch_error {
-        return Err(e.into());
-    }
+    let mut run = TwoPointRun::observe(prepared, args.seed, args.first_trial, &backend)?;
+    let batch = args.batch.unwrap_or_else(|| default_batch(&backend));
+    run.run_trials(args.trials, Batches::Fixed(batch), &progress, |_| {})?;
+    let (prepared, analysis) = (&run.prepared, &run.analysis);
+    let backend = backend.kind().name();
     let summary = analysis.summary();
     let post_trial_p = analysis.post_trial_p();
     let seconds = started.elapsed().as_secs_f64();
     let report = report_json(
         &args,
-        &prepared,
-        &analysis,
+        prepared,
+        analysis,
         &summary,
         post_trial_p,
         backend,
@@ -131,7 +82,7 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     } else {
         eprint!(
             "{}",
-            human_report(&prepared, &analysis, &summary, post_trial_p, seconds)
+            human_report(prepared, analysis, &summary, post_trial_p, seconds)
         );
     }
     Ok(())

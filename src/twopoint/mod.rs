@@ -1,36 +1,38 @@
 //! Two-point autocorrelation of event lists: pair counts, scrambled trials, significance.
 //!
 //! Flow (DESIGN §6): [`prepare`] sorts the events by declination and precomputes everything that
-//! trials do not change; [`count_pairs`] gives exact cumulative pair counts for every angle bin
-//! and energy cut, for the observed RAs or for scrambled ones; [`run_trials`] streams scrambled
-//! trials in batches (Philox keyed by (seed, trial, event)) into an [`Analysis`], which turns
-//! observed and background counts into per-bin statistics.
+//! trials do not change; [`count_observed`] gives exact cumulative pair counts for every angle
+//! bin and energy cut; [`run_trials_on`] streams scrambled trials in batches (Philox keyed by
+//! (seed, trial, event)) into an [`Analysis`], which turns observed and background counts into
+//! per-bin statistics. [`TwoPointRun`] is that loop as the CLI and the window run it.
 //!
-//! The CPU back-end lives in `count_cpu.rs`; the CUDA twin (`count_cuda.rs`, kernels in
-//! kernels/twopoint.cu) takes the same [`Prepared`] and gives identical [`Counts`];
-//! [`CountBackend`] picks one for observed counts and trials.
+//! Two back-ends, picked by the crate's [`crate::backend::Backend`]: `cpu/` (stripes, RA
+//! windows, rayon) and `cuda/` (kernels/twopoint*.cu), which takes the same [`Prepared`] and
+//! gives identical [`Counts`]. The model both share (bins, cuts, Philox, preparation, counts,
+//! statistics) sits at this level.
 
+pub mod analysis;
 pub mod bins;
-pub mod count_cpu;
-pub mod count_cuda;
-pub mod count_cuda_kernel;
-pub mod cuda_tables;
+pub mod counts;
+pub mod cpu;
+pub mod cuda;
 pub mod cuts;
 pub mod histogram;
 pub mod philox;
 mod prepared;
 pub mod stats;
-pub mod trials;
-pub mod trials_cuda;
 
+pub use analysis::{Batches, TwoPointRun, count_observed, default_batch, run_trials_on};
 pub use bins::AngleBins;
-pub use count_cpu::{count_pairs, count_pairs_brute_force, count_pairs_dec_sweep};
+pub use counts::{Counts, TrialBatch};
+pub use cpu::{
+    count_pairs, count_pairs_brute_force, count_pairs_dec_sweep, run_trials, scrambled_ra,
+};
+pub use cuda::run_trials_cuda;
 pub use cuts::{CutLevels, EnergyCut};
 pub use histogram::CountHistogram;
 pub use prepared::{Prepared, prepare};
 pub use stats::{Analysis, BinStats, FitKind, Summary};
-pub use trials::{TrialBatch, run_trials, scrambled_ra};
-pub use trials_cuda::{CountBackend, count_observed, run_trials_cuda, run_trials_on};
 
 /// What to count: angle bins and energy-cut fractions.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,38 +91,5 @@ impl From<cudarc::driver::DriverError> for TwoPointError {
 impl From<crate::jobs::Cancelled> for TwoPointError {
     fn from(_: crate::jobs::Cancelled) -> Self {
         Self::Cancelled
-    }
-}
-
-/// Exact cumulative pair counts: `count(cut, bin)` = unordered pairs with Ψ ≤ θ_bin whose two
-/// events both pass the cut. Cuts in the configuration's order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counts {
-    /// Number of bins.
-    pub n_bins: usize,
-    /// Number of cuts.
-    pub n_cuts: usize,
-    /// Row-major `[cut][bin]`.
-    pub values: Vec<u64>,
-}
-
-impl Counts {
-    /// Zero counts.
-    pub fn zeros(n_cuts: usize, n_bins: usize) -> Self {
-        Self {
-            n_bins,
-            n_cuts,
-            values: vec![0; n_cuts * n_bins],
-        }
-    }
-
-    /// The count for one cut and bin.
-    pub fn get(&self, cut: usize, bin: usize) -> u64 {
-        self.values[cut * self.n_bins + bin]
-    }
-
-    /// The cumulative counts of one cut, one per bin.
-    pub fn cut(&self, cut: usize) -> &[u64] {
-        &self.values[cut * self.n_bins..(cut + 1) * self.n_bins]
     }
 }

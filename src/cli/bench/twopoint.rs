@@ -57,7 +57,7 @@ pub fn run(args: BenchTwopointArgs) -> anyhow::Result<()> {
     } else {
         args.files.clone()
     };
-    if args.cuda.backend == crate::gpu::BackendChoice::Cuda {
+    if args.cuda.backend == crate::backend::BackendChoice::Cuda {
         return super::twopoint_cuda::run(&args.cuda, &files, args.threads, args.json);
     }
     let pool = rayon::ThreadPoolBuilder::new()

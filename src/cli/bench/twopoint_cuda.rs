@@ -1,11 +1,12 @@
 //! `haloscope bench twopoint --backend cuda`: per-trial time of batched scrambled trials on the
-//! GPU for several trials-per-launch, beside one CPU trial on the same host, with the counts
-//! of the first trial checked equal.
+//! GPU for several trials-per-launch (the counter and kernels `haloscope twopoint` runs, which
+//! launches 128 at a time), beside one CPU trial on the same host, with the counts of the first
+//! trial checked equal.
 
+use crate::backend::{Backend, BackendChoice};
 use crate::data::events;
-use crate::gpu::{BackendChoice, GpuDevice};
 use crate::jobs::Progress;
-use crate::twopoint::count_cuda::CudaPairCounter;
+use crate::twopoint::cuda::CudaPairCounter;
 use crate::twopoint::{TwoPointConfig, count_pairs, prepare, scrambled_ra};
 use anyhow::Context;
 use clap::Args;
@@ -38,11 +39,12 @@ pub fn run(
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let list = events::read(&paths, &Progress::none())?;
     let prepared = prepare(&list, &TwoPointConfig::default()).context("two-point configuration")?;
-    let device = GpuDevice::open(0).context("--backend cuda")?;
+    let backend = Backend::resolve(BackendChoice::Cuda).context("--backend cuda")?;
+    let device = backend.device().context("--backend cuda: no device")?;
     let seed = 2011u64;
 
     let start = Instant::now();
-    let mut counter = CudaPairCounter::with_trials_per_launch(&device, &prepared, 1)?;
+    let mut counter = CudaPairCounter::with_trials_per_launch(device, &prepared, 1)?;
     let observed_gpu = counter.observed()?;
     let first_call_s = start.elapsed().as_secs_f64();
     let observed_gpu_s = min_seconds(3, || counter.observed().map(drop))?;
@@ -76,7 +78,7 @@ pub fn run(
 
     let mut rows = Vec::new();
     for &size in &args.launch_sizes {
-        let mut counter = CudaPairCounter::with_trials_per_launch(&device, &prepared, size)?;
+        let mut counter = CudaPairCounter::with_trials_per_launch(device, &prepared, size)?;
         let size = counter.trials_per_launch() as u64;
         counter.trials(seed, 0..size)?; // warm-up launch
         let trials = args.gpu_trials.div_ceil(size).max(1) * size;
@@ -98,7 +100,7 @@ pub fn run(
     }
     let report = json!({
         "device": device.info().to_string(),
-        "count_kernel": format!("{:?}", counter.kernel()),
+        "count_kernel": counter.kernel().function_name(),
         "files": files,
         "n_events": prepared.len(),
         "pairs_within_max_angle_trial0": cpu_trial.get(0, prepared.bins.len() - 1),

@@ -1,4 +1,4 @@
-//! Host-side tables of the CUDA pair counter (kernels/twopoint.cu): RA cells per declination
+//! Host-side tables of the CUDA pair counter (kernels/twopoint*.cu): RA cells per declination
 //! stripe, and the f32 / f64 edge bands that keep the GPU's counts equal to the CPU's.
 //!
 //! Error bounds (why the bands are safe):
@@ -8,16 +8,15 @@
 //!   ≤ ε_d(2√3·c + 3ε_d) with Σ|d_i| ≤ √3·c, plus ≤ 3·2⁻²⁴·c² for the three f32 roundings of
 //!   squares and sums (Higham, "Accuracy and Stability of Numerical Algorithms", §3.1, γ₃).
 //!   [`F32_SAFETY`] times that bound, at c = √(1.01·threshold), gives the band around each
-//!   threshold inside which the f32 value does not decide. The FMA kernels
-//!   (kernels/twopoint_fma.cu) compute c² = fma(dx, dx, fma(dy, dy, dz·dz)): the products inside
-//!   an fma are exact, so there are again three roundings (dz², the inner and the outer fma),
-//!   each of a partial sum ≤ c², i.e. the same γ₃·c² (Higham §3.1): the same bands hold for
-//!   both, with the same safety factor.
+//!   threshold inside which the f32 value does not decide. The counting kernels compute
+//!   c² = fma(dx, dx, fma(dy, dy, dz·dz)): the products inside an fma are exact, so there are
+//!   again three roundings (dz², the inner and the outer fma), each of a partial sum ≤ c², i.e.
+//!   the same γ₃·c² (Higham §3.1): the same bands hold, with the same safety factor.
 //! - Direct lookup cells. An f32 c² lands in lookup cell m only if m − 1 < c²·scale < m + 1
 //!   (the f32 product is monotone and m, m + 1 are exact), so when
 //!   outside32[k − 1] < (m − 2)/scale and (m + 2)/scale ≤ inside32[k] (a cell of margin on each
 //!   side for the f64 divisions) every c² of cell m is certainly in bin k: the entry is marked
-//!   [`LUT_DIRECT`] and the FMA kernels skip the bin search and band check there.
+//!   [`LUT_DIRECT`] and `tp_count_b2fd` skips the bin search and band check there.
 //! - f64 GPU vs CPU. CUDA's double sin/cos are within 2 ulp (CUDA C Programming Guide, "Mathematical
 //!   Functions", double precision table), glibc's within 1 ulp, so each scrambled component
 //!   differs by ≤ 3 ulp of a value ≤ 1 (≤ 7e-16) plus one ulp of the product with cos δ; d by
@@ -26,7 +25,7 @@
 //!   CPU's arithmetic. True ties sit 1e-10 (relative, `EDGE_TOLERANCE`) below a threshold, far
 //!   outside this band for angles ≳ 0.06°, so the host sees almost no pairs.
 
-use super::{Prepared, TwoPointError};
+use crate::twopoint::{Prepared, TwoPointError};
 use std::f64::consts::{FRAC_PI_2, TAU};
 
 /// Largest number of angle bins the kernel's shared-memory tables hold (`MAX_BINS`).
@@ -121,8 +120,8 @@ pub fn cuda_tables(prepared: &Prepared) -> Result<CudaTables, TwoPointError> {
             n_levels - 1
         )));
     }
-    // A warp's shared counters see at most 256 slots (grid stride ≤ 8 per thread) × (n − 1)
-    // partners each, which fits u32 for n ≤ 2^24.
+    // A warp's shared u32 counters see at most 32 slots (one per thread) × (n − 1) partners;
+    // 2^24 events keep that far below 2^32.
     if prepared.len() > 1 << 24 {
         return Err(TwoPointError::Config(format!(
             "the CUDA counter handles at most 2^24 events, got {}",
@@ -261,15 +260,8 @@ fn lookup_table(inside32: &[f32], outside32: &[f32], cells: usize, scale: f32) -
         .collect()
 }
 
-/// The batch2 kernel's f32 bin decision, emulated bit for bit: `Some(Some(k))` certainly bin k,
-/// `Some(None)` certainly outside, `None` undecided (f64 re-check). For tests.
-pub fn f32_decision(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option<Option<usize>> {
-    let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
-    chord2_decision(tables, dx * dx + dy * dy + dz * dz, Lookup::Search)
-}
-
-/// The FMA kernels' (`tp_count_b2fd`) f32 bin decision, emulated bit for bit (`f32::mul_add` is
-/// the correctly rounded fused multiply-add, as `__fmaf_rn`), direct lookup cells included.
+/// `tp_count_b2fd`'s f32 bin decision, emulated bit for bit (`f32::mul_add` is the correctly
+/// rounded fused multiply-add, as `__fmaf_rn`), direct lookup cells included. For tests.
 pub fn f32_decision_fma(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option<Option<usize>> {
     let (dx, dy, dz) = (a[0] - b[0], a[1] - b[1], a[2] - b[2]);
     chord2_decision(
@@ -282,7 +274,8 @@ pub fn f32_decision_fma(tables: &CudaTables, a: [f32; 3], b: [f32; 3]) -> Option
 /// How a kernel finds a pair's bin from its f32 c².
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup {
-    /// Bin search from the shared table's entry (batch2, `tp_count_b2f`).
+    /// Bin search from the shared table's entry and band check: the reference the other two
+    /// must match (and `tp_count_b2fd`'s path in cells not marked direct).
     Search,
     /// The shared table's [`LUT_DIRECT`] cells, else the search (`tp_count_b2fd`).
     Direct,
@@ -491,12 +484,12 @@ mod tests {
                 let b = unit_vector(ra_b, dec_b);
                 let exact = prepared.bins.bin_of_by_scan(chord2(&a, &b));
                 let f = |v: [f64; 3]| [v[0] as f32, v[1] as f32, v[2] as f32];
-                // The plain-sum (batch2) and FMA (b2f*, direct cells included) kernels, and the
-                // cell table (flats2; the default bins are one-step).
+                // The FMA c² with the bin search, with direct cells (b2fd) and with the cell
+                // table (flats2; the default bins are one-step).
                 let (dx, dy, dz) = (f(a)[0] - f(b)[0], f(a)[1] - f(b)[1], f(a)[2] - f(b)[2]);
                 let c2_fma = dx.mul_add(dx, dy.mul_add(dy, dz * dz));
                 for decision in [
-                    f32_decision(&tables, f(a), f(b)),
+                    chord2_decision(&tables, c2_fma, Lookup::Search),
                     f32_decision_fma(&tables, f(a), f(b)),
                     chord2_decision(&tables, c2_fma, Lookup::Cell),
                 ] {

@@ -1,34 +1,36 @@
 //! CUDA pair counter: batches of scrambled trials (or the observed RAs) counted on the GPU with
-//! the kernels of kernels/twopoint.cu, giving exactly the CPU's [`Counts`].
+//! the kernels of kernels/twopoint*.cu, giving exactly the CPU's [`Counts`].
 //!
 //! Per launch of `b` trials (trial = blockIdx.y): counting sort of the events into (dec stripe,
 //! RA cell) buckets, unit vectors to slots, then one thread per slot scans its window cells
-//! (counting kernels: `count_cuda_kernel.rs`; the default computes all its windows' slot runs
-//! first, then walks them in one loop, two candidates per step). The static per-event data
-//! (declinations, cut levels, search windows, bin tables) is uploaded once per
-//! [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin edge come back as
-//! a short list that the host decides with the CPU's arithmetic (see `cuda_tables.rs`).
+//! (counting kernels and their arguments: `kernel.rs`; where the tables allow it, each thread
+//! computes all its windows' slot runs first, then walks them in one loop, two candidates per
+//! step). The static per-event data (declinations, cut levels, search windows, bin tables) is
+//! uploaded once per [`CudaPairCounter`]. Pairs whose f64 c² lies within a few ulps of a bin
+//! edge come back as a short list that the host decides with the CPU's arithmetic (see
+//! `tables.rs`).
 
-use super::bins::chord2;
-use super::count_cuda_kernel::{COUNT_THREADS, LANE_SHARED_OPT_IN};
-pub use super::count_cuda_kernel::{CountKernel, DEFAULT_KERNEL};
-use super::cuda_tables::{CudaTables, cuda_tables};
-use super::philox::scrambled_ra_of;
-use super::{Counts, Prepared, TwoPointError};
-use crate::gpu::{GpuDevice, GpuError};
-use cudarc::driver::sys::CUfunction_attribute_enum;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use super::kernel::{
+    COUNT_THREADS, CountArgs, CountKernel, FlatCountArgs, ScanArgs, ScatterArgs, ScrambleArgs,
+};
+use super::tables::{CudaTables, cuda_tables};
+use crate::gpu::{self, GpuDevice, GpuError};
+use crate::twopoint::bins::chord2;
+use crate::twopoint::counts::cumulative_counts;
+use crate::twopoint::philox::scrambled_ra_of;
+use crate::twopoint::{Counts, Prepared, TwoPointError};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 use std::ops::Range;
 use std::sync::Arc;
 
-/// The kernel source (the FMA and flat kernels appended, as they use twopoint.cu's helpers),
+/// The kernel source (the two counting kernels appended, as they use twopoint.cu's helpers),
 /// compiled by NVRTC on first use.
 const SOURCE: &str = concat!(
-    include_str!("../../kernels/twopoint.cu"),
+    include_str!("../../../kernels/twopoint.cu"),
     "\n",
-    include_str!("../../kernels/twopoint_fma.cu"),
+    include_str!("../../../kernels/twopoint_fma.cu"),
     "\n",
-    include_str!("../../kernels/twopoint_flat.cu")
+    include_str!("../../../kernels/twopoint_flat.cu")
 );
 /// Threads per block of the per-event kernels.
 const EVENT_THREADS: u32 = 256;
@@ -55,7 +57,7 @@ struct Static {
     chord2_max: CudaSlice<f64>,
     ambiguity: CudaSlice<f64>,
     lut: CudaSlice<u16>,
-    /// The one-step decision table (`float4` per lookup cell) of `tp_count_flats2`.
+    /// The one-step decision table (`float4` per lookup cell) of [`CountKernel::Flat`].
     cell_table: CudaSlice<f32>,
 }
 
@@ -66,8 +68,6 @@ struct Work {
     rank: CudaSlice<u32>,
     /// `SlotPos` records (x, y, z as f32, level as u32 bits): 4 words per slot.
     pos32: CudaSlice<f32>,
-    /// f64 slot vectors, for the kernels that read them (not the lanes kernel).
-    pos64: Option<CudaSlice<f64>>,
     slot_event: CudaSlice<u32>,
     cell_count: CudaSlice<u32>,
     cell_start: CudaSlice<u32>,
@@ -77,7 +77,7 @@ struct Work {
     ambiguous_capacity: usize,
 }
 
-/// The kernels (`scatter` and `count` as the chosen counting kernel needs).
+/// The kernels of one launch (`count` as [`CudaPairCounter::kernel`] says).
 struct Kernels {
     scramble: CudaFunction,
     scan: CudaFunction,
@@ -116,10 +116,10 @@ impl std::fmt::Debug for CudaPairCounter<'_> {
     }
 }
 
-/// Bytes of work space one trial needs (`pos64`: with the f64 slot vectors).
-fn bytes_per_trial(n: usize, cells: usize, n_hist: usize, pos64: bool) -> usize {
-    let f64_vectors = if pos64 { 24 } else { 0 };
-    n * (8 + 4 + 4 + 16 + f64_vectors + 4) + cells * 8 + n_hist * 8
+/// Bytes of work space one trial needs: per event its RA, cell, rank, slot record and slot
+/// event; per cell its count and start; the histogram.
+fn bytes_per_trial(n: usize, cells: usize, n_hist: usize) -> usize {
+    n * (8 + 4 + 4 + 16 + 4) + cells * 8 + n_hist * 8
 }
 
 impl<'p> CudaPairCounter<'p> {
@@ -135,11 +135,15 @@ impl<'p> CudaPairCounter<'p> {
         prepared: &'p Prepared,
         trials_per_launch: usize,
     ) -> Result<Self, TwoPointError> {
-        Self::with_kernel(device, prepared, trials_per_launch, CountKernel::from_env())
+        let tables = cuda_tables(prepared)?;
+        let kernel = CountKernel::for_tables(tables.one_step);
+        Self::with_tables(device, prepared, trials_per_launch, tables, kernel)
     }
 
-    /// As [`Self::with_trials_per_launch`] with counting kernel `kernel` (the lanes kernel falls
-    /// back to the per-thread one when its counter columns would not fit; see [`Self::kernel`]).
+    /// As [`Self::with_trials_per_launch`] with counting kernel `kernel` where the tables allow
+    /// it (see [`CountKernel::fitting`]): a test hook, so that the GPU tests can run the direct
+    /// kernel on inputs where the flat one would be chosen.
+    #[doc(hidden)]
     pub fn with_kernel(
         device: &GpuDevice,
         prepared: &'p Prepared,
@@ -147,28 +151,26 @@ impl<'p> CudaPairCounter<'p> {
         kernel: CountKernel,
     ) -> Result<Self, TwoPointError> {
         let tables = cuda_tables(prepared)?;
-        let n_levels = prepared.cuts.len() + 1;
-        let kernel = kernel.fitting(n_levels, prepared.bins.len(), tables.one_step);
+        let kernel = kernel.fitting(tables.one_step);
+        Self::with_tables(device, prepared, trials_per_launch, tables, kernel)
+    }
+
+    /// Loads the kernels, uploads the static data and allocates the work space.
+    fn with_tables(
+        device: &GpuDevice,
+        prepared: &'p Prepared,
+        trials_per_launch: usize,
+        tables: CudaTables,
+        kernel: CountKernel,
+    ) -> Result<Self, TwoPointError> {
         let module = device.module("twopoint.cu", SOURCE)?;
         let load = |name: &str| module.load_function(name).map_err(GpuError::from);
         let kernels = Kernels {
             scramble: load("tp_scramble")?,
             scan: load("tp_scan")?,
-            scatter: load(kernel.scatter_name())?,
+            scatter: load("tp_scatter32")?,
             count: load(kernel.function_name())?,
         };
-        let shared_bytes = kernel.shared_bytes(n_levels, prepared.bins.len());
-        if kernel.is_lanes() && shared_bytes > LANE_SHARED_OPT_IN {
-            // Opt in to more than the default 48 KiB of dynamic shared memory (the counter
-            // columns are at most LANE_SHARED_LIMIT bytes; `fitting` checked).
-            kernels
-                .count
-                .set_attribute(
-                    CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared_bytes as i32,
-                )
-                .map_err(GpuError::from)?;
-        }
         let stream = device.stream().clone();
         let up_f64 = |v: &[f64]| stream.clone_htod(v);
         let up_u32 = |v: &[u32]| stream.clone_htod(v);
@@ -191,18 +193,11 @@ impl<'p> CudaPairCounter<'p> {
         };
         let n = prepared.len();
         let n_hist = (prepared.cuts.len() + 1) * prepared.bins.len();
-        let per_trial = bytes_per_trial(n, tables.total_cells(), n_hist, kernel.needs_pos64());
+        let per_trial = bytes_per_trial(n, tables.total_cells(), n_hist);
         let (free, _) = device.memory()?;
         let fits = (free / 2 / per_trial.max(1)).max(1);
         let trials_per_launch = trials_per_launch.clamp(1, 65_535).min(fits);
-        let work = alloc_work(
-            &stream,
-            n,
-            tables.total_cells(),
-            n_hist,
-            trials_per_launch,
-            kernel.needs_pos64(),
-        )?;
+        let work = alloc_work(&stream, n, tables.total_cells(), n_hist, trials_per_launch)?;
         Ok(Self {
             prepared,
             tables,
@@ -304,110 +299,112 @@ impl<'p> CudaPairCounter<'p> {
             block_dim: (EVENT_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut launch = s.launch_builder(&self.kernels.scramble);
-        launch
-            .arg(&n)
-            .arg(&seed)
-            .arg(&first)
-            .arg(&use_observed)
-            .arg(&st.ra_observed)
-            .arg(&st.stripe_of_event)
-            .arg(&st.stripe_cell_base)
-            .arg(&st.stripe_inv_cell_width)
-            .arg(&cells)
-            .arg(&mut w.ra)
-            .arg(&mut w.cell)
-            .arg(&mut w.rank)
-            .arg(&mut w.cell_count);
-        // SAFETY: grid.y = count ≤ the work space's trial capacity; every buffer holds
-        // capacity·n events or capacity·cells cells; indices come from the static tables built
-        // for this `prepared` (stripes < stripe count, cells < total cells).
-        unsafe { launch.launch(per_event) }?;
+        let scramble = ScrambleArgs {
+            n,
+            seed,
+            first_trial: first,
+            use_observed,
+            ra_observed: &st.ra_observed,
+            stripe_of_event: &st.stripe_of_event,
+            stripe_cell_base: &st.stripe_cell_base,
+            stripe_inv_cell_width: &st.stripe_inv_cell_width,
+            total_cells: cells,
+            ra_out: &mut w.ra,
+            cell_out: &mut w.cell,
+            rank_out: &mut w.rank,
+            cell_count: &mut w.cell_count,
+        };
+        // SAFETY: ScrambleArgs follows tp_scramble's parameters; grid.y = count ≤ the work
+        // space's trial capacity; every buffer holds capacity·n events or capacity·cells cells;
+        // indices come from the static tables built for this `prepared` (stripes < stripe
+        // count, cells < total cells).
+        unsafe { gpu::launch(s, &self.kernels.scramble, per_event, scramble) }?;
 
-        let mut launch = s.launch_builder(&self.kernels.scan);
-        launch.arg(&cells).arg(&w.cell_count).arg(&mut w.cell_start);
         let scan = LaunchConfig {
             grid_dim: (1, trials, 1),
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: one block per trial reads `cells` counts and writes `cells + 1` starts of its
-        // own trial; the buffers hold capacity·cells and capacity·(cells + 1).
-        unsafe { launch.launch(scan) }?;
+        let scan_args = ScanArgs {
+            total_cells: cells,
+            cell_count: &w.cell_count,
+            cell_start: &mut w.cell_start,
+        };
+        // SAFETY: ScanArgs follows tp_scan's parameters; one block per trial reads `cells`
+        // counts and writes `cells + 1` starts of its own trial; the buffers hold capacity·cells
+        // and capacity·(cells + 1).
+        unsafe { gpu::launch(s, &self.kernels.scan, scan, scan_args) }?;
 
-        let mut launch = s.launch_builder(&self.kernels.scatter);
-        launch
-            .arg(&n)
-            .arg(&cells)
-            .arg(&w.ra)
-            .arg(&w.cell)
-            .arg(&w.rank)
-            .arg(&w.cell_start)
-            .arg(&st.cos_dec)
-            .arg(&st.sin_dec)
-            .arg(&st.level)
-            .arg(&mut w.pos32);
-        if let Some(pos64) = w.pos64.as_mut() {
-            launch.arg(pos64);
-        }
-        launch.arg(&mut w.slot_event);
-        // SAFETY: slot = cell start + rank < n by construction of the counting sort; buffers
-        // hold capacity·n slots (pos32: 4 words, pos64: 3 doubles each); tp_scatter32 (no
-        // pos64 argument) goes with the kernels that allocate no pos64, tp_scatter with the rest.
-        unsafe { launch.launch(per_event) }?;
+        let scatter = ScatterArgs {
+            n,
+            total_cells: cells,
+            ra: &w.ra,
+            cell: &w.cell,
+            rank: &w.rank,
+            cell_start: &w.cell_start,
+            cos_dec: &st.cos_dec,
+            sin_dec: &st.sin_dec,
+            level: &st.level,
+            pos32: &mut w.pos32,
+            slot_event: &mut w.slot_event,
+        };
+        // SAFETY: ScatterArgs follows tp_scatter32's parameters; slot = cell start + rank < n
+        // by construction of the counting sort; buffers hold capacity·n slots (pos32: 4 words
+        // each).
+        unsafe { gpu::launch(s, &self.kernels.scatter, per_event, scatter) }?;
 
         let count_config = LaunchConfig {
-            grid_dim: (self.kernel.blocks_per_trial(n, trials), trials, 1),
+            grid_dim: (CountKernel::blocks_per_trial(n), trials, 1),
             block_dim: (COUNT_THREADS, 1, 1),
-            shared_mem_bytes: self.kernel.shared_bytes(n_levels as usize, n_bins as usize),
+            shared_mem_bytes: CountKernel::shared_bytes(n_levels as usize, n_bins as usize),
         };
-        let lut_cells = (self.tables.lut.len() - 1) as u32;
-        let lut_scale = self.tables.lut_scale;
-        let ambiguous_capacity = w.ambiguous_capacity as u32;
-        let mut launch = s.launch_builder(&self.kernels.count);
-        launch
-            .arg(&n)
-            .arg(&cells)
-            .arg(&n_bins)
-            .arg(&n_levels)
-            .arg(&w.pos32);
-        match w.pos64.as_ref() {
-            Some(pos64) => launch.arg(pos64),
-            // The lanes kernel recomputes f64 vectors from the declinations.
-            None => launch.arg(&st.cos_dec).arg(&st.sin_dec),
+        let batched = CountArgs {
+            n,
+            total_cells: cells,
+            n_bins,
+            n_levels,
+            pos32: &w.pos32,
+            cos_dec: &st.cos_dec,
+            sin_dec: &st.sin_dec,
+            slot_event: &w.slot_event,
+            ra: &w.ra,
+            cell_start: &w.cell_start,
+            stripe_of_event: &st.stripe_of_event,
+            window_start: &st.window_start,
+            window_half_width: &st.window_half_width,
+            stripe_cell_base: &st.stripe_cell_base,
+            stripe_inv_cell_width: &st.stripe_inv_cell_width,
+            inside32: &st.inside32,
+            outside32: &st.outside32,
+            chord2_max: &st.chord2_max,
+            ambiguity: &st.ambiguity,
+            lut: &st.lut,
+            lut_cells: (self.tables.lut.len() - 1) as u32,
+            lut_scale: self.tables.lut_scale,
+            histogram: &mut w.histogram,
+            ambiguous_count: &mut w.ambiguous_count,
+            ambiguous_capacity: w.ambiguous_capacity as u32,
+            ambiguous: &mut w.ambiguous,
         };
-        launch
-            .arg(&w.slot_event)
-            .arg(&w.ra)
-            .arg(&w.cell_start)
-            .arg(&st.stripe_of_event)
-            .arg(&st.window_start)
-            .arg(&st.window_half_width)
-            .arg(&st.stripe_cell_base)
-            .arg(&st.stripe_inv_cell_width)
-            .arg(&st.inside32)
-            .arg(&st.outside32)
-            .arg(&st.chord2_max)
-            .arg(&st.ambiguity)
-            .arg(&st.lut)
-            .arg(&lut_cells)
-            .arg(&lut_scale)
-            .arg(&mut w.histogram)
-            .arg(&mut w.ambiguous_count)
-            .arg(&ambiguous_capacity)
-            .arg(&mut w.ambiguous);
-        if self.kernel.needs_one_step() {
-            launch.arg(&st.cell_table);
-        }
-        // SAFETY: n_bins ≤ MAX_BINS and lut_cells ≤ MAX_LUT_CELLS (checked by cuda_tables);
-        // dynamic shared memory is what the kernel indexes (per-warp histograms, or the lanes
-        // kernel's (levels − 1)·bins·128 columns, opted in above 48 KiB at construction); each
-        // thread handles ≤ MAX_EVENTS_PER_UNIT events (blocks_per_trial) so u32 counters do not
-        // wrap; the kernel writes at most `ambiguous_capacity` list entries and count·n_hist
-        // histogram words; pos64 is passed exactly when the kernel takes it (needs_pos64), the
-        // cell table (LUT_CELLS + 1 float4) exactly when it reads it (needs_one_step; chosen by
-        // `fitting` only where the tables are one-step).
-        unsafe { launch.launch(count_config) }?;
+        // SAFETY: CountArgs follows BATCHED_PARAMS and FlatCountArgs adds tp_count_flats2's cell
+        // table (LUT_CELLS + 1 float4), passed only to that kernel, which runs only on one-step
+        // tables (CountKernel::fitting); n_bins ≤ MAX_BINS and lut_cells ≤ MAX_LUT_CELLS
+        // (checked by cuda_tables); dynamic shared memory is the per-warp histograms the kernels
+        // index; one event per thread (blocks_per_trial) keeps the u32 counters from wrapping
+        // (n ≤ 2^24, checked by cuda_tables); the kernel writes at most `ambiguous_capacity`
+        // list entries and count·n_hist histogram words.
+        unsafe {
+            match self.kernel {
+                CountKernel::Direct => gpu::launch(s, &self.kernels.count, count_config, batched),
+                CountKernel::Flat => {
+                    let flat = FlatCountArgs {
+                        batched,
+                        cell_table: &st.cell_table,
+                    };
+                    gpu::launch(s, &self.kernels.count, count_config, flat)
+                }
+            }
+        }?;
         Ok(())
     }
 
@@ -455,7 +452,7 @@ impl<'p> CudaPairCounter<'p> {
     }
 }
 
-/// The unit vector of prepared event `e` at RA `ra`, with count_cpu.rs's exact operations.
+/// The unit vector of prepared event `e` at RA `ra`, with cpu/count.rs's exact operations.
 fn cpu_position(prepared: &Prepared, e: u32, ra: f64) -> [f64; 3] {
     let e = e as usize;
     let (sin_ra, cos_ra) = ra.sin_cos();
@@ -463,33 +460,13 @@ fn cpu_position(prepared: &Prepared, e: u32, ra: f64) -> [f64; 3] {
     [c * cos_ra, c * sin_ra, prepared.sin_dec[e]]
 }
 
-/// `[level][bin]` pair histogram → cumulative counts per cut, as count_cpu.rs does it.
-fn cumulative_counts(prepared: &Prepared, histogram: &[u64]) -> Counts {
-    let n_bins = prepared.bins.len();
-    let n_cuts = prepared.cuts.len();
-    let mut counts = Counts::zeros(n_cuts, n_bins);
-    for cut in 0..n_cuts {
-        let position = prepared.levels.position_of_cut[cut];
-        let mut running = 0u64;
-        for bin in 0..n_bins {
-            // Pairs whose smaller level exceeds this cut's position pass it.
-            running += (position + 1..=n_cuts)
-                .map(|level| histogram[level * n_bins + bin])
-                .sum::<u64>();
-            counts.values[cut * n_bins + bin] = running;
-        }
-    }
-    counts
-}
-
-/// Allocates work space for `trials` trials (`pos64`: with the f64 slot vectors).
+/// Allocates work space for `trials` trials.
 fn alloc_work(
     stream: &Arc<CudaStream>,
     n: usize,
     cells: usize,
     n_hist: usize,
     trials: usize,
-    pos64: bool,
 ) -> Result<Work, TwoPointError> {
     let slots = n * trials;
     let too_big = |bytes: usize| GpuError::OutOfMemory {
@@ -503,15 +480,6 @@ fn alloc_work(
         pos32: stream
             .alloc_zeros(4 * slots)
             .map_err(|_| too_big(slots * 16))?,
-        pos64: if pos64 {
-            Some(
-                stream
-                    .alloc_zeros(3 * slots)
-                    .map_err(|_| too_big(slots * 24))?,
-            )
-        } else {
-            None
-        },
         slot_event: alloc_u32(slots)?,
         cell_count: alloc_u32(cells * trials)?,
         cell_start: alloc_u32((cells + 1) * trials)?,

@@ -4,10 +4,11 @@
 //! the stripes do not either). An event looks for partners in its own stripe (later positions
 //! only, so each unordered pair is seen once) and in the stripes above it up to δ + θ_max (early
 //! exit in declination), and inside each stripe only in its RA window |Δα| ≤ asin(sin θ_max /
-//! cos δ) found by binary search (with wrap at 0/2π). The edge test is exact: see `bins.rs`.
+//! cos δ) found by binary search (with wrap at 0/2π). The edge test is exact: see `twopoint/bins.rs`.
 
-use super::bins::{chord2, unit_vector};
-use super::{Counts, Prepared, TwoPointError};
+use crate::twopoint::bins::{chord2, unit_vector};
+use crate::twopoint::counts::cumulative_counts;
+use crate::twopoint::{Counts, Prepared, TwoPointError};
 use rayon::prelude::*;
 use std::f64::consts::{PI, TAU};
 use std::ops::Range;
@@ -180,25 +181,6 @@ fn count_chunk(
             }
         }
     }
-}
-
-/// Turns the `[level][bin]` histogram into cumulative counts per cut (configuration order).
-fn cumulative_counts(prepared: &Prepared, histogram: &[u64]) -> Counts {
-    let n_bins = prepared.bins.len();
-    let n_cuts = prepared.cuts.len();
-    let mut counts = Counts::zeros(n_cuts, n_bins);
-    for cut in 0..n_cuts {
-        let position = prepared.levels.position_of_cut[cut];
-        let mut running = 0u64;
-        for bin in 0..n_bins {
-            // Pairs whose smaller level exceeds this cut's position pass it.
-            running += (position + 1..=n_cuts)
-                .map(|level| histogram[level * n_bins + bin])
-                .sum::<u64>();
-            counts.values[cut * n_bins + bin] = running;
-        }
-    }
-    counts
 }
 
 /// O(N²) reference: every unordered pair, bins by a plain scan. For tests and GPU checks.

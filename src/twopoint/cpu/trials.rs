@@ -1,26 +1,11 @@
-//! Scrambled-RA trials in batches, reproducible from (seed, trial range).
+//! Scrambled-RA trials on the CPU in batches, reproducible from (seed, trial range).
 
-use super::philox::scrambled_ra_of;
-use super::{Counts, Prepared, TwoPointError, count_pairs};
+use super::count::count_pairs;
 use crate::jobs::Progress;
+use crate::twopoint::philox::scrambled_ra_of;
+use crate::twopoint::{Counts, Prepared, TrialBatch, TwoPointError};
 use rayon::prelude::*;
 use std::ops::Range;
-
-/// The counts of a run of consecutive trials.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrialBatch {
-    /// Index of the first trial in this batch.
-    pub first_trial: u64,
-    /// Counts of trials `first_trial`, `first_trial + 1`, … in order.
-    pub counts: Vec<Counts>,
-}
-
-impl TrialBatch {
-    /// The trial indices covered.
-    pub fn trials(&self) -> Range<u64> {
-        self.first_trial..self.first_trial + self.counts.len() as u64
-    }
-}
 
 /// The scrambled RAs of trial `trial`, one per prepared event (declination-sorted order).
 pub fn scrambled_ra(n_events: usize, seed: u64, trial: u64) -> Vec<f64> {

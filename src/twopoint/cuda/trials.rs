@@ -1,59 +1,14 @@
-//! Scrambled trials on the GPU, and the switch between the CPU and CUDA back-ends.
+//! Scrambled trials on the GPU.
 //!
-//! [`run_trials_cuda`] has the shape of [`super::run_trials`]: same seed/trial-range contract,
+//! [`run_trials_cuda`] has the shape of the CPU's `run_trials`: same seed/trial-range contract,
 //! batches handed over in trial order, cancellation between launches, and counts equal to the
 //! CPU's trial for trial.
 
-use super::count_cuda::CudaPairCounter;
-use super::{Counts, Prepared, TrialBatch, TwoPointError, count_pairs, run_trials};
+use super::count::CudaPairCounter;
 use crate::gpu::GpuDevice;
 use crate::jobs::Progress;
+use crate::twopoint::{Prepared, TrialBatch, TwoPointError};
 use std::ops::Range;
-
-/// Where pairs are counted.
-#[derive(Debug, Clone, Copy)]
-pub enum CountBackend<'d> {
-    /// CPU threads (rayon), `count_cpu.rs`.
-    Cpu,
-    /// A CUDA device, `count_cuda.rs`.
-    Cuda(&'d GpuDevice),
-}
-
-impl CountBackend<'_> {
-    /// `"cpu"` or `"cuda"`, as reported in `--json`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Cpu => "cpu",
-            Self::Cuda(_) => "cuda",
-        }
-    }
-}
-
-/// Exact cumulative counts of the observed RAs on `backend`.
-pub fn count_observed(backend: CountBackend, prepared: &Prepared) -> Result<Counts, TwoPointError> {
-    match backend {
-        CountBackend::Cpu => count_pairs(prepared, None),
-        CountBackend::Cuda(device) => super::count_cuda::count_pairs_cuda(device, prepared),
-    }
-}
-
-/// [`run_trials`] on `backend`.
-pub fn run_trials_on(
-    backend: CountBackend,
-    prepared: &Prepared,
-    seed: u64,
-    trials: Range<u64>,
-    batch: usize,
-    progress: &Progress,
-    on_batch: impl FnMut(TrialBatch),
-) -> Result<(), TwoPointError> {
-    match backend {
-        CountBackend::Cpu => run_trials(prepared, seed, trials, batch, progress, on_batch),
-        CountBackend::Cuda(device) => {
-            run_trials_cuda(device, prepared, seed, trials, batch, progress, on_batch)
-        }
-    }
-}
 
 /// Runs trials `trials` on `device` in batches of `batch` and hands each batch to `on_batch` in
 /// trial order. A batch larger than the counter's trials per launch takes several launches;
