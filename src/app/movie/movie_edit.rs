@@ -5,7 +5,7 @@
 //! horizontal one (DESIGN §4, the path file): they are related through the movie's aspect ratio
 //! W/H by tan(fov_x/2) = tan(fov_y/2)·W/H, the same relation `splotch::render_camera` uses.
 
-use super::camera::{OrbitCamera, Projection};
+use crate::app::viewport::camera::{OrbitCamera, Projection};
 use crate::movie::{CameraPath, CameraPose, Keyframe, PathError, RenderSettings, Timing};
 use serde::{Deserialize, Serialize};
 

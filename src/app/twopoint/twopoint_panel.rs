@@ -2,7 +2,7 @@
 //! batches on a worker; every batch sends the accumulated analysis and its statistics to the UI,
 //! which plots them live (`twopoint_ui.rs`). Stop keeps what was done; Start resumes from there.
 
-use super::documents::{EventsDocument, Notice};
+use crate::app::files::documents::{EventsDocument, Notice};
 use crate::gpu::{BackendChoice, ResolvedBackend, resolve_backend};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
 use crate::twopoint::{self, Analysis, CountBackend, Summary, TwoPointConfig, TwoPointError};

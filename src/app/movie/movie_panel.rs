@@ -2,12 +2,12 @@
 //! reorder, retime, delete), the timeline, presets, loading and saving the TOML path file, and
 //! the hooks that let the timeline drive the viewport camera.
 
-use super::camera::OrbitCamera;
-use super::documents::Notice;
-use super::haloscope_app::HaloscopeApp;
 use super::movie_edit::{MovieEditor, SavedPath};
 use super::movie_render::{MovieJob, MovieRender, MovieRenderSettings};
 use super::timeline::Timeline;
+use crate::app::files::documents::Notice;
+use crate::app::haloscope_app::HaloscopeApp;
+use crate::app::viewport::camera::OrbitCamera;
 use crate::jobs::Waker;
 use crate::movie::{CameraPath, Timing, load_path, save_path};
 use crossbeam_channel::{Receiver, Sender};
@@ -196,7 +196,7 @@ impl MoviePanel {
 
 impl HaloscopeApp {
     /// Per frame: dialog answers, the render worker's messages and the preview's playback step.
-    pub(super) fn poll_movie(&mut self, ctx: &egui::Context) {
+    pub(in crate::app) fn poll_movie(&mut self, ctx: &egui::Context) {
         self.movie.poll_dialogs();
         if let Some(ended) = self.movie.render.poll() {
             self.notify(match ended {
@@ -236,7 +236,7 @@ impl HaloscopeApp {
     }
 
     /// The viewport shows the path's camera at the scrubber time.
-    pub(super) fn apply_movie_camera(&mut self) {
+    pub(in crate::app) fn apply_movie_camera(&mut self) {
         let aspect = self.movie.aspect();
         let Some(camera) = self
             .movie
@@ -290,7 +290,7 @@ impl HaloscopeApp {
     }
 
     /// The Movie section of the side panel.
-    pub(super) fn movie_section_ui(&mut self, ui: &mut egui::Ui) {
+    pub(in crate::app) fn movie_section_ui(&mut self, ui: &mut egui::Ui) {
         let camera = self.camera();
         ui.horizontal_wrapped(|ui| {
             let add = ui
