@@ -3,11 +3,11 @@
 use super::files::documents::{Documents, Notice};
 use super::files::file_browser::{BrowsePurpose, FileBrowser};
 use super::halos::panel::{HalosAction, HalosPanel, framing_distance};
-use super::movie::movie_panel::MoviePanel;
+use super::movie::panel::MoviePanel;
 use super::session::{CentralView, PanelState, STORAGE_KEY, Session};
+use super::twopoint::panel::TwoPointPanel;
 use super::twopoint::sky_map::SkyMap;
 use super::twopoint::sky_projection::SkyProjection;
-use super::twopoint::twopoint_panel::TwoPointPanel;
 use super::viewport::camera::{Bookmark, OrbitCamera};
 use super::viewport::glide::{Glide, looking_at};
 use super::viewport::overlay::OverlayOptions;

@@ -18,7 +18,6 @@ pub mod viewport;
 
 // The paths the tests and the GUI bench use.
 pub use files::{documents, file_browser};
-pub use movie::{movie_edit, movie_render};
 pub use viewport::{camera, overlay, progressive, screenshot, splotch};
 
 pub use haloscope_app::HaloscopeApp;

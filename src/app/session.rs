@@ -1,7 +1,7 @@
 //! What survives between runs (eframe storage): settings, recent files, the last session's
 //! files, camera and panel state.
 
-use super::movie::movie_panel::SavedMovie;
+use super::movie::panel::SavedMovie;
 use super::twopoint::sky_projection::SkyProjection;
 use super::viewport::camera::{Bookmark, OrbitCamera};
 use super::viewport::viewport_renderer::ViewStyle;

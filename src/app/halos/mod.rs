@@ -1,4 +1,4 @@
 //! The Halos panel: friends-of-friends runs, the catalogue table and its export.
 
-mod halos_ui;
 pub mod panel;
+mod ui;

@@ -2,7 +2,7 @@
 //! reorder, retime, delete), the timeline, presets, the path file buttons, and the hooks that
 //! let the timeline drive the viewport camera.
 
-use super::movie_render::{MP4_FILE_NAME, MovieEnd, MovieFormat, MovieJob};
+use super::render::{MP4_FILE_NAME, MovieEnd, MovieFormat, MovieJob};
 use crate::app::files::documents::Notice;
 use crate::app::haloscope_app::HaloscopeApp;
 use crate::app::viewport::camera::OrbitCamera;

@@ -2,7 +2,7 @@
 //! path through the app's renderer into numbered PNGs (and an MP4) with
 //! [`crate::movie::export_frames`], which skips frames already on disk (resume).
 
-use super::movie_edit::camera_from_pose;
+use super::edit::camera_from_pose;
 use crate::app::viewport::splotch::{SplotchRenderer, render_settings};
 use crate::app::viewport::viewport_renderer::{
     RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,

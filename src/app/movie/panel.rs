@@ -1,8 +1,8 @@
 //! The Movie panel's state: the keyframe editor, the timeline, the Render movie window, and
-//! loading and saving the TOML path file through file dialogs. Drawn by `movie_ui.rs`.
+//! loading and saving the TOML path file through file dialogs. Drawn by `ui.rs`.
 
-use super::movie_edit::{MovieEditor, SavedPath};
-use super::movie_render::{MovieRender, MovieRenderSettings};
+use super::edit::{MovieEditor, SavedPath};
+use super::render::{MovieRender, MovieRenderSettings};
 use super::timeline::Timeline;
 use crate::app::files::documents::Notice;
 use crate::jobs::Waker;

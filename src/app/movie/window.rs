@@ -1,7 +1,7 @@
 //! The Render movie window: size, frame rate, length, back-end, format and folder; a progress
 //! bar with frames done, ETA and Cancel while the worker runs; how the last export ended.
 
-use super::movie_render::{MP4_FILE_NAME, MovieBackend, MovieEnd, MovieFormat, format_duration};
+use super::render::{MP4_FILE_NAME, MovieBackend, MovieEnd, MovieFormat, format_duration};
 use crate::app::haloscope_app::HaloscopeApp;
 use crate::movie::CameraPath;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! The Movie panel's presets (DESIGN §1 `movie/presets`): orbit around the look-at point, zoom
 //! into the selected halo, fly along the largest halos; each replaces the keyframes.
 
-use super::movie_edit::fov_x_deg;
+use super::edit::fov_x_deg;
 use crate::app::files::documents::Notice;
 use crate::app::haloscope_app::HaloscopeApp;
 use crate::app::viewport::camera::OrbitCamera;
