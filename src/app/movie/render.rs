@@ -7,8 +7,8 @@ use crate::app::viewport::splotch::{SplotchRenderer, render_settings};
 use crate::app::viewport::viewport_renderer::{
     RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
 };
+use crate::backend::{Backend, BackendChoice};
 use crate::data::Snapshot;
-use crate::gpu::{BackendChoice, resolve_backend};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
 use crate::movie::{CameraPath, ExportSummary, FramePlan, Mp4Settings, export_frames};
 use crate::render::{CpuRenderer, TauBuffer};
@@ -200,7 +200,7 @@ fn open_renderer(job: &MovieJob) -> anyhow::Result<Box<dyn ViewportRenderer>> {
         MovieBackend::Auto => (job.factory)(),
         MovieBackend::Cpu => Box::new(SplotchRenderer::new()),
         MovieBackend::Cuda => {
-            resolve_backend(BackendChoice::Cuda).context("CUDA back-end")?;
+            Backend::resolve(BackendChoice::Cuda).context("CUDA back-end")?;
             let renderer = SplotchRenderer::best();
             if renderer.backend_name() != "cuda" {
                 anyhow::bail!("CUDA back-end: the CUDA renderer did not start (see the log)");
