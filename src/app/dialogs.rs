@@ -1,13 +1,13 @@
 //! Work the application hands to other threads: file dialogs (rfd), off-screen screenshots,
 //! the catalogue export dialog and the window capture for the README.
 
-use super::documents::Notice;
-use super::file_browser::{BrowseOutcome, BrowsePurpose, FileBrowser};
+use super::files::documents::Notice;
+use super::files::file_browser::{BrowseOutcome, BrowsePurpose, FileBrowser};
 use super::haloscope_app::{DialogAnswer, HaloscopeApp};
-use super::overlay::OverlayOptions;
-use super::screenshot::save_screenshot;
-use super::viewport::OverlayInput;
-use super::viewport_renderer::ViewRequest;
+use super::viewport::overlay::OverlayOptions;
+use super::viewport::screenshot::save_screenshot;
+use super::viewport::viewport_renderer::ViewRequest;
+use super::viewport::widget::OverlayInput;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -163,7 +163,7 @@ impl HaloscopeApp {
                 || self
                     .viewport
                     .shown()
-                    .is_some_and(|s| s.quality == super::progressive::Quality::Full));
+                    .is_some_and(|s| s.quality == super::viewport::progressive::Quality::Full));
         if *requested || !ready {
             ctx.request_repaint_after(std::time::Duration::from_millis(50));
             return;

@@ -1,20 +1,20 @@
 //! The application state and its frame: drain workers, handle input, draw panels.
 
-use super::camera::{Bookmark, OrbitCamera};
-use super::documents::{Documents, Notice};
-use super::file_browser::{BrowsePurpose, FileBrowser};
-use super::glide::{Glide, looking_at};
-use super::halos::{HalosAction, HalosPanel, framing_distance};
-use super::movie_panel::MoviePanel;
-use super::overlay::OverlayOptions;
-use super::pick::{PickRequest, pick_point};
-use super::screenshot::ScreenshotSettings;
+use super::files::documents::{Documents, Notice};
+use super::files::file_browser::{BrowsePurpose, FileBrowser};
+use super::halos::panel::{HalosAction, HalosPanel, framing_distance};
+use super::movie::panel::MoviePanel;
 use super::session::{CentralView, PanelState, STORAGE_KEY, Session};
-use super::sky_map::SkyMap;
-use super::sky_projection::SkyProjection;
-use super::twopoint_panel::TwoPointPanel;
-use super::viewport::{OverlayInput, ViewTarget, Viewport};
-use super::viewport_renderer::{RendererFactory, ViewStyle};
+use super::twopoint::panel::TwoPointPanel;
+use super::twopoint::sky_map::SkyMap;
+use super::twopoint::sky_projection::SkyProjection;
+use super::viewport::camera::{Bookmark, OrbitCamera};
+use super::viewport::glide::{Glide, looking_at};
+use super::viewport::overlay::OverlayOptions;
+use super::viewport::pick::{PickRequest, pick_point};
+use super::viewport::screenshot::ScreenshotSettings;
+use super::viewport::viewport_renderer::{RendererFactory, ViewStyle};
+use super::viewport::widget::{OverlayInput, ViewTarget, Viewport};
 use crate::backend::Backend;
 use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, Waker};
 use crossbeam_channel::{Receiver, Sender};
@@ -164,7 +164,7 @@ impl HaloscopeApp {
             twopoint: TwoPointPanel::new(waker.clone()),
             movie: MoviePanel::new(&session.movie, waker.clone()),
             glide: None,
-            backend: super::splotch::window_backend(),
+            backend: super::viewport::splotch::window_backend(),
             file_browser: None,
             native_dialogs: true,
             pick_jobs: JobQueue::new(waker.clone()),

@@ -1,6 +1,6 @@
 //! The top menu, the status bar and the small windows (About, shortcuts, Screenshot).
 
-use super::documents::{Notice, file_name};
+use super::files::documents::{Notice, file_name};
 use super::haloscope_app::HaloscopeApp;
 
 /// Keyboard and mouse controls, shown in Help → Keyboard shortcuts.

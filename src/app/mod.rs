@@ -4,42 +4,25 @@
 //! rendering, screenshots) runs on workers from [`crate::jobs`]; the UI thread only drains their
 //! channels with `try_recv` and draws.
 
-pub mod camera;
 mod dialogs;
-pub mod documents;
-pub mod file_browser;
-pub mod glide;
+pub mod files;
 pub mod halos;
-mod halos_ui;
 pub mod haloscope_app;
 mod menu;
-pub mod movie_edit;
-pub mod movie_panel;
-mod movie_presets;
-pub mod movie_render;
-mod movie_window;
-pub mod overlay;
-pub mod overlay_labels;
-pub mod overlay_raster;
-pub mod pick;
-pub mod preview;
-pub mod progressive;
-pub mod screenshot;
+pub mod movie;
 pub mod session;
 mod side_panel;
-pub mod sky_map;
-pub mod sky_projection;
-pub mod splotch;
 pub mod startup_log;
-pub mod timeline;
-pub mod twopoint_panel;
-mod twopoint_ui;
+pub mod twopoint;
 pub mod viewport;
-pub mod viewport_renderer;
+
+// The paths the tests and the GUI bench use.
+pub use files::{documents, file_browser};
+pub use viewport::{camera, overlay, progressive, screenshot, splotch};
 
 pub use haloscope_app::HaloscopeApp;
 pub use splotch::default_renderer_factory;
-pub use viewport_renderer::{
+pub use viewport::viewport_renderer::{
     Legend, RenderedImage, RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
 };
 

@@ -1,10 +1,10 @@
 //! What survives between runs (eframe storage): settings, recent files, the last session's
 //! files, camera and panel state.
 
-use super::camera::{Bookmark, OrbitCamera};
-use super::movie_panel::SavedMovie;
-use super::sky_projection::SkyProjection;
-use super::viewport_renderer::ViewStyle;
+use super::movie::panel::SavedMovie;
+use super::twopoint::sky_projection::SkyProjection;
+use super::viewport::camera::{Bookmark, OrbitCamera};
+use super::viewport::viewport_renderer::ViewStyle;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -1,9 +1,9 @@
 //! The left side panel: File, Render (with camera), Halos, Events and Movie sections.
 
-use super::camera::{Bookmark, Projection};
 use super::haloscope_app::HaloscopeApp;
 use super::session::CentralView;
-use super::sky_projection::SkyProjection;
+use super::twopoint::sky_projection::SkyProjection;
+use super::viewport::camera::{Bookmark, Projection};
 use crate::data::SpeciesKind;
 
 /// Colours per palette preview swatch.
@@ -421,7 +421,7 @@ impl HaloscopeApp {
         if let Some(document) = self.documents.shown_events() {
             let events = &document.events;
             ui.label(format!("{}: {} events", document.name, events.len()));
-            if let Some((lo, hi)) = super::sky_map::energy_range(&events.energy) {
+            if let Some((lo, hi)) = super::twopoint::sky_map::energy_range(&events.energy) {
                 ui.label(format!("log10(E/GeV) from {lo:.2} to {hi:.2}"));
             }
         } else {

@@ -10,10 +10,7 @@ pub use super::gadget_hdf5_write::{GadgetWriteOptions, write};
 
 use super::gadget_hdf5_meta::{self as meta, Part, Plan};
 use super::subsample::Subsample;
-use super::{
-    Field, LoadOptions, Masses, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species,
-    SpeciesKind,
-};
+use super::{Field, LoadOptions, Masses, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species};
 use crate::jobs::Progress;
 use hdf5::H5Type;
 use ndarray::s;
@@ -289,15 +286,5 @@ fn copy_kept<T: Copy>(
             out[k..k + width].copy_from_slice(row);
             k += width;
         }
-    }
-}
-
-/// The species kind of Gadget particle type `ptype`.
-pub fn kind_of_part_type(ptype: usize) -> SpeciesKind {
-    match ptype {
-        0 => SpeciesKind::Gas,
-        1 => SpeciesKind::Dark,
-        4 => SpeciesKind::Star,
-        _ => SpeciesKind::Other,
     }
 }

@@ -1,7 +1,6 @@
 //! Gadget HDF5 headers: which files make up a snapshot, what each particle type holds, and the
 //! checks of every claimed count against dataset shapes and stored bytes before allocation.
 
-use super::gadget_hdf5::kind_of_part_type;
 use super::{Header, ReadError, SpeciesKind};
 use hdf5::types::TypeDescriptor;
 use std::collections::BTreeMap;
@@ -20,6 +19,16 @@ const HEADER_COSMOLOGY: [&str; 6] = [
     "Omega_m",
     "Omega_lambda",
 ];
+
+/// The species kind of Gadget particle type `ptype`.
+fn kind_of_part_type(ptype: usize) -> SpeciesKind {
+    match ptype {
+        0 => SpeciesKind::Gas,
+        1 => SpeciesKind::Dark,
+        4 => SpeciesKind::Star,
+        _ => SpeciesKind::Other,
+    }
+}
 
 /// One open file of the snapshot.
 pub(crate) struct SnapshotFile {

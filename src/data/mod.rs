@@ -9,6 +9,7 @@ mod gadget_hdf5_meta;
 mod gadget_hdf5_write;
 mod snapshot;
 mod subsample;
+mod tipsy_format;
 mod tipsy_write;
 mod write_error;
 

@@ -7,9 +7,11 @@
 //! trying every combination and keeping the one whose counts add up and predict the exact file
 //! size.
 
+pub use super::tipsy_format::ByteOrder;
 pub use super::tipsy_write::{TipsyWriteOptions, write};
 
 use super::subsample::Subsample;
+use super::tipsy_format::{FAMILIES, record_bytes};
 use super::{
     Header, LoadOptions, Masses, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species,
     SpeciesKind,
@@ -18,59 +20,6 @@ use crate::jobs::Progress;
 use rayon::prelude::*;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
-
-/// Byte order of a tipsy file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ByteOrder {
-    /// Big-endian (XDR), the standard.
-    Big,
-    /// Little-endian (native on x86), written by some codes.
-    Little,
-}
-
-impl ByteOrder {
-    /// `"big"` or `"little"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Big => "big",
-            Self::Little => "little",
-        }
-    }
-
-    fn u32_from(self, bytes: [u8; 4]) -> u32 {
-        match self {
-            Self::Big => u32::from_be_bytes(bytes),
-            Self::Little => u32::from_le_bytes(bytes),
-        }
-    }
-
-    fn u64_from(self, bytes: [u8; 8]) -> u64 {
-        match self {
-            Self::Big => u64::from_be_bytes(bytes),
-            Self::Little => u64::from_le_bytes(bytes),
-        }
-    }
-}
-
-/// Named float32 values after mass, position and velocity in each record, in file order.
-pub(crate) const GAS_FIELDS: [&str; 5] = ["rho", "temp", "hsmooth", "metals", "phi"];
-/// See [`GAS_FIELDS`].
-pub(crate) const DARK_FIELDS: [&str; 2] = ["eps", "phi"];
-/// See [`GAS_FIELDS`].
-pub(crate) const STAR_FIELDS: [&str; 4] = ["metals", "tform", "eps", "phi"];
-
-/// The tipsy families in file order with their extra field names.
-pub(crate) const FAMILIES: [(SpeciesKind, &[&str]); 3] = [
-    (SpeciesKind::Gas, &GAS_FIELDS),
-    (SpeciesKind::Dark, &DARK_FIELDS),
-    (SpeciesKind::Star, &STAR_FIELDS),
-];
-
-/// Bytes in one record: mass, position, velocity, extras; positions take 24 bytes as f64.
-pub(crate) fn record_bytes(n_extra: usize, double_positions: bool) -> u64 {
-    let floats = 7 + n_extra as u64;
-    floats * 4 + if double_positions { 12 } else { 0 }
-}
 
 /// What the header of a tipsy file says, once its encoding is known.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,7 @@
 //! Tipsy writer, for tests, benchmarks and exporting subsets.
 
 use super::WriteError;
-use super::tipsy::{ByteOrder, FAMILIES};
+use super::tipsy_format::{ByteOrder, FAMILIES};
 use super::{Snapshot, Species, SpeciesKind};
 use std::io::{BufWriter, Write};
 use std::path::Path;

@@ -8,7 +8,7 @@
 
 use super::encode::{EncodeError, Mp4Encoder, Mp4Settings, Mp4Summary};
 use super::interpolate::PathSample;
-use super::keyframe::CameraPath;
+use super::path::CameraPath;
 use crate::jobs::{Cancelled, Progress};
 use crossbeam_channel::{Receiver, bounded};
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};

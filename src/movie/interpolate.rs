@@ -19,7 +19,7 @@
 //! - Constant speed: τ(t) = L⁻¹(L_total·(E(t) − t₀)/T) with L(τ) the arc length of the position
 //!   curve (5-point Gauss–Legendre per sub-interval, inverted by safeguarded Newton).
 
-use super::keyframe::{CameraPath, CameraPose, Keyframe, PathError, RenderSettings, Timing};
+use super::keyframe::{CameraPose, Keyframe, PathError, RenderSettings, Timing};
 use glam::{DQuat, DVec3};
 
 /// Arc-length table resolution: sub-intervals per keyframe segment.
@@ -409,7 +409,7 @@ fn gauss_legendre_length(curve: &TimedCurve, from: f64, to: f64) -> f64 {
         * half
 }
 
-/// Everything precomputed to sample a [`CameraPath`].
+/// Everything precomputed to sample a camera path.
 #[derive(Debug, Clone)]
 pub(crate) struct PathInterpolator {
     times: Vec<f64>,
@@ -562,21 +562,6 @@ impl Keyframe {
     fn look_at_distance(&self) -> f64 {
         DVec3::from(self.look_at).distance(DVec3::from(self.position))
     }
-}
-
-/// Samples `path` at `n` evenly spaced times from its start to its end (both included).
-pub fn sample_evenly(path: &CameraPath, n: usize) -> Vec<PathSample> {
-    let (start, duration) = (path.start_s(), path.duration_s());
-    (0..n)
-        .map(|i| {
-            let fraction = if n > 1 {
-                i as f64 / (n - 1) as f64
-            } else {
-                0.0
-            };
-            path.sample(start + duration * fraction)
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod frame_renderer;
 pub mod frames;
 pub mod interpolate;
 pub mod keyframe;
+pub mod path;
 pub mod path_file;
 pub mod presets;
 
@@ -22,5 +23,6 @@ pub use encode::{EncodeError, Mp4Encoder, Mp4Settings};
 pub use frame_renderer::{FrameRenderer, fill_missing_smoothing_lengths};
 pub use frames::{ExportError, ExportSummary, FramePlan, export_frames, frame_file_name};
 pub use interpolate::PathSample;
-pub use keyframe::{CameraPath, CameraPose, Keyframe, PathError, RenderSettings, Timing};
+pub use keyframe::{CameraPose, Keyframe, PathError, RenderSettings, Timing};
+pub use path::{CameraPath, PathKeyframes};
 pub use path_file::{PathFileError, load_path, parse_path, save_path, to_toml_string};

@@ -16,9 +16,8 @@
 //!
 //! Every error names the file and the line of the offending value (toml's spans).
 
-use super::keyframe::{
-    CameraPath, DEFAULT_FOV_DEG, DEFAULT_UP, Keyframe, PathError, RenderSettings, Timing,
-};
+use super::keyframe::{DEFAULT_FOV_DEG, DEFAULT_UP, Keyframe, PathError, RenderSettings, Timing};
+use super::path::CameraPath;
 use serde::Deserialize;
 use std::fmt::Write as _;
 use std::ops::Range;

@@ -1,6 +1,7 @@
 //! Ready-made camera paths: orbit a point, zoom into a halo, fly along a list of halos.
 
-use super::keyframe::{CameraPath, Keyframe, PathError, RenderSettings, Timing};
+use super::keyframe::{Keyframe, PathError, RenderSettings, Timing};
+use super::path::CameraPath;
 use glam::DVec3;
 use std::f64::consts::TAU;
 

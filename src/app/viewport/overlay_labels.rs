@@ -151,8 +151,8 @@ mod tests {
     }
     #[test]
     fn a_dense_cluster_in_build_overlay_gets_four_labels_with_the_selected_one_among_them() {
-        use crate::app::camera::OrbitCamera;
-        use crate::app::overlay::{
+        use crate::app::viewport::camera::OrbitCamera;
+        use crate::app::viewport::overlay::{
             HALO_COLOUR, HaloMarker, OverlayItem, OverlayOptions, SELECTED_COLOUR, build_overlay,
         };
         let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(400.0, 300.0));

@@ -254,15 +254,15 @@ pub fn default_intensity_field(species: &Species) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::viewport_renderer::ViewStyle;
+    use crate::app::viewport::viewport_renderer::ViewStyle;
     use std::sync::Arc;
 
     fn demo_request(width_px: u32, height_px: u32) -> ViewRequest {
         let snapshot = crate::data::demo::demo_snapshot(2_000, 7);
         let mut snapshot = snapshot;
-        crate::app::documents::fill_missing_smoothing(&mut snapshot, &Progress::none())
+        crate::app::files::documents::fill_missing_smoothing(&mut snapshot, &Progress::none())
             .expect("kNN");
-        let bounds = crate::app::documents::bounds_of(&snapshot).expect("bounds");
+        let bounds = crate::app::files::documents::bounds_of(&snapshot).expect("bounds");
         ViewRequest {
             snapshot: Arc::new(snapshot),
             camera: OrbitCamera::home(bounds.0, bounds.1),

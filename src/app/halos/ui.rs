@@ -1,7 +1,7 @@
 //! The Halos section of the side panel: FoF settings, run/cancel with progress, overlay
 //! switches, the sortable catalogue table and export.
 
-use super::halos::{HaloRadius, HalosAction, HalosPanel, SortKey};
+use super::panel::{HaloRadius, HalosAction, HalosPanel, SortKey};
 use crate::data::SpeciesKind;
 
 /// Rows of the table shown at once (the rest scroll).
@@ -21,7 +21,7 @@ impl HalosPanel {
     pub fn section_ui(
         &mut self,
         ui: &mut egui::Ui,
-        document: Option<&super::documents::SnapshotDocument>,
+        document: Option<&crate::app::files::documents::SnapshotDocument>,
     ) -> HalosAction {
         let Some(document) = document else {
             ui.label("Open a snapshot to find halos.");
@@ -106,7 +106,11 @@ impl HalosPanel {
         action
     }
 
-    fn settings_ui(&mut self, ui: &mut egui::Ui, document: &super::documents::SnapshotDocument) {
+    fn settings_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        document: &crate::app::files::documents::SnapshotDocument,
+    ) {
         egui::Grid::new("fof settings").show(ui, |ui| {
             let label = ui.label("b");
             ui.add(

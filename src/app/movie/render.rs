@@ -2,9 +2,11 @@
 //! path through the app's renderer into numbered PNGs (and an MP4) with
 //! [`crate::movie::export_frames`], which skips frames already on disk (resume).
 
-use super::movie_edit::camera_from_pose;
-use super::splotch::{SplotchRenderer, render_settings};
-use super::viewport_renderer::{RendererFactory, ViewRequest, ViewStyle, ViewportRenderer};
+use super::edit::camera_from_pose;
+use crate::app::viewport::splotch::{SplotchRenderer, render_settings};
+use crate::app::viewport::viewport_renderer::{
+    RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
+};
 use crate::backend::{Backend, BackendChoice};
 use crate::data::Snapshot;
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
@@ -414,7 +416,7 @@ mod tests {
     /// A 2-frame CPU-sized job on a small demo snapshot, from the home view sideways.
     fn small_job(backend: MovieBackend, out_dir: &std::path::Path) -> MovieJob {
         let mut snapshot = crate::data::demo::demo_snapshot(3_000, 5);
-        super::super::documents::fill_missing_smoothing(&mut snapshot, &Progress::none())
+        crate::app::files::documents::fill_missing_smoothing(&mut snapshot, &Progress::none())
             .expect("kNN");
         let keyframes = vec![
             Keyframe::new(0.0, [0.0, 0.0, 2.5], [0.0; 3]),
@@ -434,7 +436,7 @@ mod tests {
             out_dir: out_dir.to_path_buf(),
             mp4: None,
             backend,
-            factory: super::super::default_renderer_factory(),
+            factory: crate::app::default_renderer_factory(),
         }
     }
 

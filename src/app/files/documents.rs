@@ -2,8 +2,8 @@
 //!
 //! Every load runs as a job on a worker ([`crate::jobs::JobQueue`]); the UI polls it each frame.
 
-use super::camera::OrbitCamera;
-use super::startup_log;
+use crate::app::startup_log;
+use crate::app::viewport::camera::OrbitCamera;
 use crate::data::{self, EventList, LoadOptions, Loaded, Snapshot};
 use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, Progress, ProgressUpdate, Waker};
 use std::path::{Path, PathBuf};
@@ -157,7 +157,7 @@ impl Documents {
                             format!("{}: smoothing lengths: {e}", file_name(&owned))
                         })?;
                         let bounds = bounds_of(&snapshot);
-                        let preview = super::preview::preview_subsample(&snapshot);
+                        let preview = crate::app::viewport::preview::preview_subsample(&snapshot);
                         LoadedDocument::Snapshot(snapshot, bounds, preview)
                     }
                     Loaded::Events(events) => LoadedDocument::Events(events),
@@ -315,7 +315,7 @@ impl Documents {
     /// Opens an in-memory snapshot (benchmarks, scripts) as if it had been loaded, and shows it.
     pub fn insert_snapshot(&mut self, name: &str, snapshot: Snapshot) -> u64 {
         let bounds = bounds_of(&snapshot);
-        let preview = super::preview::preview_subsample(&snapshot).map(Arc::new);
+        let preview = crate::app::viewport::preview::preview_subsample(&snapshot).map(Arc::new);
         self.add_snapshot(name.to_owned(), None, snapshot, bounds);
         if let Some(document) = self.snapshots.last_mut() {
             document.preview = preview;

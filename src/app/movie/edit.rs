@@ -5,8 +5,10 @@
 //! horizontal one (DESIGN §4, the path file): they are related through the movie's aspect ratio
 //! W/H by tan(fov_x/2) = tan(fov_y/2)·W/H, the same relation `splotch::render_camera` uses.
 
-use super::camera::{OrbitCamera, Projection};
-use crate::movie::{CameraPath, CameraPose, Keyframe, PathError, RenderSettings, Timing};
+use crate::app::viewport::camera::{OrbitCamera, Projection};
+use crate::movie::{
+    CameraPath, CameraPose, Keyframe, PathError, PathKeyframes, RenderSettings, Timing,
+};
 use serde::{Deserialize, Serialize};
 
 /// Seconds between a new keyframe and the last one when the scrubber sits on a keyframe.
@@ -60,67 +62,51 @@ pub fn camera_from_pose(pose: &CameraPose, aspect: f64) -> OrbitCamera {
     }
 }
 
-/// The pose of keyframe `key` (projection from the path).
-pub fn pose_of(key: &Keyframe, orthographic: bool) -> CameraPose {
-    CameraPose {
-        position: key.position,
-        look_at: key.look_at,
-        up: key.up,
-        fov_deg: key.fov_deg,
-        orthographic,
-    }
-}
-
-/// The keyframes being edited, their timing, and the path they make (or why they make none).
+/// The keyframes being edited (the movie's own [`PathKeyframes`]) and the path they make, or
+/// why they make none; the path is rebuilt after every edit.
 #[derive(Debug, Clone)]
 pub struct MovieEditor {
-    keyframes: Vec<Keyframe>,
-    timing: Timing,
-    orthographic: bool,
+    keys: PathKeyframes,
     path: Result<CameraPath, PathError>,
 }
 
 impl Default for MovieEditor {
     fn default() -> Self {
-        Self::new(Vec::new(), Timing::default(), false)
+        Self::new(PathKeyframes::default())
     }
 }
 
 impl MovieEditor {
-    /// An editor holding `keyframes` (sorted by time here) with `timing`.
-    pub fn new(mut keyframes: Vec<Keyframe>, timing: Timing, orthographic: bool) -> Self {
-        keyframes.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
-        let path = CameraPath::new(keyframes.clone(), timing, orthographic);
-        Self {
-            keyframes,
-            timing,
-            orthographic,
-            path,
-        }
+    /// An editor holding `keys` (its keyframes sorted by time here).
+    pub fn new(mut keys: PathKeyframes) -> Self {
+        keys.keyframes.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
+        let path = keys.to_path();
+        Self { keys, path }
     }
 
     /// An editor holding the keyframes and timing of `path` (a preset or a loaded file).
     pub fn from_path(path: &CameraPath) -> Self {
-        Self::new(
-            path.keyframes().to_vec(),
-            path.timing(),
-            path.orthographic(),
-        )
+        Self::new(path.keys().clone())
+    }
+
+    /// The keyframes, timing and projection being edited.
+    pub fn keys(&self) -> &PathKeyframes {
+        &self.keys
     }
 
     /// The keyframes, in time order.
     pub fn keyframes(&self) -> &[Keyframe] {
-        &self.keyframes
+        &self.keys.keyframes
     }
 
     /// The timing options.
     pub fn timing(&self) -> Timing {
-        self.timing
+        self.keys.timing
     }
 
     /// Whether frames use an orthographic projection.
     pub fn orthographic(&self) -> bool {
-        self.orthographic
+        self.keys.orthographic
     }
 
     /// The camera path, or why the keyframes do not make one (fewer than 2, equal times, ...).
@@ -130,7 +116,7 @@ impl MovieEditor {
 
     /// First and last keyframe times (both 0 without keyframes): the scrubber's range.
     pub fn time_range(&self) -> (f64, f64) {
-        match (self.keyframes.first(), self.keyframes.last()) {
+        match (self.keys.keyframes.first(), self.keys.keyframes.last()) {
             (Some(first), Some(last)) => (first.time_s, last.time_s.max(first.time_s)),
             _ => (0.0, 0.0),
         }
@@ -140,27 +126,27 @@ impl MovieEditor {
     /// time is not a finite number ≥ 0), [`KEYFRAME_SPACING_S`] after the last keyframe.
     /// Returns the new keyframe's index and time.
     pub fn add_view(&mut self, camera: &OrbitCamera, time_s: f64, aspect: f64) -> (usize, f64) {
-        let taken = self.keyframes.iter().any(|k| k.time_s == time_s);
+        let keyframes = &mut self.keys.keyframes;
+        let taken = keyframes.iter().any(|k| k.time_s == time_s);
         let time_s = if taken || !time_s.is_finite() || time_s < 0.0 {
-            self.keyframes
+            keyframes
                 .last()
                 .map_or(0.0, |k| k.time_s + KEYFRAME_SPACING_S)
         } else {
             time_s
         };
-        if self.keyframes.is_empty() {
-            self.orthographic = camera.projection == Projection::Orthographic;
+        if keyframes.is_empty() {
+            self.keys.orthographic = camera.projection == Projection::Orthographic;
         }
-        let index = self.keyframes.partition_point(|k| k.time_s < time_s);
-        self.keyframes
-            .insert(index, keyframe_from_camera(camera, time_s, aspect));
+        let index = keyframes.partition_point(|k| k.time_s < time_s);
+        keyframes.insert(index, keyframe_from_camera(camera, time_s, aspect));
         self.rebuild();
         (index, time_s)
     }
 
     /// Replaces the view of keyframe `index` with `camera`'s, keeping its time.
     pub fn set_view(&mut self, index: usize, camera: &OrbitCamera, aspect: f64) {
-        if let Some(key) = self.keyframes.get_mut(index) {
+        if let Some(key) = self.keys.keyframes.get_mut(index) {
             let settings = key.settings;
             *key = keyframe_from_camera(camera, key.time_s, aspect);
             key.settings = settings;
@@ -170,8 +156,8 @@ impl MovieEditor {
 
     /// Removes keyframe `index`.
     pub fn delete(&mut self, index: usize) {
-        if index < self.keyframes.len() {
-            self.keyframes.remove(index);
+        if index < self.keys.keyframes.len() {
+            self.keys.keyframes.remove(index);
             self.rebuild();
         }
     }
@@ -179,16 +165,14 @@ impl MovieEditor {
     /// Swaps the views of keyframes `index` and `index − 1`; the times stay where they are, so
     /// the two views trade places on the timeline.
     pub fn move_up(&mut self, index: usize) {
-        if index == 0 || index >= self.keyframes.len() {
+        let keyframes = &mut self.keys.keyframes;
+        if index == 0 || index >= keyframes.len() {
             return;
         }
-        let (earlier_s, later_s) = (
-            self.keyframes[index - 1].time_s,
-            self.keyframes[index].time_s,
-        );
-        self.keyframes.swap(index - 1, index);
-        self.keyframes[index - 1].time_s = earlier_s;
-        self.keyframes[index].time_s = later_s;
+        let (earlier_s, later_s) = (keyframes[index - 1].time_s, keyframes[index].time_s);
+        keyframes.swap(index - 1, index);
+        keyframes[index - 1].time_s = earlier_s;
+        keyframes[index].time_s = later_s;
         self.rebuild();
     }
 
@@ -200,42 +184,40 @@ impl MovieEditor {
     /// Sets the time of keyframe `index` and keeps the list in time order; returns where the
     /// keyframe went. Two keyframes at one time make no path (the error says which).
     pub fn retime(&mut self, index: usize, time_s: f64) -> usize {
-        let Some(key) = self.keyframes.get_mut(index) else {
+        let keyframes = &mut self.keys.keyframes;
+        let Some(key) = keyframes.get_mut(index) else {
             return index;
         };
         key.time_s = time_s;
         let moved = *key;
-        self.keyframes.remove(index);
-        let to = self
-            .keyframes
-            .partition_point(|k| k.time_s.total_cmp(&time_s).is_le());
+        keyframes.remove(index);
+        let to = keyframes.partition_point(|k| k.time_s.total_cmp(&time_s).is_le());
         // Equal times: stay just before the others when moving earlier, after when later.
         let to = if to > index {
             to
         } else {
-            self.keyframes
-                .partition_point(|k| k.time_s.total_cmp(&time_s).is_lt())
+            keyframes.partition_point(|k| k.time_s.total_cmp(&time_s).is_lt())
         };
-        self.keyframes.insert(to, moved);
+        keyframes.insert(to, moved);
         self.rebuild();
         to
     }
 
     /// Sets the timing options.
     pub fn set_timing(&mut self, timing: Timing) {
-        self.timing = timing;
+        self.keys.timing = timing;
         self.rebuild();
     }
 
     /// Sets the projection of every frame.
     pub fn set_orthographic(&mut self, orthographic: bool) {
-        self.orthographic = orthographic;
+        self.keys.orthographic = orthographic;
         self.rebuild();
     }
 
     /// Removes every keyframe.
     pub fn clear(&mut self) {
-        self.keyframes.clear();
+        self.keys.keyframes.clear();
         self.rebuild();
     }
 
@@ -243,8 +225,8 @@ impl MovieEditor {
     /// interpolated one, the only keyframe's when there is one, `None` without keyframes or when
     /// the keyframes make no path.
     pub fn camera_at(&self, time_s: f64, aspect: f64) -> Option<OrbitCamera> {
-        if let [only] = self.keyframes.as_slice() {
-            return Some(camera_from_pose(&pose_of(only, self.orthographic), aspect));
+        if let [only] = self.keys.keyframes.as_slice() {
+            return Some(camera_from_pose(&only.pose(self.keys.orthographic), aspect));
         }
         let path = self.path.as_ref().ok()?;
         Some(camera_from_pose(&path.sample(time_s).pose, aspect))
@@ -252,36 +234,27 @@ impl MovieEditor {
 
     /// The viewport camera of keyframe `index`.
     pub fn camera_of(&self, index: usize, aspect: f64) -> Option<OrbitCamera> {
-        let key = self.keyframes.get(index)?;
-        Some(camera_from_pose(&pose_of(key, self.orthographic), aspect))
+        let key = self.keys.keyframes.get(index)?;
+        Some(camera_from_pose(&key.pose(self.keys.orthographic), aspect))
     }
 
     /// What the session keeps.
     pub fn saved(&self) -> SavedPath {
-        SavedPath {
-            keyframes: self.keyframes.iter().map(SavedKeyframe::from).collect(),
-            constant_speed: self.timing.constant_speed,
-            ease_s: self.timing.ease_s,
-            orthographic: self.orthographic,
-        }
+        SavedPath::from(&self.keys)
     }
 
     /// An editor holding what the session kept.
     pub fn from_saved(saved: &SavedPath) -> Self {
-        let timing = Timing {
-            constant_speed: saved.constant_speed,
-            ease_s: saved.ease_s,
-        };
-        let keyframes = saved.keyframes.iter().map(Keyframe::from).collect();
-        Self::new(keyframes, timing, saved.orthographic)
+        Self::new(PathKeyframes::from(saved))
     }
 
     fn rebuild(&mut self) {
-        self.path = CameraPath::new(self.keyframes.clone(), self.timing, self.orthographic);
+        self.path = self.keys.to_path();
     }
 }
 
-/// A keyframe as the session stores it.
+/// A keyframe as the session stores it: flat (brightness beside the camera), the form stored
+/// sessions already have.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SavedKeyframe {
     /// Time on the path (seconds).
@@ -340,6 +313,30 @@ pub struct SavedPath {
     pub orthographic: bool,
 }
 
+impl From<&PathKeyframes> for SavedPath {
+    fn from(keys: &PathKeyframes) -> Self {
+        Self {
+            keyframes: keys.keyframes.iter().map(SavedKeyframe::from).collect(),
+            constant_speed: keys.timing.constant_speed,
+            ease_s: keys.timing.ease_s,
+            orthographic: keys.orthographic,
+        }
+    }
+}
+
+impl From<&SavedPath> for PathKeyframes {
+    fn from(saved: &SavedPath) -> Self {
+        Self {
+            keyframes: saved.keyframes.iter().map(Keyframe::from).collect(),
+            timing: Timing {
+                constant_speed: saved.constant_speed,
+                ease_s: saved.ease_s,
+            },
+            orthographic: saved.orthographic,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,7 +379,7 @@ mod tests {
         let key = keyframe_from_camera(&camera, 1.5, ASPECT);
         assert_eq!(key.time_s, 1.5);
         assert_eq!(key.position, [1.0, 2.0, 3.0]);
-        let back = camera_from_pose(&pose_of(&key, false), ASPECT);
+        let back = camera_from_pose(&key.pose(false), ASPECT);
         assert_eq!(back.eye_world, camera.eye_world);
         assert_eq!(back.look_at_world, camera.look_at_world);
         assert!((back.fov_y_deg - 30.0).abs() < 1e-5);

@@ -1,17 +1,12 @@
 //! The Movie section of the side panel: keyframe list (add the current view, go to, set,
-//! reorder, retime, delete), the timeline, presets, loading and saving the TOML path file, and
-//! the hooks that let the timeline drive the viewport camera.
+//! reorder, retime, delete), the timeline, presets, the path file buttons, and the hooks that
+//! let the timeline drive the viewport camera.
 
-use super::camera::OrbitCamera;
-use super::documents::Notice;
-use super::haloscope_app::HaloscopeApp;
-use super::movie_edit::{MovieEditor, SavedPath};
-use super::movie_render::{MovieJob, MovieRender, MovieRenderSettings};
-use super::timeline::Timeline;
-use crate::jobs::Waker;
-use crate::movie::{CameraPath, Timing, load_path, save_path};
-use crossbeam_channel::{Receiver, Sender};
-use serde::{Deserialize, Serialize};
+use super::render::{MP4_FILE_NAME, MovieEnd, MovieFormat, MovieJob};
+use crate::app::files::documents::Notice;
+use crate::app::haloscope_app::HaloscopeApp;
+use crate::app::viewport::camera::OrbitCamera;
+use crate::movie::Timing;
 use std::path::PathBuf;
 
 /// Smallest gap between neighbouring keyframe times the time fields allow, seconds.
@@ -19,184 +14,9 @@ const MIN_KEYFRAME_GAP_S: f64 = 0.01;
 /// Height of the keyframe list before it scrolls, points.
 const KEYFRAME_LIST_HEIGHT: f32 = 220.0;
 
-/// What the session keeps of the Movie panel.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SavedMovie {
-    /// The keyframes and timing.
-    pub path: SavedPath,
-    /// The Render movie window's settings.
-    pub render: MovieRenderSettings,
-}
-
-/// What a movie file-dialog thread sends back (`None` when the user cancelled).
-enum MovieDialog {
-    /// A path file to load.
-    Load(Option<PathBuf>),
-    /// Where to save the path file.
-    Save(Option<PathBuf>),
-    /// The output folder of the frames.
-    OutDir(Option<PathBuf>),
-}
-
-/// The Movie panel's state.
-pub struct MoviePanel {
-    /// The keyframes.
-    pub editor: MovieEditor,
-    /// Scrubber and preview.
-    pub timeline: Timeline,
-    /// The Render movie window and its worker.
-    pub render: MovieRender,
-    /// Length of the paths the presets make, seconds.
-    pub preset_duration_s: f64,
-    /// How many of the largest halos "Fly along halos" visits.
-    pub fly_halos: usize,
-    /// The panel's latest message (a preset or file error, a saved file).
-    pub message: Option<Notice>,
-    dialog_tx: Sender<MovieDialog>,
-    dialog_rx: Receiver<MovieDialog>,
-    dialog_open: bool,
-    waker: Waker,
-}
-
-impl MoviePanel {
-    /// The panel restoring `saved`; workers and dialogs wake the UI through `waker`.
-    pub fn new(saved: &SavedMovie, waker: Waker) -> Self {
-        let (dialog_tx, dialog_rx) = crossbeam_channel::unbounded();
-        Self {
-            editor: MovieEditor::from_saved(&saved.path),
-            timeline: Timeline::default(),
-            render: MovieRender::new(saved.render.clone(), waker.clone()),
-            preset_duration_s: 10.0,
-            fly_halos: 5,
-            message: None,
-            dialog_tx,
-            dialog_rx,
-            dialog_open: false,
-            waker,
-        }
-    }
-
-    /// What the session keeps.
-    pub fn saved(&self) -> SavedMovie {
-        SavedMovie {
-            path: self.editor.saved(),
-            render: self.render.settings.clone(),
-        }
-    }
-
-    /// Width over height of the movie: relates the viewport's field of view to the keyframes'.
-    pub fn aspect(&self) -> f64 {
-        self.render.settings.aspect()
-    }
-
-    /// Replaces the keyframes with those of `path` and puts the scrubber at its start.
-    pub fn use_path(&mut self, path: &CameraPath) {
-        self.editor = MovieEditor::from_path(path);
-        self.timeline.pause();
-        self.timeline.time_s = path.start_s();
-    }
-
-    /// Shows an rfd dialog on its own thread; its answer arrives through `poll_dialogs`.
-    fn dialog(&mut self, make: impl FnOnce() -> MovieDialog + Send + 'static) {
-        if self.dialog_open {
-            return;
-        }
-        self.dialog_open = true;
-        let tx = self.dialog_tx.clone();
-        let waker = self.waker.clone();
-        let spawned = std::thread::Builder::new()
-            .name("movie dialog".into())
-            .spawn(move || {
-                let _ = tx.send(make());
-                waker();
-            });
-        if let Err(err) = spawned {
-            self.dialog_open = false;
-            self.message = Some(Notice::Error(format!("could not open the dialog: {err}")));
-        }
-    }
-
-    /// Asks for a camera path file to load.
-    pub fn load_dialog(&mut self) {
-        self.dialog(|| {
-            MovieDialog::Load(
-                rfd::FileDialog::new()
-                    .set_title("Load camera path")
-                    .add_filter("Camera path (TOML)", &["toml"])
-                    .pick_file(),
-            )
-        });
-    }
-
-    /// Asks where to save the camera path file.
-    pub fn save_dialog(&mut self) {
-        self.dialog(|| {
-            MovieDialog::Save(
-                rfd::FileDialog::new()
-                    .set_title("Save camera path")
-                    .set_file_name("camera.toml")
-                    .add_filter("Camera path (TOML)", &["toml"])
-                    .save_file(),
-            )
-        });
-    }
-
-    /// Asks for the output folder of the frames.
-    pub fn out_dir_dialog(&mut self) {
-        self.dialog(|| {
-            MovieDialog::OutDir(
-                rfd::FileDialog::new()
-                    .set_title("Folder for the movie frames")
-                    .pick_folder(),
-            )
-        });
-    }
-
-    /// Loads the path file `file` into the editor.
-    pub fn load_from(&mut self, file: &std::path::Path) {
-        self.message = Some(match load_path(file) {
-            Ok(path) => {
-                self.use_path(&path);
-                Notice::Info(format!(
-                    "loaded {} keyframes from {}",
-                    path.keyframes().len(),
-                    file.display()
-                ))
-            }
-            Err(err) => Notice::Error(err.to_string()),
-        });
-    }
-
-    /// Saves the editor's path to `file` as TOML.
-    pub fn save_to(&mut self, file: &std::path::Path) {
-        self.message = Some(match self.editor.path() {
-            Ok(path) => match save_path(path, file) {
-                Ok(()) => Notice::Info(format!("saved {}", file.display())),
-                Err(err) => Notice::Error(err.to_string()),
-            },
-            Err(err) => Notice::Error(format!("nothing to save: {err}")),
-        });
-    }
-
-    fn poll_dialogs(&mut self) {
-        while let Ok(answer) = self.dialog_rx.try_recv() {
-            self.dialog_open = false;
-            match answer {
-                MovieDialog::Load(Some(file)) => self.load_from(&file),
-                MovieDialog::Save(Some(file)) => self.save_to(&file),
-                MovieDialog::OutDir(Some(dir)) => {
-                    self.render.settings.out_dir = dir.display().to_string();
-                }
-                MovieDialog::Load(None) | MovieDialog::Save(None) | MovieDialog::OutDir(None) => {}
-            }
-        }
-    }
-}
-
 impl HaloscopeApp {
     /// Per frame: dialog answers, the render worker's messages and the preview's playback step.
-    pub(super) fn poll_movie(&mut self, ctx: &egui::Context) {
+    pub(in crate::app) fn poll_movie(&mut self, ctx: &egui::Context) {
         self.movie.poll_dialogs();
         if let Some(ended) = self.movie.render.poll() {
             self.notify(match ended {
@@ -236,7 +56,7 @@ impl HaloscopeApp {
     }
 
     /// The viewport shows the path's camera at the scrubber time.
-    pub(super) fn apply_movie_camera(&mut self) {
+    pub(in crate::app) fn apply_movie_camera(&mut self) {
         let aspect = self.movie.aspect();
         let Some(camera) = self
             .movie
@@ -259,23 +79,18 @@ impl HaloscopeApp {
     pub fn start_movie_render(&mut self) {
         let settings = self.movie.render.settings.clone();
         let Some(document) = self.documents.shown_snapshot() else {
-            self.movie.render.last = Some(super::movie_render::MovieEnd::Failed(
-                "no snapshot is shown".to_owned(),
-            ));
+            self.movie.render.last = Some(MovieEnd::Failed("no snapshot is shown".to_owned()));
             return;
         };
         let path = match self.movie.editor.path() {
             Ok(path) => path.clone(),
             Err(err) => {
-                self.movie.render.last = Some(super::movie_render::MovieEnd::Failed(format!(
-                    "no camera path: {err}"
-                )));
+                self.movie.render.last = Some(MovieEnd::Failed(format!("no camera path: {err}")));
                 return;
             }
         };
         let out_dir = PathBuf::from(settings.out_dir.trim());
-        let mp4 = (settings.format == super::movie_render::MovieFormat::PngAndMp4)
-            .then(|| out_dir.join(super::movie_render::MP4_FILE_NAME));
+        let mp4 = (settings.format == MovieFormat::PngAndMp4).then(|| out_dir.join(MP4_FILE_NAME));
         let job = MovieJob {
             snapshot: document.snapshot.clone(),
             style: self.style.clone(),
@@ -290,7 +105,7 @@ impl HaloscopeApp {
     }
 
     /// The Movie section of the side panel.
-    pub(super) fn movie_section_ui(&mut self, ui: &mut egui::Ui) {
+    pub(in crate::app) fn movie_section_ui(&mut self, ui: &mut egui::Ui) {
         let camera = self.camera();
         ui.horizontal_wrapped(|ui| {
             let add = ui

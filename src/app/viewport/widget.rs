@@ -209,9 +209,9 @@ impl Viewport {
                     quality,
                 });
                 self.legend = image.legend;
-                super::startup_log::step("first image in the viewport");
+                crate::app::startup_log::step("first image in the viewport");
                 if quality == Quality::Full {
-                    super::startup_log::step("first full-resolution image in the viewport");
+                    crate::app::startup_log::step("first full-resolution image in the viewport");
                 }
                 // Moved, not copied: the texture took its own copy above.
                 self.pixels = Some(ShownPixels {
@@ -304,7 +304,7 @@ impl Viewport {
             };
             self.last_submitted_quality = Some(quality);
             if let Some(version) = submitted {
-                super::startup_log::step("first render requested");
+                crate::app::startup_log::step("first render requested");
                 self.latest_submitted = version;
                 self.submitted.push_back((version, quality));
                 self.error = None;

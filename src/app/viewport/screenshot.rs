@@ -2,8 +2,8 @@
 
 use super::overlay::{OverlayOptions, build_overlay};
 use super::overlay_raster::rasterise_overlay;
-use super::viewport::{OverlayInput, length_unit};
 use super::viewport_renderer::{RendererFactory, ViewRequest};
+use super::widget::{OverlayInput, length_unit};
 use crate::jobs::Progress;
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
 //! The two-point analysis behind the Events panel: observed counts, then scrambled trials in
 //! batches on a worker; every batch sends the accumulated analysis and its statistics to the UI,
-//! which plots them live (`twopoint_ui.rs`). Stop keeps what was done; Start resumes from there.
+//! which plots them live (`ui.rs`). Stop keeps what was done; Start resumes from there.
 
-use super::documents::{EventsDocument, Notice};
+use crate::app::files::documents::{EventsDocument, Notice};
 use crate::backend::{Backend, BackendChoice};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
 use crate::twopoint::{

@@ -2,8 +2,8 @@
 //! (TS and p-value versus angle per cut, the background histogram of one bin with its fit and the
 //! observed value, the 4×20 significance map) in the central "Two-point" view.
 
-use super::documents::EventsDocument;
-use super::twopoint_panel::{TwoPointPanel, TwoPointState};
+use super::panel::{TwoPointPanel, TwoPointState};
+use crate::app::files::documents::EventsDocument;
 use crate::twopoint::FitKind;
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, VLine};
 use statrs::distribution::{Continuous, Gamma, Normal};

@@ -1,14 +1,14 @@
 //! The Render movie window: size, frame rate, length, back-end, format and folder; a progress
 //! bar with frames done, ETA and Cancel while the worker runs; how the last export ended.
 
-use super::haloscope_app::HaloscopeApp;
-use super::movie_render::{MP4_FILE_NAME, MovieBackend, MovieEnd, MovieFormat, format_duration};
+use super::render::{MP4_FILE_NAME, MovieBackend, MovieEnd, MovieFormat, format_duration};
+use crate::app::haloscope_app::HaloscopeApp;
 use crate::movie::CameraPath;
 use std::time::Instant;
 
 impl HaloscopeApp {
     /// The Render movie window.
-    pub(super) fn movie_window_ui(&mut self, ctx: &egui::Context) {
+    pub(in crate::app) fn movie_window_ui(&mut self, ctx: &egui::Context) {
         let mut open = self.movie.render.show_window;
         egui::Window::new("Render movie")
             .open(&mut open)

@@ -1,8 +1,8 @@
 //! The Halos panel: friends-of-friends as a job (progress, cancel), the catalogue table (sortable,
 //! click to select and fly), the overlay markers and the catalogue export.
 
-use super::documents::{Notice, SnapshotDocument};
-use super::overlay::HaloMarker;
+use crate::app::files::documents::{Notice, SnapshotDocument};
+use crate::app::viewport::overlay::HaloMarker;
 use crate::data::SpeciesKind;
 use crate::halo::{self, FofBackend, FofParams, FofResult, LinkingLength};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, ProgressUpdate, Waker};
@@ -429,7 +429,7 @@ mod run_tests {
     #[test]
     fn a_run_from_the_panel_finds_the_library_halos() {
         let snapshot = crate::render::synthetic::clustered_snapshot(50_000, 1);
-        let bounds = crate::app::documents::bounds_of(&snapshot);
+        let bounds = crate::app::files::documents::bounds_of(&snapshot);
         let document = SnapshotDocument {
             id: 1,
             name: "clustered".to_owned(),

@@ -1,10 +1,10 @@
 //! The Movie panel's presets (DESIGN §1 `movie/presets`): orbit around the look-at point, zoom
 //! into the selected halo, fly along the largest halos; each replaces the keyframes.
 
-use super::camera::OrbitCamera;
-use super::documents::Notice;
-use super::haloscope_app::HaloscopeApp;
-use super::movie_edit::fov_x_deg;
+use super::edit::fov_x_deg;
+use crate::app::files::documents::Notice;
+use crate::app::haloscope_app::HaloscopeApp;
+use crate::app::viewport::camera::OrbitCamera;
 use crate::movie::CameraPath;
 use crate::movie::presets::{self, HaloStop, Orbit, PresetError, Zoom};
 
@@ -29,7 +29,7 @@ impl PresetView {
 
 impl HaloscopeApp {
     /// Preset buttons; the path made replaces the keyframes.
-    pub(super) fn presets_ui(&mut self, ui: &mut egui::Ui, camera: Option<OrbitCamera>) {
+    pub(in crate::app) fn presets_ui(&mut self, ui: &mut egui::Ui, camera: Option<OrbitCamera>) {
         ui.horizontal_wrapped(|ui| {
             let name = ui.label("Presets, length");
             ui.add(

@@ -1,0 +1,57 @@
+//! The tipsy format as the reader and the writer share it: byte order, the families in file
+//! order with their record fields, and the record size.
+
+use super::SpeciesKind;
+
+/// Byte order of a tipsy file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteOrder {
+    /// Big-endian (XDR), the standard.
+    Big,
+    /// Little-endian (native on x86), written by some codes.
+    Little,
+}
+
+impl ByteOrder {
+    /// `"big"` or `"little"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Big => "big",
+            Self::Little => "little",
+        }
+    }
+
+    pub(super) fn u32_from(self, bytes: [u8; 4]) -> u32 {
+        match self {
+            Self::Big => u32::from_be_bytes(bytes),
+            Self::Little => u32::from_le_bytes(bytes),
+        }
+    }
+
+    pub(super) fn u64_from(self, bytes: [u8; 8]) -> u64 {
+        match self {
+            Self::Big => u64::from_be_bytes(bytes),
+            Self::Little => u64::from_le_bytes(bytes),
+        }
+    }
+}
+
+/// Named float32 values after mass, position and velocity in each record, in file order.
+pub(super) const GAS_FIELDS: [&str; 5] = ["rho", "temp", "hsmooth", "metals", "phi"];
+/// See [`GAS_FIELDS`].
+pub(super) const DARK_FIELDS: [&str; 2] = ["eps", "phi"];
+/// See [`GAS_FIELDS`].
+pub(super) const STAR_FIELDS: [&str; 4] = ["metals", "tform", "eps", "phi"];
+
+/// The tipsy families in file order with their extra field names.
+pub(super) const FAMILIES: [(SpeciesKind, &[&str]); 3] = [
+    (SpeciesKind::Gas, &GAS_FIELDS),
+    (SpeciesKind::Dark, &DARK_FIELDS),
+    (SpeciesKind::Star, &STAR_FIELDS),
+];
+
+/// Bytes in one record: mass, position, velocity, extras; positions take 24 bytes as f64.
+pub(super) fn record_bytes(n_extra: usize, double_positions: bool) -> u64 {
+    let floats = 7 + n_extra as u64;
+    floats * 4 + if double_positions { 12 } else { 0 }
+}
