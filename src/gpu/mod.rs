@@ -11,8 +11,8 @@ mod device;
 mod error;
 mod launch;
 
+pub use backend::{BackendChoice, ResolvedBackend, resolve_backend};
 pub use compile::{KernelCache, compile_cubin};
 pub use device::{DeviceInfo, GpuDevice, cuda_available};
-pub use backend::{BackendChoice, ResolvedBackend, resolve_backend};
 pub use error::GpuError;
 pub use launch::{BLOCK, KernelArg, KernelArgs, blocks, grid, launch, per_element};

@@ -279,17 +279,7 @@ pub(super) fn upload_pinned(
     stream: &Arc<CudaStream>,
     values: &[f32],
 ) -> Result<CudaSlice<f32>, FofError> {
-    upload_staged(context, stream, values, STAGING_LEN)
-}
-
-/// [`upload_pinned`] with staging buffers of `staging_len` elements (benchmarked in
-/// `fof_cuda_download.rs`).
-pub(super) fn upload_staged(
-    context: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    values: &[f32],
-    staging_len: usize,
-) -> Result<CudaSlice<f32>, FofError> {
+    let staging_len = STAGING_LEN;
     let n = values.len();
     let full_chunks = n / staging_len;
     if full_chunks < 2 {
@@ -339,19 +329,7 @@ pub(super) fn download_pinned<R: Copy + Default + Send + Sync>(
     n: usize,
     convert: impl Fn(u32) -> R + Sync,
 ) -> Result<Vec<R>, FofError> {
-    download_staged(context, stream, src, n, convert, STAGING_LEN)
-}
-
-/// [`download_pinned`] with staging buffers of `staging_len` elements (benchmarked in
-/// `fof_cuda_download.rs`).
-pub(super) fn download_staged<R: Copy + Default + Send + Sync>(
-    context: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    src: &CudaSlice<u32>,
-    n: usize,
-    convert: impl Fn(u32) -> R + Sync,
-    staging_len: usize,
-) -> Result<Vec<R>, FofError> {
+    let staging_len = STAGING_LEN;
     let copy_out = |to: &mut [R], from: &[u32]| {
         to.par_chunks_mut(COPY_GRAIN)
             .zip(from.par_chunks(COPY_GRAIN))

@@ -12,7 +12,6 @@ pub mod export;
 mod fof_cpu;
 mod fof_cuda;
 mod fof_cuda_catalogue;
-mod fof_cuda_download;
 mod fof_cuda_link;
 mod fof_cuda_support;
 mod grid;
@@ -29,9 +28,6 @@ pub use fof_cuda::{
     partition_cuda,
 };
 pub use fof_cuda_catalogue::{CudaCatalogueOutput, catalogue_cuda};
-pub use fof_cuda_download::{
-    LabelDownload, PositionUpload, time_label_download, time_position_upload,
-};
 pub use periodic::BoxFrame;
 pub use selection::{SelectedParticles, parse_species, select_particles, snapshot_box_size};
 pub use union_find::AtomicUnionFind;

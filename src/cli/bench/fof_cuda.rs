@@ -5,8 +5,8 @@ use super::fof::BenchFofArgs;
 use crate::data::Masses;
 use crate::gpu::GpuDevice;
 use crate::halo::{
-    BoxFrame, CellOrder, LabelDownload, PositionUpload, catalogue, catalogue_cuda, link_components,
-    link_components_cuda, mean_separation, synthetic, time_label_download, time_position_upload,
+    BoxFrame, CellOrder, catalogue, catalogue_cuda, link_components, link_components_cuda,
+    mean_separation, synthetic,
 };
 use crate::jobs::Progress;
 use anyhow::Context;
@@ -26,7 +26,6 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
     };
     let repeats = args.repeats.max(1);
     let mut cases = Vec::new();
-    let mut downloads = Vec::new();
     for &n in &args.sizes {
         let start = Instant::now();
         let points = synthetic::clustered_points(n, 1.0, 1);
@@ -168,7 +167,6 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                 }));
             }
         }
-        downloads.push(transfer_methods(&device, &points, repeats)?);
     }
     if args.json {
         println!(
@@ -180,7 +178,6 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                 "cpu_threads": rayon::current_num_threads(),
                 "repeats": repeats,
                 "cases": cases,
-                "transfers": downloads,
             })
         );
     }
@@ -291,39 +288,6 @@ fn end_to_end(
         agrees,
         last: last.context("no end-to-end run")?,
     })
-}
-
-/// Best and median of every label download method for one label per point and of every
-/// position upload method for `points`, as JSON, also printed.
-fn transfer_methods(
-    device: &GpuDevice,
-    points: &[[f32; 3]],
-    repeats: usize,
-) -> anyhow::Result<serde_json::Value> {
-    let n = points.len();
-    let mut uploads = Vec::new();
-    for method in PositionUpload::ALL {
-        let mut seconds = time_position_upload(device, points.as_flattened(), method, repeats)?;
-        let (best, median) = best_and_median(&mut seconds);
-        eprintln!(
-            "n={n} position upload {:<12} {best:.4}/{median:.4} s ({:.1} GB/s best)",
-            method.name(),
-            12.0 * n as f64 / best / 1e9
-        );
-        uploads.push(serde_json::json!({"method": method.name(), "seconds_best": best, "seconds_median": median}));
-    }
-    let mut rows = Vec::new();
-    for method in LabelDownload::ALL {
-        let mut seconds = time_label_download(device, n, method, repeats)?;
-        let (best, median) = best_and_median(&mut seconds);
-        eprintln!(
-            "n={n} label download {:<12} {best:.4}/{median:.4} s ({:.1} GB/s best)",
-            method.name(),
-            4.0 * n as f64 / best / 1e9
-        );
-        rows.push(serde_json::json!({"method": method.name(), "seconds_best": best, "seconds_median": median}));
-    }
-    Ok(serde_json::json!({"n": n, "label_downloads": rows, "position_uploads": uploads}))
 }
 
 /// `name seconds` pairs, comma-separated.
