@@ -1,5 +1,5 @@
 // ---------------------------------------------------------------------------------------------
-// 8. The halo catalogue's sums on the device (appended to kernels/fof.cu by the loader; uses its
+// 6. The halo catalogue's sums on the device (appended to kernels/fof.cu by the loader; uses its
 //    types and min_image). The kept particles are listed in sorted-cell order, stably sorted by
 //    halo rank, and cut into chunks that never straddle two halos; each chunk's sums are taken
 //    sequentially in that fixed order and the host adds the chunks of a halo in chunk order, so

@@ -15,13 +15,12 @@
 use super::FofError;
 use super::catalogue::{GroupKey, Partition};
 use super::fof_cuda_link::{LinkGeometry, SortedCells, link_by_blocks, link_by_cells};
+use super::fof_cuda_support::Kernels;
 pub use super::fof_cuda_support::half_stencil_offsets;
-use super::fof_cuda_support::{
-    Kernels, StageTimer, alloc, download_pinned, exclusive_scan, fill_bytes, gpu, per_element,
-    radix_sort, upload_pinned,
-};
 use super::periodic::BoxFrame;
-use crate::gpu::GpuDevice;
+use crate::gpu::{
+    GpuDevice, StageTimer, alloc, download_pinned, fill_bytes, per_element, upload_pinned,
+};
 use crate::jobs::Progress;
 use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use rayon::prelude::*;
@@ -128,15 +127,15 @@ pub fn link_components_cuda(
             .arg(&mut set_ids_dev);
         // SAFETY: members of cell c are the sorted positions cell_start[c]..cell_start[c+1]
         // within 0..n, and order maps each to a particle index < n.
-        gpu(unsafe { launch.launch(per_element(linked.n_cells)) })?;
+        unsafe { launch.launch(per_element(linked.n_cells, 0)) }?;
     }
-    let set_ids = download_pinned(device.context(), &stream, &set_ids_dev, n, |id| id)?;
+    let set_ids = download_pinned(device, &set_ids_dev, n, |id| id)?;
     timer.stage("set ids + download")?;
     progress.report("cuda: linking", 1, 1);
     Ok(CudaLinkOutput {
         set_ids,
         n_cells: linked.n_cells,
-        stage_seconds: timer.stages,
+        stage_seconds: timer.into_stages(),
     })
 }
 
@@ -194,7 +193,7 @@ pub fn partition_cuda(
     )?;
     // The label words are i32 ranks (−1 = all ones) written as u32.
     let labels = match &on_device.labels {
-        Some(labels) => download_pinned(device.context(), &stream, labels, n, |w| w as i32)?,
+        Some(labels) => download_pinned(device, labels, n, |w| w as i32)?,
         None => Vec::new(),
     };
     timer.stage("download labels")?;
@@ -206,7 +205,7 @@ pub fn partition_cuda(
             n_sets_all_sizes: on_device.n_sets_all_sizes,
         },
         n_cells: on_device.n_cells,
-        stage_seconds: timer.stages,
+        stage_seconds: timer.into_stages(),
     })
 }
 
@@ -256,9 +255,7 @@ pub(super) fn partition_on_device(
     let n_cells = linked.n_cells;
     let n_cells32 = n_cells as u32;
     // Set sizes start at 0, smallest members at u32::MAX (all one bits).
-    let mut set_size = stream
-        .alloc_zeros::<u32>(n_cells)
-        .map_err(|e| FofError::Gpu(crate::gpu::GpuError::Driver(e)))?;
+    let mut set_size = stream.alloc_zeros::<u32>(n_cells)?;
     let mut set_min = alloc::<u32>(&stream, n_cells)?;
     fill_bytes(&stream, &mut set_min, 0xff)?;
     {
@@ -272,15 +269,13 @@ pub(super) fn partition_on_device(
             .arg(&mut set_min);
         // SAFETY: parent[c] < n_cells indexes set_size and set_min (n_cells each); members of
         // cell c lie in 0..n of order.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+        unsafe { launch.launch(per_element(n_cells, 0)) }?;
     }
     // At most n / min_members sets have min_members members or more.
     let min_members32 = u32::try_from(min_members.max(1)).unwrap_or(u32::MAX);
     let capacity = n / min_members.max(1) + 1;
     let capacity32 = capacity as u32;
-    let mut counters = stream
-        .alloc_zeros::<u32>(2)
-        .map_err(|e| FofError::Gpu(crate::gpu::GpuError::Driver(e)))?;
+    let mut counters = stream.alloc_zeros::<u32>(2)?;
     let mut kept_root = alloc::<u32>(&stream, capacity)?;
     let mut kept_size = alloc::<u32>(&stream, capacity)?;
     let mut kept_min = alloc::<u32>(&stream, capacity)?;
@@ -299,15 +294,15 @@ pub(super) fn partition_on_device(
             .arg(&mut kept_min);
         // SAFETY: arrays of n_cells entries indexed by c < n_cells; kept slots are written only
         // below capacity; counters holds 2 words.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+        unsafe { launch.launch(per_element(n_cells, 0)) }?;
     }
-    let counts = gpu(stream.clone_dtoh(&counters))?;
+    let counts = stream.clone_dtoh(&counters)?;
     let (n_roots, n_kept) = (counts[0] as usize, (counts[1] as usize).min(capacity));
     let mut kept: Vec<(GroupKey, u32)> = Vec::with_capacity(n_kept);
     if n_kept > 0 {
-        let roots = gpu(stream.clone_dtoh(&kept_root.slice(0..n_kept)))?;
-        let sizes = gpu(stream.clone_dtoh(&kept_size.slice(0..n_kept)))?;
-        let mins = gpu(stream.clone_dtoh(&kept_min.slice(0..n_kept)))?;
+        let roots = stream.clone_dtoh(&kept_root.slice(0..n_kept))?;
+        let sizes = stream.clone_dtoh(&kept_size.slice(0..n_kept))?;
+        let mins = stream.clone_dtoh(&kept_min.slice(0..n_kept))?;
         for ((root, size), min_index) in roots.into_iter().zip(sizes).zip(mins) {
             kept.push((GroupKey { size, min_index }, root));
         }
@@ -317,7 +312,7 @@ pub(super) fn partition_on_device(
     let groups: Vec<GroupKey> = kept.iter().map(|(g, _)| *g).collect();
     let mut ranked_roots: Vec<u32> = kept.iter().map(|(_, root)| *root).collect();
     ranked_roots.push(0); // never read: keeps the upload non-empty
-    let ranked_roots_dev = gpu(stream.clone_htod(&ranked_roots))?;
+    let ranked_roots_dev = stream.clone_htod(&ranked_roots)?;
     // Rank −1 (all one bits) for every set not kept.
     let mut rank_of_cell = alloc::<u32>(&stream, n_cells)?;
     fill_bytes(&stream, &mut rank_of_cell, 0xff)?;
@@ -329,7 +324,7 @@ pub(super) fn partition_on_device(
             .arg(&n_kept32)
             .arg(&mut rank_of_cell);
         // SAFETY: ranked_roots holds n_kept (+1) roots, each < n_cells.
-        gpu(unsafe { launch.launch(per_element(n_kept)) })?;
+        unsafe { launch.launch(per_element(n_kept, 0)) }?;
     }
     let labels_dev = if with_labels {
         let mut labels_dev = alloc::<u32>(&stream, n)?;
@@ -342,7 +337,7 @@ pub(super) fn partition_on_device(
             .arg(&n_cells32)
             .arg(&mut labels_dev);
         // SAFETY: as fof_labels; rank_of_cell holds n_cells entries indexed by roots.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+        unsafe { launch.launch(per_element(n_cells, 0)) }?;
         drop(launch);
         Some(labels_dev)
     } else {
@@ -417,7 +412,7 @@ fn link_on_device(
 
     // 1. Upload and key.
     progress.report("cuda: cell keys", 0, 1);
-    let pos_dev = upload_pinned(device.context(), &stream, positions.as_flattened())?;
+    let pos_dev = upload_pinned(device, positions.as_flattened())?;
     let mut keys = alloc::<u64>(&stream, n)?;
     let mut values = alloc::<u32>(&stream, n)?;
     let order_code = order.code();
@@ -442,14 +437,14 @@ fn link_on_device(
             .arg(&mut values);
         // SAFETY: pos_dev holds 3n floats; keys and values hold n elements; one thread per
         // particle, guarded by i < n in the kernel.
-        gpu(unsafe { launch.launch(per_element(n)) })?;
+        unsafe { launch.launch(per_element(n, 0)) }?;
     }
     timer.stage("upload + cell keys")?;
     progress.check()?;
 
     // 2. Sort by cell key.
     progress.report("cuda: sort", 0, 1);
-    let (keys, values) = radix_sort(&stream, kernels, keys, values, n32, key_bits)?;
+    let (keys, values) = kernels.sort.sort_pairs(keys, values, n32, key_bits)?;
     timer.stage("radix sort")?;
     progress.check()?;
 
@@ -475,13 +470,13 @@ fn link_on_device(
             .arg(&mut head);
         // SAFETY: values is a permutation of 0..n (indices into pos_dev's n points); every
         // array holds n elements; one thread per sorted position, guarded by s < n.
-        gpu(unsafe { launch.launch(per_element(n)) })?;
+        unsafe { launch.launch(per_element(n, 0)) }?;
     }
     drop(pos_dev);
     drop(keys);
-    let head_scan = exclusive_scan(&stream, kernels, &head, n)?;
-    let last_scan = gpu(stream.clone_dtoh(&head_scan.slice(n - 1..n)))?;
-    let last_head = gpu(stream.clone_dtoh(&head.slice(n - 1..n)))?;
+    let head_scan = kernels.sort.scan().exclusive(&head, n)?;
+    let last_scan = stream.clone_dtoh(&head_scan.slice(n - 1..n))?;
+    let last_head = stream.clone_dtoh(&head.slice(n - 1..n))?;
     let n_cells = (last_scan[0] + last_head[0]) as usize;
     let mut cell_start = alloc::<u32>(&stream, n_cells + 1)?;
     let mut cell_coords = alloc::<u64>(&stream, n_cells)?;
@@ -505,14 +500,14 @@ fn link_on_device(
             .arg(&mut cell_coords);
         // SAFETY: head_scan[s] < n_cells for every head s, and the last thread writes index
         // n_cells of cell_start, which holds n_cells + 1 entries.
-        gpu(unsafe { launch.launch(per_element(n)) })?;
+        unsafe { launch.launch(per_element(n, 0)) }?;
     }
     drop(head);
     drop(head_scan);
     timer.stage("gather + cells")?;
     progress.check()?;
     let n_cells32 = n_cells as u32;
-    let stencil_dev = gpu(stream.clone_htod(&stencil))?;
+    let stencil_dev = stream.clone_htod(&stencil)?;
     let n_stencil = (stencil.len() / 3) as u32;
     let ll2 = linking_length * linking_length;
     let mut parent = alloc::<u32>(&stream, n_cells)?;
@@ -520,7 +515,7 @@ fn link_on_device(
         let mut launch = stream.launch_builder(&kernels.init_parent);
         launch.arg(&mut parent).arg(&n_cells32);
         // SAFETY: parent holds n_cells entries; guarded by c < n_cells.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+        unsafe { launch.launch(per_element(n_cells, 0)) }?;
     }
     let geometry = LinkGeometry {
         n_particles: n,
@@ -567,7 +562,7 @@ fn link_on_device(
         let mut launch = stream.launch_builder(&kernels.compress);
         launch.arg(&mut parent).arg(&n_cells32);
         // SAFETY: parent holds n_cells entries, all < n_cells.
-        gpu(unsafe { launch.launch(per_element(n_cells)) })?;
+        unsafe { launch.launch(per_element(n_cells, 0)) }?;
     }
     Ok(Linked {
         cell_start,

@@ -14,13 +14,10 @@
 use super::FofError;
 use super::catalogue::{Catalogue, GroupKey, Halo};
 use super::fof_cuda::{CellOrder, partition_on_device};
-use super::fof_cuda_support::{
-    Kernels, StageTimer, alloc, download_pinned, exclusive_scan, gpu, per_element, radix_sort,
-    upload_pinned,
-};
+use super::fof_cuda_support::Kernels;
 use super::periodic::BoxFrame;
 use crate::data::Masses;
-use crate::gpu::GpuDevice;
+use crate::gpu::{GpuDevice, StageTimer, alloc, download_pinned, per_element, upload_pinned};
 use crate::jobs::Progress;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use rayon::prelude::*;
@@ -93,8 +90,8 @@ pub fn catalogue_cuda(
     } else {
         let members = members_by_halo(&stream, &kernels, &linked, &part, n)?;
         let chunks = Chunks::of(&part.groups);
-        let first_dev = gpu(stream.clone_htod(&chunks.first))?;
-        let halo_dev = gpu(stream.clone_htod(&chunks.halo))?;
+        let first_dev = stream.clone_htod(&chunks.first)?;
+        let halo_dev = stream.clone_htod(&chunks.halo)?;
         let sums = Sums {
             members: &members,
             first: &first_dev,
@@ -152,7 +149,7 @@ pub fn catalogue_cuda(
     let labels = match &part.labels {
         Some(labels_dev) => {
             // The label words are i32 ranks (−1 = all ones) written as u32.
-            let labels = download_pinned(device.context(), &stream, labels_dev, n, |w| w as i32)?;
+            let labels = download_pinned(device, labels_dev, n, |w| w as i32)?;
             timer.stage("download labels")?;
             Some(labels)
         }
@@ -166,7 +163,7 @@ pub fn catalogue_cuda(
             n_sets_all_sizes: part.n_sets_all_sizes,
         },
         n_cells: part.n_cells,
-        stage_seconds: timer.stages,
+        stage_seconds: timer.into_stages(),
     })
 }
 
@@ -203,9 +200,9 @@ fn members_by_halo(
             .arg(&mut kept_flag);
         // SAFETY: members of cell c are sorted positions cell_start[c]..cell_start[c+1] within
         // 0..n; parent[c] < n_cells indexes rank_of_cell.
-        gpu(unsafe { launch.launch(per_element(part.n_cells)) })?;
+        unsafe { launch.launch(per_element(part.n_cells, 0)) }?;
     }
-    let kept_offset = exclusive_scan(stream, kernels, &kept_flag, n)?;
+    let kept_offset = kernels.sort.scan().exclusive(&kept_flag, n)?;
     drop(kept_flag);
     let total: usize = part.groups.iter().map(|g| g.size as usize).sum();
     let mut keys = alloc::<u64>(stream, total)?;
@@ -220,11 +217,13 @@ fn members_by_halo(
             .arg(&mut values);
         // SAFETY: kept_offset is the exclusive scan of the kept flags, so kept positions land
         // on distinct indices below the kept total (the sum of the kept sets' sizes).
-        gpu(unsafe { launch.launch(per_element(n)) })?;
+        unsafe { launch.launch(per_element(n, 0)) }?;
     }
     let n_groups = part.groups.len() as u32;
     let key_bits = (u32::BITS - n_groups.saturating_sub(1).leading_zeros()).max(1);
-    let (_, members) = radix_sort(stream, kernels, keys, values, total as u32, key_bits)?;
+    let (_, members) = kernels
+        .sort
+        .sort_pairs(keys, values, total as u32, key_bits)?;
     Ok(members)
 }
 
@@ -319,17 +318,14 @@ impl Sums<'_> {
         masses: &Masses,
         velocities: Option<&[[f32; 3]]>,
     ) -> Result<Vec<f64>, FofError> {
-        let reference_dev = gpu(stream.clone_htod(reference.as_flattened()))?;
+        let reference_dev = stream.clone_htod(reference.as_flattened())?;
         let (masses_dev, per_particle, uniform) = match masses {
-            Masses::PerParticle(m) => (upload_pinned(device.context(), stream, m)?, 1i32, 0.0),
-            Masses::Uniform(m) => (gpu(stream.clone_htod(&[0f32]))?, 0i32, f64::from(*m)),
+            Masses::PerParticle(m) => (upload_pinned(device, m)?, 1i32, 0.0),
+            Masses::Uniform(m) => (stream.clone_htod(&[0f32])?, 0i32, f64::from(*m)),
         };
         let (velocities_dev, has_velocities) = match velocities {
-            Some(v) => (
-                upload_pinned(device.context(), stream, v.as_flattened())?,
-                1i32,
-            ),
-            None => (gpu(stream.clone_htod(&[0f32]))?, 0i32),
+            Some(v) => (upload_pinned(device, v.as_flattened())?, 1i32),
+            None => (stream.clone_htod(&[0f32])?, 0i32),
         };
         let (periodic, box_size) = self.periodic();
         let n_chunks = self.n_chunks as usize;
@@ -357,8 +353,8 @@ impl Sums<'_> {
         // SAFETY: chunk k covers members first[k]..first[k+1] (within the kept total), each a
         // sorted position < n; order maps it to a particle < n (masses and velocities hold n
         // entries when flagged); halo[k] < the halo count that reference holds.
-        gpu(unsafe { launch.launch(per_element(n_chunks)) })?;
-        gpu(stream.clone_dtoh(&partial))
+        unsafe { launch.launch(per_element(n_chunks, 0)) }?;
+        Ok(stream.clone_dtoh(&partial)?)
     }
 
     /// Per chunk: sum and maximum of the squared distances from the halo centre.
@@ -368,7 +364,7 @@ impl Sums<'_> {
         kernels: &Kernels,
         com: &[[f64; 3]],
     ) -> Result<Vec<f64>, FofError> {
-        let com_dev = gpu(stream.clone_htod(com.as_flattened()))?;
+        let com_dev = stream.clone_htod(com.as_flattened())?;
         let (periodic, box_size) = self.periodic();
         let n_chunks = self.n_chunks as usize;
         let mut partial = alloc::<f64>(stream, 2 * n_chunks)?;
@@ -387,7 +383,7 @@ impl Sums<'_> {
             .arg(&box_size)
             .arg(&mut partial);
         // SAFETY: as in `moments`; com holds one centre per halo.
-        gpu(unsafe { launch.launch(per_element(n_chunks)) })?;
-        gpu(stream.clone_dtoh(&partial))
+        unsafe { launch.launch(per_element(n_chunks, 0)) }?;
+        Ok(stream.clone_dtoh(&partial)?)
     }
 }

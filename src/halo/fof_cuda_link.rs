@@ -2,10 +2,8 @@
 //! linker (any cell order) and the Morton block-table linker (kernels/fof_blocks.cu).
 
 use super::FofError;
-use super::fof_cuda_support::{
-    Kernels, StageTimer, alloc, block_stencil_masks, empty_hash_keys, fill_bytes, gpu, per_element,
-};
-use crate::gpu::GpuError;
+use super::fof_cuda_support::{Kernels, block_stencil_masks, empty_hash_keys};
+use crate::gpu::{GpuError, StageTimer, alloc, fill_bytes, per_element};
 use crate::jobs::Progress;
 use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use std::sync::Arc;
@@ -54,7 +52,7 @@ pub(super) fn link_by_cells(
             .arg(&mask);
         // SAFETY: the table has at least 2·n_cells slots (mask = len − 1, a power of two), so
         // linear probing always finds an empty slot; one thread per cell.
-        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+        unsafe { launch.launch(per_element(g.n_cells, 0)) }?;
     }
     timer.stage("cell hash")?;
     progress.check()?;
@@ -81,7 +79,7 @@ pub(super) fn link_by_cells(
         .arg(parent);
     // SAFETY: cell indices from the table are < n_cells; member ranges from cell_start lie in
     // 0..n (the sorted arrays' length); stencil holds 3·n_stencil ints.
-    gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    unsafe { launch.launch(per_element(g.n_cells, 0)) }?;
     Ok(())
 }
 
@@ -150,7 +148,7 @@ pub(super) fn link_by_blocks(
     let masks = block_stencil_masks(stencil);
     let use_masks = i32::from(masks.is_some());
     // Never read when use_masks is 0; a one-word placeholder keeps the argument valid.
-    let masks_dev = gpu(stream.clone_htod(&masks.unwrap_or_else(|| vec![0u64])))?;
+    let masks_dev = stream.clone_htod(&masks.unwrap_or_else(|| vec![0u64]))?;
     let reach = stencil.iter().map(|d| d.abs()).max().unwrap_or(0);
     let mut launch = stream.launch_builder(&kernels.link_blocks);
     launch
@@ -181,7 +179,7 @@ pub(super) fn link_by_blocks(
     // index derived (first + popcount below the bit) is < n_cells; the dense table holds
     // every block of the grid (the kernel checks the range); masks hold 64·27 words when
     // use_masks is 1; stencil holds 3·n_stencil ints; member ranges lie in 0..n.
-    gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+    unsafe { launch.launch(per_element(g.n_cells, 0)) }?;
     Ok(())
 }
 
@@ -215,7 +213,7 @@ fn dense_table(
             .arg(&mut table_occupied);
         // SAFETY: a cell's coordinates are below dims, so its block's row-major index is below
         // the product of ceil(dims / 4), the tables' length; one thread per cell.
-        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+        unsafe { launch.launch(per_element(g.n_cells, 0)) }?;
     }
     let placeholder = alloc::<u64>(stream, 1)?;
     Ok((placeholder, 0, table_first, table_occupied))
@@ -229,7 +227,7 @@ fn hash_table(
     g: &LinkGeometry<'_>,
 ) -> Result<BlockTable, FofError> {
     let n_cells32 = g.n_cells as u32;
-    let mut counters = gpu(stream.alloc_zeros::<u32>(1))?;
+    let mut counters = stream.alloc_zeros::<u32>(1)?;
     {
         let mut launch = stream.launch_builder(&kernels.block_count);
         launch
@@ -237,9 +235,9 @@ fn hash_table(
             .arg(&n_cells32)
             .arg(&mut counters);
         // SAFETY: cell_coords holds n_cells entries; counters one word.
-        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+        unsafe { launch.launch(per_element(g.n_cells, 0)) }?;
     }
-    let n_blocks = gpu(stream.clone_dtoh(&counters))?[0] as usize;
+    let n_blocks = stream.clone_dtoh(&counters)?[0] as usize;
     let (mut table_keys, mask) = empty_hash_keys(stream, n_blocks)?;
     let mut table_first = alloc::<u32>(stream, table_keys.len())?;
     let mut table_occupied = alloc::<u64>(stream, table_keys.len())?;
@@ -254,7 +252,7 @@ fn hash_table(
             .arg(&mask);
         // SAFETY: the table has at least 2·n_blocks slots (a power of two), so linear probing
         // always finds an empty slot; one thread per cell, the block heads insert.
-        gpu(unsafe { launch.launch(per_element(g.n_cells)) })?;
+        unsafe { launch.launch(per_element(g.n_cells, 0)) }?;
     }
     Ok((table_keys, mask, table_first, table_occupied))
 }

@@ -224,6 +224,12 @@ pub enum FofError {
     Cancelled,
 }
 
+impl From<cudarc::driver::DriverError> for FofError {
+    fn from(error: cudarc::driver::DriverError) -> Self {
+        Self::Gpu(GpuError::Driver(error))
+    }
+}
+
 impl From<Cancelled> for FofError {
     fn from(_: Cancelled) -> Self {
         Self::Cancelled
