@@ -1,19 +1,34 @@
 //! `haloscope bench fof --backend cuda`: the CUDA linker on synthetic clustered sets against the
 //! CPU linker in the same run.
 
-use super::fof::BenchFofArgs;
 use crate::data::Masses;
 use crate::gpu::GpuDevice;
 use crate::halo::{
-    BoxFrame, CellOrder, catalogue, catalogue_cuda, link_components, link_components_cuda,
-    mean_separation, synthetic,
+    BoxFrame, CatalogueRequest, CellOrder, catalogue, catalogue_cuda, link_components,
+    link_components_cuda, mean_separation, synthetic,
 };
 use crate::jobs::Progress;
 use anyhow::Context;
 use std::time::Instant;
 
+/// What `haloscope bench fof --backend cuda` runs (from its command line).
+pub struct CudaBenchOptions<'a> {
+    /// Sizes of the synthetic clustered sets (periodic box 1).
+    pub sizes: &'a [usize],
+    /// Linking lengths in units of the mean separation.
+    pub b: &'a [f64],
+    /// Cell orders to compare.
+    pub orders: &'a [CellOrder],
+    /// Timed CUDA runs per case.
+    pub repeats: usize,
+    /// Timed CPU runs per case (0 skips the CPU and the partition check).
+    pub cpu_repeats: usize,
+    /// Print one JSON object at the end.
+    pub json: bool,
+}
+
 /// Runs `haloscope bench fof --backend cuda`.
-pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
+pub fn run(args: &CudaBenchOptions<'_>) -> anyhow::Result<()> {
     let device = GpuDevice::open(0)?;
     eprintln!(
         "device: {}; CPU threads: {}",
@@ -26,7 +41,7 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
     };
     let repeats = args.repeats.max(1);
     let mut cases = Vec::new();
-    for &n in &args.sizes {
+    for &n in args.sizes {
         let start = Instant::now();
         let points = synthetic::clustered_points(n, 1.0, 1);
         eprintln!(
@@ -34,7 +49,7 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
             start.elapsed().as_secs_f64()
         );
         let masses = Masses::Uniform(1.0);
-        for &b in &args.b {
+        for &b in args.b {
             let ll = b * mean_separation(&points, Some(frame));
             let mut cpu_ids = None;
             let mut cpu_cat = None;
@@ -55,7 +70,7 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
             eprintln!(
                 "n={n} b={b}: cpu link {cpu_best:.4}/{cpu_median:.4} s (best/median), catalogue {cat_best:.4} s"
             );
-            for &order in &args.orders {
+            for &order in args.orders {
                 // Warm-up: NVRTC compile or cache load, first touch of the allocator.
                 let warm = link_components_cuda(
                     &device,
@@ -91,14 +106,20 @@ pub fn run(args: &BenchFofArgs) -> anyhow::Result<()> {
                 // the GUI asks for) and with the per-particle labels downloaded.
                 let mut runs = Vec::new();
                 for with_labels in [false, true] {
+                    let request = CatalogueRequest {
+                        positions: &points,
+                        masses: &masses,
+                        velocities: None,
+                        linking_length: ll,
+                        frame: Some(frame),
+                        min_members: 20,
+                        with_labels,
+                    };
                     runs.push(end_to_end(
                         &device,
-                        &points,
-                        &masses,
-                        ll,
+                        &request,
                         frame,
                         order,
-                        with_labels,
                         repeats,
                         cpu_cat.as_ref(),
                     )?);
@@ -222,19 +243,17 @@ struct EndToEnd {
     last: catalogue::Catalogue,
 }
 
-/// `repeats` end-to-end `catalogue_cuda` runs, timed, each checked against the CPU catalogue.
-#[allow(clippy::too_many_arguments)]
+/// `repeats` end-to-end `catalogue_cuda` runs of `request` (periodic in `frame`), timed, each
+/// checked against the CPU catalogue.
 fn end_to_end(
     device: &GpuDevice,
-    points: &[[f32; 3]],
-    masses: &Masses,
-    ll: f64,
+    request: &CatalogueRequest<'_>,
     frame: BoxFrame,
     order: CellOrder,
-    with_labels: bool,
     repeats: usize,
     cpu_cat: Option<&catalogue::Catalogue>,
 ) -> anyhow::Result<EndToEnd> {
+    let with_labels = request.with_labels;
     let mut full = Vec::new();
     let mut sums = Vec::new();
     let mut stages = Vec::new();
@@ -243,18 +262,7 @@ fn end_to_end(
     let mut last = None;
     for _ in 0..repeats {
         let start = Instant::now();
-        let out = catalogue_cuda(
-            device,
-            points,
-            masses,
-            None,
-            ll,
-            Some(frame),
-            order,
-            20,
-            with_labels,
-            &Progress::none(),
-        )?;
+        let out = catalogue_cuda(device, request, order, &Progress::none())?;
         let seconds = start.elapsed().as_secs_f64();
         sums.push(
             out.stage_seconds
@@ -323,7 +331,7 @@ fn canonical(ids: &[u32]) -> Vec<u32> {
 }
 
 /// Sorts `times` and returns the smallest and the median.
-fn best_and_median(times: &mut [f64]) -> (f64, f64) {
+pub fn best_and_median(times: &mut [f64]) -> (f64, f64) {
     times.sort_by(f64::total_cmp);
     let best = times.first().copied().unwrap_or(f64::NAN);
     let median = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
