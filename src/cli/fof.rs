@@ -53,8 +53,6 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let file = &args.file;
     let in_file = |e: halo::FofError| anyhow!("{}: {e}", file.display());
     let species = parse_species(&args.species).map_err(in_file)?;
-    let backend = Backend::resolve(args.backend)
-        .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
     let progress = terminal_progress();
     let snapshot = load_snapshot(file, &LoadOptions::default(), &progress)?;
     let box_size = match (args.no_periodic, args.box_size) {
@@ -74,15 +72,17 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     };
     let start = Instant::now();
     let selected = halo::select_particles(&snapshot, &species).map_err(in_file)?;
-    let result = halo::find_halos(
+    let prepared = halo::prepare_fof(
         &selected.positions,
         &selected.masses,
         selected.velocities.as_deref(),
         &params,
-        &backend,
-        &progress,
     )
     .map_err(in_file)?;
+    // Resolved once the input is known good, so that bad input is reported alone.
+    let backend = Backend::resolve(args.backend)
+        .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
+    let result = prepared.find(&backend, &progress).map_err(in_file)?;
     let seconds = start.elapsed().as_secs_f64();
 
     if let Some(out) = &args.out {

@@ -13,7 +13,8 @@ use crate::data::{Masses, Snapshot, SpeciesKind};
 use crate::jobs::Progress;
 
 /// Finds friends-of-friends halos among `positions` (link when distance ≤ ll, float64 on the
-/// float32 positions, minimum image in a periodic box) and builds their catalogue on `backend`.
+/// float32 positions, minimum image in a periodic box) and builds their catalogue on `backend`:
+/// [`prepare_fof`], then [`PreparedFof::find`].
 pub fn find_halos(
     positions: &[[f32; 3]],
     masses: &Masses,
@@ -22,6 +23,26 @@ pub fn find_halos(
     backend: &Backend,
     progress: &Progress,
 ) -> Result<FofResult, FofError> {
+    prepare_fof(positions, masses, velocities, params)?.find(backend, progress)
+}
+
+/// A validated run: the catalogue request (frame and linking length derived) and what the
+/// result reports about it.
+#[derive(Debug, Clone, Copy)]
+pub struct PreparedFof<'a> {
+    request: CatalogueRequest<'a>,
+    b: Option<f64>,
+    mean_separation: f64,
+}
+
+/// Validates the inputs and `params` and derives the periodic frame and the linking length,
+/// before any back-end is opened (so that bad input is reported before any device message).
+pub fn prepare_fof<'a>(
+    positions: &'a [[f32; 3]],
+    masses: &'a Masses,
+    velocities: Option<&'a [[f32; 3]]>,
+    params: &FofParams,
+) -> Result<PreparedFof<'a>, FofError> {
     let n = positions.len();
     check_inputs(positions, masses, velocities, params)?;
     let frame = match params.box_size {
@@ -43,29 +64,39 @@ pub fn find_halos(
         }
         LinkingLength::Absolute(ll) => (None, ll),
     };
-
-    let request = CatalogueRequest {
-        positions,
-        masses,
-        velocities,
-        linking_length,
-        frame,
-        min_members: params.min_members,
-        with_labels: params.labels,
-    };
-    let (catalogue, backend) = catalogue_on(backend, &request, progress)?;
-    Ok(FofResult {
-        labels: catalogue.labels,
-        halos: catalogue.halos,
-        n_particles: n,
-        n_sets_all_sizes: catalogue.n_sets_all_sizes,
+    Ok(PreparedFof {
+        request: CatalogueRequest {
+            positions,
+            masses,
+            velocities,
+            linking_length,
+            frame,
+            min_members: params.min_members,
+            with_labels: params.labels,
+        },
         b,
         mean_separation,
-        linking_length,
-        min_members: params.min_members,
-        frame,
-        backend,
     })
+}
+
+impl PreparedFof<'_> {
+    /// Links and builds the catalogue on `backend`.
+    pub fn find(self, backend: &Backend, progress: &Progress) -> Result<FofResult, FofError> {
+        let request = self.request;
+        let (catalogue, backend) = catalogue_on(backend, &request, progress)?;
+        Ok(FofResult {
+            labels: catalogue.labels,
+            halos: catalogue.halos,
+            n_particles: request.positions.len(),
+            n_sets_all_sizes: catalogue.n_sets_all_sizes,
+            b: self.b,
+            mean_separation: self.mean_separation,
+            linking_length: request.linking_length,
+            min_members: request.min_members,
+            frame: request.frame,
+            backend,
+        })
+    }
 }
 
 /// The catalogue from `backend`, and the back-end that made it. The CUDA back-end builds the

@@ -27,7 +27,7 @@ pub use cuda::{
     half_stencil_offsets, link_components_cuda, partition_cuda,
 };
 pub use error::FofError;
-pub use find::{find_halos, fof_snapshot, mean_separation};
+pub use find::{PreparedFof, find_halos, fof_snapshot, mean_separation, prepare_fof};
 pub use params::{CatalogueRequest, FofParams, FofResult, LinkingLength};
 pub use periodic::BoxFrame;
 pub use selection::{SelectedParticles, parse_species, select_particles, snapshot_box_size};
