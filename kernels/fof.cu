@@ -1,7 +1,7 @@
 // Friends-of-friends on the GPU: cell keys, cell table, union-find linking (the sort by cell
 // key is the generic radix sort of kernels/sort_scan.cu).
 //
-// The twin of src/halo/fof_cpu.rs (DESIGN §5). Cells have side ≤ ll/√3, so all members of one
+// The twin of src/halo/cpu/link.rs (DESIGN §5). Cells have side ≤ ll/√3, so all members of one
 // cell are friends and the union-find runs over cells; a pair of neighbouring cells joins at the
 // first member pair with d² ≤ ll² (float64, minimum image when periodic), evaluated with the
 // same operations in the same order as the CPU (compiled with --fmad=false), so the partition is

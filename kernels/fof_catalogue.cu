@@ -4,7 +4,7 @@
 //    halo rank, and cut into chunks that never straddle two halos; each chunk's sums are taken
 //    sequentially in that fixed order and the host adds the chunks of a halo in chunk order, so
 //    the result is deterministic (run to run); it differs from the CPU's member-index order
-//    only by float64 rounding (src/halo/fof_cuda_catalogue.rs states the tolerance).
+//    only by float64 rounding (src/halo/cuda/catalogue.rs states the tolerance).
 
 // Per sorted position: its halo rank (all ones when not kept) and a 0/1 kept flag for the scan.
 extern "C" __global__ void fof_sorted_ranks(const u32* __restrict__ cell_start,

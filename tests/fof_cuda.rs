@@ -188,7 +188,7 @@ fn extent(positions: &[[f32; 3]]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The device catalogue's contract (src/halo/fof_cuda_catalogue.rs): labels, set count, sizes
+/// The device catalogue's contract (src/halo/cuda/catalogue.rs): labels, set count, sizes
 /// and smallest members identical; masses within a relative 1e-12; centres (minimum image when
 /// periodic) and radii within 1e-9 of `scale`; mean velocities within 1e-9 of `speed_scale`
 /// (the largest particle velocity component).
@@ -515,7 +515,7 @@ fn edge_cases_match_the_brute_force_linker() {
             }
         }
     }
-    // The chain along x links at exactly ll (as the CPU test in fof_cpu.rs).
+    // The chain along x links at exactly ll (as the CPU test in src/halo/cpu/link.rs).
     let gpu = link_components_cuda(
         &device,
         &points[..4],
@@ -722,7 +722,7 @@ fn device_catalogue_on_a_small_clustered_set() {
     }
     // Above, 270 cells per axis: 10.5 blocks per particle, the dense block table. The same set
     // squeezed into a quarter of the periodic box has 656 blocks per particle, so the link
-    // uses the hash of the non-empty blocks instead (src/halo/fof_cuda_link.rs).
+    // uses the hash of the non-empty blocks instead (src/halo/cuda/link_cells.rs).
     let squeezed: Vec<[f32; 3]> = points.iter().map(|p| p.map(|x| 0.25 * x)).collect();
     let frame = Some(frame_of_unit_box());
     let ids = link_components(&squeezed, 0.25 * ll, frame, &Progress::none()).expect("cpu");

@@ -205,7 +205,7 @@ pub fn run(args: &CudaBenchOptions<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The device catalogue's contract (src/halo/fof_cuda_catalogue.rs): labels, set count, sizes
+/// The device catalogue's contract (src/halo/cuda/catalogue.rs): labels, set count, sizes
 /// and smallest members equal; masses within a relative 1e-12; centres (minimum image) and radii
 /// within 1e-9 of the box size.
 fn catalogues_agree(
