@@ -1,6 +1,7 @@
-// Friends-of-friends on the GPU: cell keys, radix sort by cell, cell table, union-find linking.
+// Friends-of-friends on the GPU: cell keys, cell table, union-find linking (the sort by cell
+// key is the generic radix sort of kernels/sort_scan.cu).
 //
-// The twin of src/halo/fof_cpu.rs (DESIGN §5). Cells have side ≤ ll/√3, so all members of one
+// The twin of src/halo/cpu/link.rs (DESIGN §5). Cells have side ≤ ll/√3, so all members of one
 // cell are friends and the union-find runs over cells; a pair of neighbouring cells joins at the
 // first member pair with d² ≤ ll² (float64, minimum image when periodic), evaluated with the
 // same operations in the same order as the CPU (compiled with --fmad=false), so the partition is
@@ -14,11 +15,6 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
-#define BLOCK 256
-#define ITEMS 8
-#define TILE (BLOCK * ITEMS)
-#define RADIX_BITS 4
-#define RADIX_BUCKETS 16
 #define EMPTY_KEY 0xffffffffffffffffULL
 #define NOT_FOUND 0xffffffffu
 
@@ -131,127 +127,7 @@ extern "C" __global__ void fof_cell_keys(const float* __restrict__ pos, u32 n, i
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. Block-wide exclusive scan of 8 packed words per thread (Hillis & Steele), in shared memory
-//    laid out word-major to avoid bank conflicts. Returns the exclusive prefix in `words`.
-
-__device__ void block_exclusive_scan8(u32* words, u32 (*buf)[8][BLOCK]) {
-    u32 t = threadIdx.x;
-    for (int w = 0; w < 8; w++) buf[0][w][t] = words[w];
-    __syncthreads();
-    int src = 0;
-    for (u32 offset = 1; offset < BLOCK; offset <<= 1) {
-        for (int w = 0; w < 8; w++) {
-            u32 v = buf[src][w][t];
-            if (t >= offset) v += buf[src][w][t - offset];
-            buf[1 - src][w][t] = v;
-        }
-        __syncthreads();
-        src = 1 - src;
-    }
-    for (int w = 0; w < 8; w++) words[w] = buf[src][w][t] - words[w];
-    __syncthreads();
-}
-
-// Exclusive scan of u32 values, one tile of TILE per block; tile totals go to tile_sums.
-extern "C" __global__ void scan_tiles(const u32* __restrict__ in, u32* __restrict__ out,
-                                      u32* __restrict__ tile_sums, u32 n) {
-    __shared__ u32 buf[2][8][BLOCK];
-    u64 first = (u64)blockIdx.x * TILE + (u64)threadIdx.x * ITEMS;
-    u32 v[ITEMS];
-    u32 own = 0;
-    for (int j = 0; j < ITEMS; j++) {
-        u64 i = first + j;
-        v[j] = i < n ? in[i] : 0u;
-        own += v[j];
-    }
-    u32 words[8] = {own, 0, 0, 0, 0, 0, 0, 0};
-    block_exclusive_scan8(words, buf);
-    u32 running = words[0];
-    for (int j = 0; j < ITEMS; j++) {
-        u64 i = first + j;
-        if (i < n) out[i] = running;
-        running += v[j];
-    }
-    if (threadIdx.x == BLOCK - 1) tile_sums[blockIdx.x] = running;
-}
-
-// Adds the scanned tile totals to every element of its tile.
-extern "C" __global__ void scan_add(u32* __restrict__ out, const u32* __restrict__ tile_offsets,
-                                    u32 n) {
-    u32 i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] += tile_offsets[i / TILE];
-}
-
-// ---------------------------------------------------------------------------------------------
-// 3. Stable LSD radix sort of (u64 key, u32 value), 4 bits a pass. Each thread owns ITEMS
-//    consecutive elements of its block's tile; 16 digit counters are packed two to a word
-//    (a tile holds at most 2048 < 2^16 elements, so no carry crosses a lane).
-
-__device__ void tile_digits(const u64* __restrict__ keys, u32 n, u32 shift, u64 first,
-                            u64* k, u32* d, u32* packed) {
-    for (int w = 0; w < 8; w++) packed[w] = 0;
-    for (int j = 0; j < ITEMS; j++) {
-        u64 i = first + j;
-        if (i < n) {
-            k[j] = keys[i];
-            d[j] = (u32)(k[j] >> shift) & (RADIX_BUCKETS - 1);
-            packed[d[j] >> 1] += 1u << (16 * (d[j] & 1));
-        } else {
-            k[j] = 0;
-            d[j] = RADIX_BUCKETS;
-        }
-    }
-}
-
-// Per tile and digit: how many keys of the tile have that digit; counts[digit * n_tiles + tile].
-extern "C" __global__ void radix_count(const u64* __restrict__ keys, u32 n, u32 shift,
-                                       u32* __restrict__ counts, u32 n_tiles) {
-    __shared__ u32 totals[RADIX_BUCKETS];
-    if (threadIdx.x < RADIX_BUCKETS) totals[threadIdx.x] = 0;
-    __syncthreads();
-    u64 first = (u64)blockIdx.x * TILE + (u64)threadIdx.x * ITEMS;
-    u64 k[ITEMS];
-    u32 d[ITEMS];
-    u32 packed[8];
-    tile_digits(keys, n, shift, first, k, d, packed);
-    for (int digit = 0; digit < RADIX_BUCKETS; digit++) {
-        u32 c = (packed[digit >> 1] >> (16 * (digit & 1))) & 0xffffu;
-        if (c) atomicAdd(&totals[digit], c);
-    }
-    __syncthreads();
-    if (threadIdx.x < RADIX_BUCKETS) counts[threadIdx.x * n_tiles + blockIdx.x] = totals[threadIdx.x];
-}
-
-// Moves each element to offsets[digit * n_tiles + tile] + its rank among the tile's elements
-// with that digit (threads in element order, then items in order: stable).
-extern "C" __global__ void radix_scatter(const u64* __restrict__ keys_in,
-                                         const u32* __restrict__ values_in,
-                                         u64* __restrict__ keys_out, u32* __restrict__ values_out,
-                                         u32 n, u32 shift, const u32* __restrict__ offsets,
-                                         u32 n_tiles) {
-    __shared__ u32 buf[2][8][BLOCK];
-    __shared__ u32 base[RADIX_BUCKETS];
-    if (threadIdx.x < RADIX_BUCKETS) base[threadIdx.x] = offsets[threadIdx.x * n_tiles + blockIdx.x];
-    u64 first = (u64)blockIdx.x * TILE + (u64)threadIdx.x * ITEMS;
-    u64 k[ITEMS];
-    u32 d[ITEMS];
-    u32 packed[8];
-    tile_digits(keys_in, n, shift, first, k, d, packed);
-    block_exclusive_scan8(packed, buf);
-    for (int j = 0; j < ITEMS; j++) {
-        u32 digit = d[j];
-        if (digit >= RADIX_BUCKETS) continue;
-        u32 lane = 16 * (digit & 1);
-        u32 rank = (packed[digit >> 1] >> lane) & 0xffffu;
-        packed[digit >> 1] += 1u << lane;
-        u32 dst = base[digit] + rank;
-        keys_out[dst] = k[j];
-        values_out[dst] = values_in[first + j];
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// 4. Sorted positions and cells.
+// 2. Sorted positions and cells (after the radix sort by cell key, kernels/sort_scan.cu).
 
 // Wrapped float64 positions in sorted order, and a 1 where a new cell starts.
 extern "C" __global__ void fof_gather(const float* __restrict__ pos, const u32* __restrict__ order,
@@ -289,7 +165,7 @@ extern "C" __global__ void fof_cells(const u32* __restrict__ head, const u32* __
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. Hash table of non-empty cells: packed coordinates → cell index, linear probing.
+// 3. Hash table of non-empty cells: packed coordinates → cell index, linear probing.
 
 __device__ u64 hash_slot(u64 key, u64 mask) {
     // MurmurHash3's 64-bit finaliser (Appleby).
@@ -330,7 +206,7 @@ __device__ u32 hash_find(const u64* __restrict__ table_keys, const u32* __restri
 }
 
 // ---------------------------------------------------------------------------------------------
-// 6. Union-find over cells.
+// 4. Union-find over cells.
 
 // Root of x with path halving; parents are read through volatile so that other blocks' hooks
 // are seen (no stale L1 copies).
@@ -448,7 +324,7 @@ extern "C" __global__ void fof_labels(const u32* __restrict__ cell_start,
 }
 
 // ---------------------------------------------------------------------------------------------
-// 7. From sets to halo labels (the catalogue's first step, as catalogue::partition on the CPU).
+// 5. From sets to halo labels (the catalogue's first step, as catalogue::partition on the CPU).
 //    Sizes and smallest members are integers, so the atomics' order does not matter.
 
 // Per cell: its member count is added to its root's set size and its smallest particle index

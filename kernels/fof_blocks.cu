@@ -1,5 +1,5 @@
 // ---------------------------------------------------------------------------------------------
-// 6b. (appended to kernels/fof.cu by the loader; uses its hash, union-find and geometry.)
+// 4b. (appended to kernels/fof.cu by the loader; uses its hash, union-find and geometry.)
 //     Morton order only: coarse blocks of 4×4×4 cells. A block is a run of 64 consecutive
 //     Morton keys (cell key >> 6 is the block's own Morton key), so its non-empty cells are
 //     consecutive in the sorted cell list: a block table entry (first cell, 64-bit occupancy

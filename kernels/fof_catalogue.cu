@@ -1,10 +1,10 @@
 // ---------------------------------------------------------------------------------------------
-// 8. The halo catalogue's sums on the device (appended to kernels/fof.cu by the loader; uses its
+// 6. The halo catalogue's sums on the device (appended to kernels/fof.cu by the loader; uses its
 //    types and min_image). The kept particles are listed in sorted-cell order, stably sorted by
 //    halo rank, and cut into chunks that never straddle two halos; each chunk's sums are taken
 //    sequentially in that fixed order and the host adds the chunks of a halo in chunk order, so
 //    the result is deterministic (run to run); it differs from the CPU's member-index order
-//    only by float64 rounding (src/halo/fof_cuda_catalogue.rs states the tolerance).
+//    only by float64 rounding (src/halo/cuda/catalogue.rs states the tolerance).
 
 // Per sorted position: its halo rank (all ones when not kept) and a 0/1 kept flag for the scan.
 extern "C" __global__ void fof_sorted_ranks(const u32* __restrict__ cell_start,

@@ -17,6 +17,7 @@ use haloscope::app::screenshot::render_screenshot;
 use haloscope::app::splotch::render_camera;
 use haloscope::app::viewport::OverlayInput;
 use haloscope::app::{HaloscopeApp, ViewRequest, default_renderer_factory};
+use haloscope::backend::{Backend, BackendChoice};
 use haloscope::data::SpeciesKind;
 use haloscope::halo::{FofParams, LinkingLength, fof_snapshot};
 use haloscope::jobs::Progress;
@@ -162,6 +163,7 @@ fn fof_from_the_halos_panel_circles_every_halo_in_view_and_a_click_flies_there()
         &document.snapshot,
         &[SpeciesKind::Dark],
         &params,
+        &Backend::resolve(BackendChoice::Auto).expect("auto"),
         &Progress::none(),
     )
     .expect("fof");

@@ -8,18 +8,24 @@ mod fof_support;
 
 use common::{shared_data, shared_reference};
 use fof_support::labels_sha256;
+use haloscope::backend::{Backend, BackendChoice, BackendKind};
 use haloscope::data::{LoadOptions, SpeciesKind, demo::demo_snapshot, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::halo::{
-    BoxFrame, CellOrder, FofBackend, FofError, FofParams, FofResult, LinkingLength, catalogue,
-    find_halos, link_components, link_components_brute_force, link_components_cuda, partition_cuda,
-    select_particles, snapshot_box_size, synthetic,
+    BoxFrame, CatalogueRequest, CellOrder, FofError, FofParams, FofResult, LinkingLength,
+    catalogue, find_halos, link_components, link_components_brute_force, link_components_cuda,
+    partition_cuda, select_particles, snapshot_box_size, synthetic,
 };
 use haloscope::jobs::{CancelToken, Progress};
 use serde_json::Value;
 use std::time::Instant;
 
 const ORDERS: [CellOrder; 3] = [CellOrder::RowMajor, CellOrder::Morton, CellOrder::Hilbert];
+
+/// The CUDA back-end on device 0, as `--backend cuda` resolves it.
+fn cuda() -> Backend {
+    Backend::cuda(std::sync::Arc::new(device()), BackendChoice::Cuda)
+}
 
 fn device() -> GpuDevice {
     let device = GpuDevice::open(0).expect("these tests need a CUDA device; none opened");
@@ -103,33 +109,22 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
         positions,
         masses,
         None,
-        &FofParams {
-            backend: FofBackend::Cpu,
-            ..params.clone()
-        },
+        &params,
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("cpu");
-    let gpu = find_halos(
-        positions,
-        masses,
-        None,
-        &FofParams {
-            backend: FofBackend::Cuda,
-            ..params
-        },
-        &Progress::none(),
-    )
-    .expect("cuda");
+    let gpu =
+        find_halos(positions, masses, None, &params, &cuda(), &Progress::none()).expect("cuda");
     let unlabelled = find_halos(
         positions,
         masses,
         None,
         &FofParams {
-            backend: FofBackend::Cuda,
             labels: false,
             ..params.clone()
         },
+        &cuda(),
         &Progress::none(),
     )
     .expect("cuda without labels");
@@ -142,8 +137,8 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
         "the CUDA catalogue depends on whether labels were asked for"
     );
     assert_eq!(unlabelled.labels, None);
-    assert_eq!(cpu.backend, FofBackend::Cpu);
-    assert_eq!(gpu.backend, FofBackend::Cuda);
+    assert_eq!(cpu.backend, BackendKind::Cpu);
+    assert_eq!(gpu.backend, BackendKind::Cuda);
     assert!(cpu.labels.is_some() && gpu.labels.is_some());
     let scale = cpu.frame.map_or_else(|| extent(positions), |f| f.size);
     assert_catalogues_agree(
@@ -155,7 +150,7 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
     );
     assert_eq!(
         FofResult {
-            backend: FofBackend::Cpu,
+            backend: BackendKind::Cpu,
             halos: cpu.halos.clone(),
             ..gpu
         },
@@ -193,7 +188,7 @@ fn extent(positions: &[[f32; 3]]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// The device catalogue's contract (src/halo/fof_cuda_catalogue.rs): labels, set count, sizes
+/// The device catalogue's contract (src/halo/cuda/catalogue.rs): labels, set count, sizes
 /// and smallest members identical; masses within a relative 1e-12; centres (minimum image when
 /// periodic) and radii within 1e-9 of `scale`; mean velocities within 1e-9 of `speed_scale`
 /// (the largest particle velocity component).
@@ -327,7 +322,6 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
             linking_length: LinkingLength::Relative(b),
             min_members,
             box_size,
-            backend: FofBackend::Cuda,
             labels: true,
         };
         let result = find_halos(
@@ -335,18 +329,17 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
             &selected.masses,
             selected.velocities.as_deref(),
             &params,
+            &cuda(),
             &Progress::none(),
         )
         .expect("cuda fof");
-        assert_eq!(result.backend, FofBackend::Cuda);
+        assert_eq!(result.backend, BackendKind::Cuda);
         let cpu = find_halos(
             &selected.positions,
             &selected.masses,
             selected.velocities.as_deref(),
-            &FofParams {
-                backend: FofBackend::Cpu,
-                ..params.clone()
-            },
+            &params,
+            &Backend::cpu(),
             &Progress::none(),
         )
         .expect("cpu fof");
@@ -362,7 +355,7 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
         );
         assert_eq!(
             FofResult {
-                backend: FofBackend::Cpu,
+                backend: BackendKind::Cpu,
                 halos: cpu.halos.clone(),
                 ..result.clone()
             },
@@ -455,10 +448,8 @@ fn synthetic_clustered_sets_give_the_cpu_partition() {
         &selected.positions,
         &selected.masses,
         None,
-        &FofParams {
-            backend: FofBackend::Cpu,
-            ..params.clone()
-        },
+        &params,
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("cpu fof");
@@ -524,7 +515,7 @@ fn edge_cases_match_the_brute_force_linker() {
             }
         }
     }
-    // The chain along x links at exactly ll (as the CPU test in fof_cpu.rs).
+    // The chain along x links at exactly ll (as the CPU test in src/halo/cpu/link.rs).
     let gpu = link_components_cuda(
         &device,
         &points[..4],
@@ -640,26 +631,31 @@ fn device_catalogue_agrees_with_the_cpu_catalogue() {
                 let start = Instant::now();
                 let gpu = haloscope::halo::catalogue_cuda(
                     &device,
-                    &points,
-                    masses,
-                    velocities,
-                    ll,
-                    frame,
+                    &CatalogueRequest {
+                        positions: &points,
+                        masses,
+                        velocities,
+                        linking_length: ll,
+                        frame,
+                        min_members: 20,
+                        with_labels: true,
+                    },
                     CellOrder::Morton,
-                    20,
-                    true,
                     &Progress::none(),
                 )
                 .expect("cuda catalogue");
                 assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 100.0);
                 assert_same_without_labels(
                     &device,
-                    &points,
-                    masses,
-                    velocities,
-                    ll,
-                    frame,
-                    20,
+                    &CatalogueRequest {
+                        positions: &points,
+                        masses,
+                        velocities,
+                        linking_length: ll,
+                        frame,
+                        min_members: 20,
+                        with_labels: false,
+                    },
                     &gpu.catalogue,
                 );
                 eprintln!(
@@ -695,14 +691,16 @@ fn device_catalogue_on_a_small_clustered_set() {
         let cpu = catalogue::build(&ids, &points, &masses, Some(&velocities), frame, 8);
         let gpu = haloscope::halo::catalogue_cuda(
             &device,
-            &points,
-            &masses,
-            Some(&velocities),
-            ll,
-            frame,
+            &CatalogueRequest {
+                positions: &points,
+                masses: &masses,
+                velocities: Some(&velocities),
+                linking_length: ll,
+                frame,
+                min_members: 8,
+                with_labels: true,
+            },
             CellOrder::Morton,
-            8,
-            true,
             &Progress::none(),
         )
         .expect("cuda catalogue");
@@ -710,32 +708,37 @@ fn device_catalogue_on_a_small_clustered_set() {
         assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 2.0);
         assert_same_without_labels(
             &device,
-            &points,
-            &masses,
-            Some(&velocities),
-            ll,
-            frame,
-            8,
+            &CatalogueRequest {
+                positions: &points,
+                masses: &masses,
+                velocities: Some(&velocities),
+                linking_length: ll,
+                frame,
+                min_members: 8,
+                with_labels: false,
+            },
             &gpu.catalogue,
         );
     }
     // Above, 270 cells per axis: 10.5 blocks per particle, the dense block table. The same set
     // squeezed into a quarter of the periodic box has 656 blocks per particle, so the link
-    // uses the hash of the non-empty blocks instead (src/halo/fof_cuda_link.rs).
+    // uses the hash of the non-empty blocks instead (src/halo/cuda/link_cells.rs).
     let squeezed: Vec<[f32; 3]> = points.iter().map(|p| p.map(|x| 0.25 * x)).collect();
     let frame = Some(frame_of_unit_box());
     let ids = link_components(&squeezed, 0.25 * ll, frame, &Progress::none()).expect("cpu");
     let cpu = catalogue::build(&ids, &squeezed, &masses, Some(&velocities), frame, 8);
     let gpu = haloscope::halo::catalogue_cuda(
         &device,
-        &squeezed,
-        &masses,
-        Some(&velocities),
-        0.25 * ll,
-        frame,
+        &CatalogueRequest {
+            positions: &squeezed,
+            masses: &masses,
+            velocities: Some(&velocities),
+            linking_length: 0.25 * ll,
+            frame,
+            min_members: 8,
+            with_labels: true,
+        },
         CellOrder::Morton,
-        8,
-        true,
         &Progress::none(),
     )
     .expect("cuda catalogue");
@@ -750,31 +753,16 @@ fn frame_of_unit_box() -> BoxFrame {
     }
 }
 
-/// `catalogue_cuda` without labels returns none and exactly `labelled`'s halos and set count.
-#[allow(clippy::too_many_arguments)]
+/// `catalogue_cuda` of `unlabelled` (a request without labels) returns none and exactly
+/// `labelled`'s halos and set count.
 fn assert_same_without_labels(
     device: &GpuDevice,
-    points: &[[f32; 3]],
-    masses: &haloscope::data::Masses,
-    velocities: Option<&[[f32; 3]]>,
-    ll: f64,
-    frame: Option<BoxFrame>,
-    min_members: usize,
+    unlabelled: &CatalogueRequest<'_>,
     labelled: &catalogue::Catalogue,
 ) {
-    let unlabelled = haloscope::halo::catalogue_cuda(
-        device,
-        points,
-        masses,
-        velocities,
-        ll,
-        frame,
-        CellOrder::Morton,
-        min_members,
-        false,
-        &Progress::none(),
-    )
-    .expect("cuda catalogue without labels");
+    let unlabelled =
+        haloscope::halo::catalogue_cuda(device, unlabelled, CellOrder::Morton, &Progress::none())
+            .expect("cuda catalogue without labels");
     assert_eq!(unlabelled.catalogue.labels, None);
     assert!(labelled.labels.is_some());
     assert_eq!(unlabelled.catalogue.halos, labelled.halos);

@@ -1,12 +1,18 @@
 //! Property tests: the fast CPU linker gives exactly the partition of the O(N²) brute force.
 
+use haloscope::backend::{Backend, BackendChoice};
 use haloscope::data::Masses;
 use haloscope::halo::{
-    self, BoxFrame, FofBackend, FofError, FofParams, LinkingLength, find_halos, link_components,
+    self, BoxFrame, FofError, FofParams, LinkingLength, find_halos, link_components,
     link_components_brute_force,
 };
 use haloscope::jobs::{CancelToken, Progress};
 use proptest::prelude::*;
+
+/// The default back-end: CUDA when a device opens, else the CPU.
+fn auto() -> Backend {
+    Backend::resolve(BackendChoice::Auto).expect("auto always resolves")
+}
 
 /// Relabels set ids so that each set is named by its smallest member index.
 fn canonical(ids: &[u32]) -> Vec<usize> {
@@ -96,10 +102,17 @@ fn thousands_of_clustered_points_match_brute_force_with_catalogue() {
             linking_length: LinkingLength::Relative(0.2),
             min_members: 5,
             box_size,
-            backend: FofBackend::Cpu,
             labels: true,
         };
-        let result = find_halos(&points, &masses, None, &params, &Progress::none()).expect("fof");
+        let result = find_halos(
+            &points,
+            &masses,
+            None,
+            &params,
+            &Backend::cpu(),
+            &Progress::none(),
+        )
+        .expect("fof");
         let frame = box_size.map(|size| BoxFrame::for_positions(&points, size));
         let slow = link_components_brute_force(&points, result.linking_length, frame);
         let expected = halo::catalogue::build(&slow, &points, &masses, None, frame, 5);
@@ -112,8 +125,15 @@ fn thousands_of_clustered_points_match_brute_force_with_catalogue() {
             labels: false,
             ..params
         };
-        let without =
-            find_halos(&points, &masses, None, &unlabelled, &Progress::none()).expect("fof");
+        let without = find_halos(
+            &points,
+            &masses,
+            None,
+            &unlabelled,
+            &Backend::cpu(),
+            &Progress::none(),
+        )
+        .expect("fof");
         assert_eq!(without.labels, None);
         assert_eq!(without.halos, expected.halos);
         assert_eq!(without.n_sets_all_sizes, expected.n_sets_all_sizes);
@@ -133,14 +153,15 @@ fn a_dense_clump_far_bigger_than_a_cell_is_one_halo() {
         linking_length: LinkingLength::Absolute(1e-3),
         min_members: 20,
         box_size: Some(1.0),
-        backend: FofBackend::Auto,
         labels: false,
     };
+    let backend = auto();
     let result = find_halos(
         &points,
         &Masses::Uniform(2.0),
         None,
         &params,
+        &backend,
         &Progress::none(),
     )
     .expect("fof");
@@ -148,14 +169,17 @@ fn a_dense_clump_far_bigger_than_a_cell_is_one_halo() {
     assert_eq!(sizes, vec![20_000, 30]);
     assert_eq!(result.halos[1].min_index, 20_000);
     assert_eq!(result.halos[1].mass, 60.0);
-    assert_eq!(result.backend, FofBackend::Cpu);
+    assert_eq!(result.backend, backend.kind());
 }
 
 #[test]
 fn bad_input_gives_clear_errors() {
     let points = vec![[0.0f32, 0.0, 0.0], [0.5, 0.5, 0.5], [2.5, 0.0, 0.0]];
     let masses = Masses::Uniform(1.0);
-    let run = |params: FofParams| find_halos(&points, &masses, None, &params, &Progress::none());
+    let backend = auto();
+    let run = |params: FofParams| {
+        find_halos(&points, &masses, None, &params, &backend, &Progress::none())
+    };
     let base = FofParams::default();
     let err = run(FofParams {
         linking_length: LinkingLength::Relative(0.0),
@@ -173,23 +197,19 @@ fn bad_input_gives_clear_errors() {
         "box size 1 is smaller than the data extent 2.5 along x"
     );
     if haloscope::gpu::cuda_available().is_err() {
-        let err = run(FofParams {
-            backend: FofBackend::Cuda,
-            ..base.clone()
-        })
-        .expect_err("no CUDA");
-        assert!(
-            err.to_string().starts_with("CUDA back-end unavailable: "),
-            "{err}"
-        );
+        // `cuda` is refused when the back-end is resolved, before any FoF work.
+        let err = Backend::resolve(BackendChoice::Cuda).expect_err("no CUDA");
+        assert!(!err.to_string().is_empty());
     }
-    let err = find_halos(&[], &masses, None, &base, &Progress::none()).expect_err("empty");
+    let err =
+        find_halos(&[], &masses, None, &base, &backend, &Progress::none()).expect_err("empty");
     assert!(matches!(err, FofError::EmptySelection { .. }));
     let err = find_halos(
         &points,
         &Masses::PerParticle(vec![1.0]),
         None,
         &base,
+        &backend,
         &Progress::none(),
     )
     .expect_err("short masses");
@@ -209,6 +229,7 @@ fn a_cancelled_run_stops_with_cancelled() {
         &Masses::Uniform(1.0),
         None,
         &FofParams::default(),
+        &auto(),
         &Progress::with_cancel(token),
     )
     .expect_err("cancelled");
@@ -234,6 +255,7 @@ fn progress_reaches_the_end_of_every_stage() {
         &Masses::Uniform(1.0),
         None,
         &FofParams::default(),
+        &auto(),
         &progress,
     )
     .expect("fof");

@@ -7,10 +7,11 @@ mod fof_support;
 
 use common::{haloscope_bin, shared_data, shared_reference};
 use fof_support::{canonical, exact_json_f64, labels_sha256, simple_cell_list_fof};
+use haloscope::backend::Backend;
 use haloscope::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
 use haloscope::halo::{
-    FofBackend, FofParams, FofResult, LinkingLength, fof_snapshot, link_components,
-    select_particles, snapshot_box_size,
+    FofParams, FofResult, LinkingLength, fof_snapshot, link_components, select_particles,
+    snapshot_box_size,
 };
 use haloscope::jobs::Progress;
 use serde_json::Value;
@@ -39,7 +40,6 @@ fn params(b: f64, min_members: usize, box_size: Option<f64>) -> FofParams {
         linking_length: LinkingLength::Relative(b),
         min_members,
         box_size,
-        backend: FofBackend::Cpu,
         // The references pin the labels' checksum.
         labels: true,
     }
@@ -134,6 +134,7 @@ fn lambs_periodic_matches_reference() {
         &snapshot,
         &SpeciesKind::ALL,
         &params(0.2, 20, Some(1.0)),
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("fof");
@@ -147,6 +148,7 @@ fn lambs_open_matches_reference() {
         &snapshot,
         &SpeciesKind::ALL,
         &params(0.2, 20, None),
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("fof");
@@ -160,6 +162,7 @@ fn run581_dark_and_stars_match_reference() {
         &snapshot,
         &SpeciesKind::ALL,
         &params(0.2, 10, None),
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("fof");
@@ -175,6 +178,7 @@ fn gadget_dark_matter_in_its_box_matches_reference() {
         &snapshot,
         &[SpeciesKind::Dark],
         &params(0.2, 20, box_size),
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("fof");
@@ -208,6 +212,7 @@ fn initial_conditions_have_no_groups_at_b_up_to_0_28() {
             &snapshot,
             &[SpeciesKind::Dark],
             &params(b, 20, Some(1.0)),
+            &Backend::cpu(),
             &Progress::none(),
         )
         .expect("fof");
@@ -230,6 +235,7 @@ fn dense_cluster_is_reproducible_and_matches_a_simple_cell_list() {
         &snapshot,
         &[SpeciesKind::Dark],
         &params(0.2, 20, Some(1.0)),
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("fof");
@@ -240,6 +246,7 @@ fn dense_cluster_is_reproducible_and_matches_a_simple_cell_list() {
         &snapshot,
         &[SpeciesKind::Dark],
         &params(0.2, 20, Some(1.0)),
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("fof");
@@ -362,6 +369,7 @@ fn hdf5_catalogue_reads_back() {
         &snapshot,
         &[SpeciesKind::Dark],
         &params(0.2, 20, snapshot_box_size(&snapshot)),
+        &Backend::cpu(),
         &Progress::none(),
     )
     .expect("fof");

@@ -1,35 +1,15 @@
 //! `haloscope fof`: friends-of-friends halos of one snapshot, catalogue and labels out.
 
+use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::data::{LoadOptions, load_snapshot};
 use crate::halo::{
-    self, FofBackend, FofParams, FofResult, LinkingLength, export, parse_species, snapshot_box_size,
+    self, FofParams, FofResult, LinkingLength, export, parse_species, snapshot_box_size,
 };
 use anyhow::{Context, anyhow};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// Back-end names on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// CUDA when a device opens, else the CPU.
-    Auto,
-    /// The rayon CPU linker.
-    Cpu,
-    /// The CUDA linker.
-    Cuda,
-}
-
-impl From<BackendArg> for FofBackend {
-    fn from(arg: BackendArg) -> Self {
-        match arg {
-            BackendArg::Auto => Self::Auto,
-            BackendArg::Cpu => Self::Cpu,
-            BackendArg::Cuda => Self::Cuda,
-        }
-    }
-}
 
 /// Arguments of `haloscope fof`.
 #[derive(Debug, Args)]
@@ -55,8 +35,8 @@ pub struct FofArgs {
     #[arg(long, default_value = "dark")]
     pub species: String,
     /// Which implementation links the particles.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
     /// Write the halo catalogue here (.csv, .hdf5 or .h5).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -87,20 +67,22 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         },
         min_members: args.min_members,
         box_size,
-        backend: args.backend.into(),
         // Per-particle labels only when they are written (0.4 GB at 10⁸ particles).
         labels: args.labels.is_some(),
     };
     let start = Instant::now();
     let selected = halo::select_particles(&snapshot, &species).map_err(in_file)?;
-    let result = halo::find_halos(
+    let prepared = halo::prepare_fof(
         &selected.positions,
         &selected.masses,
         selected.velocities.as_deref(),
         &params,
-        &progress,
     )
     .map_err(in_file)?;
+    // Resolved once the input is known good, so that bad input is reported alone.
+    let backend = Backend::resolve(args.backend)
+        .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
+    let result = prepared.find(&backend, &progress).map_err(in_file)?;
     let seconds = start.elapsed().as_secs_f64();
 
     if let Some(out) = &args.out {

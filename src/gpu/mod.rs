@@ -1,4 +1,5 @@
-//! CUDA infrastructure: device discovery, NVRTC compile and on-disk cache, buffers, launches.
+//! CUDA infrastructure: device discovery, NVRTC compile and on-disk cache, typed launches,
+//! device buffers, staged transfers, exclusive scan, radix sort and stage timers.
 //!
 //! Knows nothing of particles, halos or events; the domain rooms' `*_cuda.rs` twins use it.
 //! libcuda and libnvrtc are loaded at run time, so the program builds and runs where no CUDA
@@ -11,6 +12,11 @@ mod device;
 mod error;
 mod event_timer;
 mod launch;
+mod memory;
+mod scan;
+mod sort;
+mod timer;
+mod transfer;
 
 pub use backend::{BackendChoice, ResolvedBackend, resolve_backend};
 pub use compile::{KernelCache, compile_cubin};
@@ -18,3 +24,8 @@ pub use device::{DeviceInfo, GpuDevice, cuda_available};
 pub use error::GpuError;
 pub use event_timer::{EventTimer, Mark};
 pub use launch::{BLOCK, KernelArg, KernelArgs, blocks, grid, launch, per_element};
+pub use memory::{alloc, fill_bytes, zeros};
+pub use scan::Scan;
+pub use sort::RadixSort;
+pub use timer::StageTimer;
+pub use transfer::{download_pinned, upload_pinned};

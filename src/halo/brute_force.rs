@@ -1,7 +1,7 @@
 //! The O(N²) reference linker: every pair tested, a plain sequential union-find. For tests and
 //! for checking the fast linkers on small inputs only.
 
-use super::fof_cpu::{dist2, dist2_periodic};
+use super::cpu::{dist2, dist2_periodic};
 use super::periodic::BoxFrame;
 
 /// Set ids (equal ⇔ same friends-of-friends set) by testing all N(N−1)/2 pairs with the same

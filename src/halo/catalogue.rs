@@ -3,7 +3,7 @@
 //! Two steps, both parallel (rayon) and deterministic for any thread count:
 //! 1. [`partition`]: set sizes and smallest members (one packed atomic word per set), the kept
 //!    sets ordered by size descending then smallest member, and per-particle labels. The CUDA
-//!    back-end does this step on the device (`fof_cuda.rs`) and hands over the same
+//!    back-end does this step on the device (`cuda/partition.rs`) and hands over the same
 //!    [`Partition`].
 //! 2. [`build_from_partition`]: a counting sort of the labelled particles by halo (members in
 //!    index order), then each halo's sums in member-index order, halos in parallel. Every float

@@ -1,7 +1,7 @@
 //! Writing the halo catalogue (CSV, HDF5) and per-particle labels or positions (NumPy `.npy`,
 //! CSV).
 
-use super::FofResult;
+use super::params::FofResult;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! Choosing which particles of a snapshot take part in friends-of-friends.
 
-use super::FofError;
+use super::error::FofError;
 use crate::data::{Masses, Snapshot, SpeciesKind};
 
 /// The particles of the chosen species, concatenated in file order (gas, dark, star, other).
@@ -63,7 +63,7 @@ pub fn select_particles(
         });
     }
     for s in &chosen {
-        super::check_lengths(s.len(), &s.masses, s.velocities.as_deref())?;
+        super::params::check_lengths(s.len(), &s.masses, s.velocities.as_deref())?;
     }
 
     let mut positions = Vec::with_capacity(n);

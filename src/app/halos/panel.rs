@@ -4,7 +4,7 @@
 use crate::app::files::documents::{Notice, SnapshotDocument};
 use crate::app::viewport::overlay::HaloMarker;
 use crate::data::SpeciesKind;
-use crate::halo::{self, FofBackend, FofParams, FofResult, LinkingLength};
+use crate::halo::{self, FofParams, FofResult, LinkingLength};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, ProgressUpdate, Waker};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -175,8 +175,6 @@ impl HalosPanel {
             linking_length: LinkingLength::Relative(self.b),
             min_members: self.min_members.max(1),
             box_size: self.periodic.then_some(self.box_size),
-            // The library picks CUDA when its FoF back-end exists and a device is present.
-            backend: FofBackend::Auto,
             // The overlay draws halos only; per-particle labels would cost a 4 B/particle download.
             labels: false,
         };
@@ -185,7 +183,12 @@ impl HalosPanel {
         let handle = self.queue.spawn(
             format!("friends-of-friends on {}", document.name),
             document.id,
-            move |progress| halo::fof_snapshot(&snapshot, &kinds, &params, progress),
+            move |progress| {
+                // CUDA when a device opens, else the CPU (`auto` never fails to resolve).
+                let backend =
+                    crate::backend::Backend::resolve(crate::backend::BackendChoice::Auto)?;
+                halo::fof_snapshot(&snapshot, &kinds, &params, &backend, progress)
+            },
         );
         self.running = Some(RunningFof {
             handle,
@@ -389,7 +392,7 @@ mod tests {
             linking_length: 0.02,
             min_members: 20,
             frame: None,
-            backend: FofBackend::Cpu,
+            backend: crate::backend::BackendKind::Cpu,
         };
         panel.catalogue = Some(HaloCatalogue {
             document_id: 7,
@@ -458,6 +461,7 @@ mod run_tests {
             &document.snapshot,
             &[SpeciesKind::Dark],
             &params,
+            &crate::backend::Backend::resolve(crate::backend::BackendChoice::Auto).expect("auto"),
             &crate::jobs::Progress::none(),
         )
         .expect("fof");

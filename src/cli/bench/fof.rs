@@ -1,11 +1,11 @@
 //! `haloscope bench fof`: friends-of-friends timings on snapshots and a synthetic clustered set.
 
+use super::fof_cuda::{CudaBenchOptions, best_and_median};
+use crate::backend::{Backend, BackendChoice};
 use crate::data::{LoadOptions, SpeciesKind, load_snapshot};
-use crate::gpu::BackendChoice;
 use crate::halo::CellOrder;
 use crate::halo::{
-    FofBackend, FofParams, LinkingLength, export, find_halos, link_components, select_particles,
-    synthetic,
+    FofParams, LinkingLength, export, find_halos, link_components, select_particles, synthetic,
 };
 use crate::jobs::Progress;
 use clap::Args;
@@ -54,7 +54,14 @@ pub struct BenchFofArgs {
 /// Runs `haloscope bench fof`.
 pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
     if args.backend != BackendChoice::Cpu {
-        return super::fof_cuda::run(&args);
+        return super::fof_cuda::run(&CudaBenchOptions {
+            sizes: &args.sizes,
+            b: &args.b,
+            orders: &args.orders,
+            repeats: args.repeats,
+            cpu_repeats: args.cpu_repeats,
+            json: args.json,
+        });
     }
     let mut sets: Vec<(String, Vec<[f32; 3]>)> = Vec::new();
     for file in &args.files {
@@ -85,7 +92,6 @@ pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
                 linking_length: LinkingLength::Relative(b),
                 min_members: 20,
                 box_size: Some(args.box_size),
-                backend: FofBackend::Cpu,
                 // Catalogue only, as the GUI asks (the CPU computes the labels either way).
                 labels: false,
             };
@@ -99,6 +105,7 @@ pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
                     &crate::data::Masses::Uniform(1.0),
                     None,
                     &params,
+                    &Backend::cpu(),
                     &Progress::none(),
                 )?;
                 full.push(start.elapsed().as_secs_f64());
@@ -143,12 +150,4 @@ pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// Sorts `times` and returns the smallest and the median.
-fn best_and_median(times: &mut [f64]) -> (f64, f64) {
-    times.sort_by(f64::total_cmp);
-    let best = times.first().copied().unwrap_or(f64::NAN);
-    let median = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
-    (best, median)
 }

@@ -1,7 +1,9 @@
-//! Tests of the CUDA FoF linker's host-side helpers (`fof_cuda.rs`) that need no GPU.
+//! Tests of the CUDA FoF twin's host-side helpers that need no GPU.
 
-use super::*;
-use crate::halo::fof_cuda_support::block_stencil_masks;
+use super::grid::{SIDE_SHRINK, grid_spec};
+use super::link_cells::{DENSE_BLOCKS_PER_PARTICLE, dense_block_table};
+use super::stencil::{block_stencil_masks, half_stencil_offsets};
+use crate::halo::periodic::BoxFrame;
 
 #[test]
 fn half_stencil_covers_each_neighbour_pair_once() {
@@ -29,7 +31,7 @@ fn grid_matches_the_cpu_rule() {
         size: 1.0,
     };
     let spec = grid_spec(&[[0.5, 0.5, 0.5]], 0.2, Some(frame)).expect("grid");
-    // As grid.rs: side target 0.2/√3 → 9 cells of side 1/9.
+    // As cpu/grid.rs: side target 0.2/√3 → 9 cells of side 1/9.
     assert_eq!(spec.dims, [9, 9, 9]);
     assert_eq!(spec.side, 1.0 / 9.0);
     let open = grid_spec(&[[0.0, 0.0, 0.0], [1.0, 0.5, 0.0]], 0.2, None).expect("grid");
@@ -45,7 +47,7 @@ fn block_stencil_masks_cover_the_half_stencil_once_per_cell() {
     for lz in 0..4i32 {
         for ly in 0..4i32 {
             for lx in 0..4i32 {
-                let local = fof_cuda_support_morton(lx, ly, lz);
+                let local = spelled_out_morton(lx, ly, lz);
                 // Every offset lands on one distinct (block, cell) bit.
                 let bits: u32 = (0..27).map(|bo| masks[local * 27 + bo].count_ones()).sum();
                 assert_eq!(bits, 62, "local ({lx}, {ly}, {lz})");
@@ -61,8 +63,8 @@ fn block_stencil_masks_cover_the_half_stencil_once_per_cell() {
     assert_eq!(block_stencil_masks(&[5, 0, 0]), None);
 }
 
-/// The Morton-local index of `morton_local` in fof_cuda_support.rs, spelled out bit by bit.
-fn fof_cuda_support_morton(x: i32, y: i32, z: i32) -> usize {
+/// The Morton-local index of `morton_local` in stencil.rs, spelled out bit by bit.
+fn spelled_out_morton(x: i32, y: i32, z: i32) -> usize {
     let mut index = 0usize;
     for bit in 0..2 {
         index |= (((x >> bit) & 1) as usize) << (3 * bit);
@@ -74,7 +76,6 @@ fn fof_cuda_support_morton(x: i32, y: i32, z: i32) -> usize {
 
 #[test]
 fn dense_block_table_when_the_grid_has_few_enough_blocks_per_particle() {
-    use crate::halo::fof_cuda_link::{DENSE_BLOCKS_PER_PARTICLE, dense_block_table};
     let limit = DENSE_BLOCKS_PER_PARTICLE;
     // 10⁸ clustered at b = 0.2 in a unit box: cells of ll/√3 ≈ 1/4020, 1005³ ≈ 1.02·10⁹
     // blocks, 10.2 per particle.

@@ -10,10 +10,10 @@
 //! one per particle pair. Cells are processed in chunks on the rayon pool; each chunk checks
 //! for cancellation and reports progress.
 
-use super::FofError;
 use super::grid::CellGrid;
-use super::periodic::BoxFrame;
 use super::union_find::AtomicUnionFind;
+use crate::halo::error::FofError;
+use crate::halo::periodic::BoxFrame;
 use crate::jobs::Progress;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -7,8 +7,8 @@
 //! linked pair between them, not all of them: the test stops at the first friend.
 //! Cells are stored sparsely (sorted keys), so memory stays O(N) however small ll is.
 
-use super::FofError;
-use super::periodic::BoxFrame;
+use crate::halo::error::FofError;
+use crate::halo::periodic::BoxFrame;
 use rayon::prelude::*;
 
 /// Cells are this much smaller than ll/√3, so rounding in the cell index or in the distance can

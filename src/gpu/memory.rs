@@ -1,0 +1,54 @@
+//! Device buffers: allocation that reports running out of memory as [`GpuError::OutOfMemory`]
+//! (so callers can fall back or shrink), zeroed buffers and byte fills.
+
+use super::GpuError;
+use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits, sys};
+use std::sync::Arc;
+
+/// Device memory for `len` elements (at least one, so that every buffer can be passed to a
+/// kernel), uninitialised: the caller writes every element before reading it.
+pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+) -> Result<CudaSlice<T>, GpuError> {
+    let bytes = len.max(1) * std::mem::size_of::<T>();
+    // SAFETY: the buffer's contents are undefined until written; callers write before reading
+    // (each says which kernel or copy does).
+    unsafe { stream.alloc::<T>(len.max(1)) }.map_err(|e| out_of_memory_or_driver(e, bytes))
+}
+
+/// Device memory for `len` elements, every byte zero.
+pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+) -> Result<CudaSlice<T>, GpuError> {
+    let bytes = len * std::mem::size_of::<T>();
+    stream
+        .alloc_zeros::<T>(len)
+        .map_err(|e| out_of_memory_or_driver(e, bytes))
+}
+
+/// Sets every byte of `buffer` to `value` (asynchronously, on `stream`).
+pub fn fill_bytes<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    buffer: &mut CudaSlice<T>,
+    value: u8,
+) -> Result<(), GpuError> {
+    use cudarc::driver::DevicePtrMut;
+    let bytes = buffer.num_bytes();
+    let (ptr, _record) = buffer.device_ptr_mut(stream);
+    // SAFETY: ptr points at `bytes` bytes of device memory owned by `buffer`, which outlives the
+    // asynchronous memset on `stream` (the guard records the use on the stream).
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, stream.cu_stream()) }?;
+    Ok(())
+}
+
+/// A failed allocation of `bytes`: out of memory is its own, recoverable error.
+fn out_of_memory_or_driver(error: DriverError, bytes: usize) -> GpuError {
+    match error.0 {
+        sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => GpuError::OutOfMemory {
+            requested_bytes: bytes,
+        },
+        _ => GpuError::Driver(error),
+    }
+}

@@ -1,0 +1,143 @@
+//! Large host ↔ device copies through two alternating page-locked staging buffers, so that the
+//! parallel (rayon) host copy of one chunk overlaps the DMA of the other. A pageable copy of the
+//! whole array would go through the driver's single-threaded staging instead.
+
+use super::memory::alloc;
+use super::{GpuDevice, GpuError};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaSlice, DeviceRepr, PinnedHostSlice, ValidAsZeroBits,
+};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Elements per staging buffer (8 MiB of 4-byte words). Arrays of fewer than two buffers'
+/// worth go in one direct copy.
+const STAGING_LEN: usize = 1 << 21;
+
+/// Elements per rayon task of the host-side staging copies.
+const COPY_GRAIN: usize = 1 << 15;
+
+/// Uploads `values` to a new device buffer on `device`'s stream through the staging buffers
+/// (small inputs directly). Returns once the host may reuse `values`' memory.
+pub fn upload_pinned<T>(device: &GpuDevice, values: &[T]) -> Result<CudaSlice<T>, GpuError>
+where
+    T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync,
+{
+    let (context, stream) = (device.context(), device.stream());
+    let n = values.len();
+    let full_chunks = n / STAGING_LEN;
+    if full_chunks < 2 {
+        return Ok(stream.clone_htod(values)?);
+    }
+    let mut dst = alloc::<T>(stream, n)?;
+    let mut staging = [
+        pinned::<T>(context, STAGING_LEN)?,
+        pinned::<T>(context, STAGING_LEN)?,
+    ];
+    // cudarc records a pinned buffer's own event only when it manages several streams, so each
+    // copy's completion is tracked here with an explicit event per buffer.
+    let mut copied: [Option<CudaEvent>; 2] = [None, None];
+    for chunk in 0..full_chunks {
+        let range = chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN;
+        let slot = chunk % 2;
+        if let Some(event) = copied[slot].take() {
+            // This buffer's previous DMA must finish before the host overwrites it.
+            event.synchronize()?;
+        }
+        let buffer = &mut staging[slot];
+        let host = buffer.as_mut_slice()?;
+        host.par_chunks_mut(COPY_GRAIN)
+            .zip(values[range.clone()].par_chunks(COPY_GRAIN))
+            .for_each(|(to, from)| to.copy_from_slice(from));
+        stream.memcpy_htod(&*buffer, &mut dst.slice_mut(range))?;
+        copied[slot] = Some(stream.record_event(None)?);
+    }
+    let rest = full_chunks * STAGING_LEN;
+    if rest < n {
+        stream.memcpy_htod(&values[rest..], &mut dst.slice_mut(rest..n))?;
+    }
+    // The staging buffers are freed below: their last DMAs must have finished.
+    for event in copied.into_iter().flatten() {
+        event.synchronize()?;
+    }
+    Ok(dst)
+}
+
+/// Downloads the first `n` elements of `src` on `device`'s stream into a new host vector, each
+/// converted by `convert`, through the staging buffers (the DMA of one chunk overlaps the
+/// parallel copy-out of the other; the output's pages are first touched by many threads).
+pub fn download_pinned<S, R>(
+    device: &GpuDevice,
+    src: &CudaSlice<S>,
+    n: usize,
+    convert: impl Fn(S) -> R + Sync,
+) -> Result<Vec<R>, GpuError>
+where
+    S: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync,
+    R: Copy + Default + Send + Sync,
+{
+    let (context, stream) = (device.context(), device.stream());
+    let copy_out = |to: &mut [R], from: &[S]| {
+        to.par_chunks_mut(COPY_GRAIN)
+            .zip(from.par_chunks(COPY_GRAIN))
+            .for_each(|(to, from)| {
+                for (t, &f) in to.iter_mut().zip(from) {
+                    *t = convert(f);
+                }
+            });
+    };
+    let mut out = vec![R::default(); n];
+    let full_chunks = n / STAGING_LEN;
+    if full_chunks < 2 {
+        let host = stream.clone_dtoh(&src.slice(0..n))?;
+        copy_out(&mut out, &host);
+        return Ok(out);
+    }
+    let mut staging = [
+        pinned::<S>(context, STAGING_LEN)?,
+        pinned::<S>(context, STAGING_LEN)?,
+    ];
+    let chunk_view = |chunk: usize| src.slice(chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN);
+    // As in `upload_pinned`: an explicit event per buffer marks its DMA's completion.
+    let mut copied: [Option<CudaEvent>; 2] = [None, None];
+    for (chunk, buffer) in staging.iter_mut().enumerate() {
+        stream.memcpy_dtoh(&chunk_view(chunk), buffer)?;
+        copied[chunk] = Some(stream.record_event(None)?);
+    }
+    for chunk in 0..full_chunks {
+        let slot = chunk % 2;
+        if let Some(event) = copied[slot].take() {
+            // The host reads this buffer only once its DMA has finished.
+            event.synchronize()?;
+        }
+        let buffer = &mut staging[slot];
+        {
+            let host = buffer.as_slice()?;
+            copy_out(
+                &mut out[chunk * STAGING_LEN..(chunk + 1) * STAGING_LEN],
+                host,
+            );
+        }
+        if chunk + 2 < full_chunks {
+            stream.memcpy_dtoh(&chunk_view(chunk + 2), buffer)?;
+            copied[slot] = Some(stream.record_event(None)?);
+        }
+    }
+    let rest = full_chunks * STAGING_LEN;
+    if rest < n {
+        let host = stream.clone_dtoh(&src.slice(rest..n))?;
+        copy_out(&mut out[rest..], &host);
+    }
+    Ok(out)
+}
+
+/// One page-locked staging buffer of `len` elements (cached, not write-combined: the host
+/// both writes and reads them).
+fn pinned<T: DeviceRepr + ValidAsZeroBits>(
+    context: &Arc<CudaContext>,
+    len: usize,
+) -> Result<PinnedHostSlice<T>, GpuError> {
+    // SAFETY: the buffer is written (host copy or DMA) before it is read, and only through
+    // `as_mut_slice`/`as_slice`, which wait for the buffer's pending copies.
+    Ok(unsafe { context.alloc_pinned_with_flags::<T>(len, 0) }?)
+}

@@ -1,0 +1,225 @@
+//! The front door of the room: validate, derive the linking length, build the catalogue on the
+//! resolved back-end ([`find_halos`]), or on a snapshot's species ([`fof_snapshot`]).
+
+use super::catalogue::Catalogue;
+use super::cpu::catalogue_cpu;
+use super::cuda::{CellOrder, catalogue_cuda};
+use super::error::FofError;
+use super::params::{CatalogueRequest, FofParams, FofResult, LinkingLength, check_lengths};
+use super::periodic::BoxFrame;
+use super::selection::select_particles;
+use crate::backend::{Backend, BackendKind};
+use crate::data::{Masses, Snapshot, SpeciesKind};
+use crate::jobs::Progress;
+
+/// Finds friends-of-friends halos among `positions` (link when distance ≤ ll, float64 on the
+/// float32 positions, minimum image in a periodic box) and builds their catalogue on `backend`:
+/// [`prepare_fof`], then [`PreparedFof::find`].
+pub fn find_halos(
+    positions: &[[f32; 3]],
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+    params: &FofParams,
+    backend: &Backend,
+    progress: &Progress,
+) -> Result<FofResult, FofError> {
+    prepare_fof(positions, masses, velocities, params)?.find(backend, progress)
+}
+
+/// A validated run: the catalogue request (frame and linking length derived) and what the
+/// result reports about it.
+#[derive(Debug, Clone, Copy)]
+pub struct PreparedFof<'a> {
+    request: CatalogueRequest<'a>,
+    b: Option<f64>,
+    mean_separation: f64,
+}
+
+/// Validates the inputs and `params` and derives the periodic frame and the linking length,
+/// before any back-end is opened (so that bad input is reported before any device message).
+pub fn prepare_fof<'a>(
+    positions: &'a [[f32; 3]],
+    masses: &'a Masses,
+    velocities: Option<&'a [[f32; 3]]>,
+    params: &FofParams,
+) -> Result<PreparedFof<'a>, FofError> {
+    let n = positions.len();
+    check_inputs(positions, masses, velocities, params)?;
+    let frame = match params.box_size {
+        Some(size) => {
+            check_extent(positions, size)?;
+            Some(BoxFrame::for_positions(positions, size))
+        }
+        None => None,
+    };
+    let mean_separation = mean_separation(positions, frame);
+    let (b, linking_length) = match params.linking_length {
+        LinkingLength::Relative(b) => {
+            if !(mean_separation.is_finite() && mean_separation > 0.0) {
+                return Err(FofError::DegenerateVolume {
+                    volume: mean_separation.powi(3) * n as f64,
+                });
+            }
+            (Some(b), b * mean_separation)
+        }
+        LinkingLength::Absolute(ll) => (None, ll),
+    };
+    Ok(PreparedFof {
+        request: CatalogueRequest {
+            positions,
+            masses,
+            velocities,
+            linking_length,
+            frame,
+            min_members: params.min_members,
+            with_labels: params.labels,
+        },
+        b,
+        mean_separation,
+    })
+}
+
+impl PreparedFof<'_> {
+    /// Links and builds the catalogue on `backend`.
+    pub fn find(self, backend: &Backend, progress: &Progress) -> Result<FofResult, FofError> {
+        let request = self.request;
+        let (catalogue, backend) = catalogue_on(backend, &request, progress)?;
+        Ok(FofResult {
+            labels: catalogue.labels,
+            halos: catalogue.halos,
+            n_particles: request.positions.len(),
+            n_sets_all_sizes: catalogue.n_sets_all_sizes,
+            b: self.b,
+            mean_separation: self.mean_separation,
+            linking_length: request.linking_length,
+            min_members: request.min_members,
+            frame: request.frame,
+            backend,
+        })
+    }
+}
+
+/// The catalogue from `backend`, and the back-end that made it. The CUDA back-end builds the
+/// whole catalogue on the device (`cuda/catalogue.rs`: labels, sizes and minima identical to the
+/// CPU's, float sums equal to rounding); when it fails and the back-end's fallback rule allows,
+/// the CPU builds it instead.
+fn catalogue_on(
+    backend: &Backend,
+    request: &CatalogueRequest<'_>,
+    progress: &Progress,
+) -> Result<(Catalogue, BackendKind), FofError> {
+    if let Some(device) = backend.device() {
+        match catalogue_cuda(device, request, CellOrder::default(), progress) {
+            Ok(output) => return Ok((output.catalogue, BackendKind::Cuda)),
+            Err(FofError::Gpu(err)) if backend.falls_back_after(&err) => {
+                backend
+                    .clone()
+                    .fall_back(format!("friends-of-friends on CUDA failed ({err})"));
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    Ok((catalogue_cpu(request, progress)?, BackendKind::Cpu))
+}
+
+/// Selects `species` from `snapshot` (file order: gas, dark, star, other) and finds their halos.
+pub fn fof_snapshot(
+    snapshot: &Snapshot,
+    species: &[SpeciesKind],
+    params: &FofParams,
+    backend: &Backend,
+    progress: &Progress,
+) -> Result<FofResult, FofError> {
+    let selected = select_particles(snapshot, species)?;
+    find_halos(
+        &selected.positions,
+        &selected.masses,
+        selected.velocities.as_deref(),
+        params,
+        backend,
+        progress,
+    )
+}
+
+/// Mean inter-particle separation (V/N)^(1/3): V = L³ when periodic, else the bounding-box
+/// volume of the float32 positions (extents in float64). `powf(1/3)` rather than `cbrt`, to agree
+/// bit for bit with the references (numpy `**(1/3)`).
+pub fn mean_separation(positions: &[[f32; 3]], frame: Option<BoxFrame>) -> f64 {
+    let volume = match frame {
+        Some(frame) => frame.size.powi(3),
+        None => {
+            let extents = extents(positions);
+            extents[0] * extents[1] * extents[2]
+        }
+    };
+    (volume / positions.len() as f64).powf(1.0 / 3.0)
+}
+
+/// Per-axis max − min of the float32 positions, in float64.
+fn extents(positions: &[[f32; 3]]) -> [f64; 3] {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for p in positions {
+        for axis in 0..3 {
+            lo[axis] = lo[axis].min(p[axis]);
+            hi[axis] = hi[axis].max(p[axis]);
+        }
+    }
+    [0, 1, 2].map(|axis| f64::from(hi[axis]) - f64::from(lo[axis]))
+}
+
+/// Validates sizes, numbers and parameters before any work.
+fn check_inputs(
+    positions: &[[f32; 3]],
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+    params: &FofParams,
+) -> Result<(), FofError> {
+    let n = positions.len();
+    if n == 0 {
+        return Err(FofError::EmptySelection {
+            selection: "empty position array".to_owned(),
+        });
+    }
+    if n > i32::MAX as usize {
+        return Err(FofError::TooManyParticles(n));
+    }
+    check_lengths(n, masses, velocities)?;
+    match params.linking_length {
+        LinkingLength::Relative(b) if !(b.is_finite() && b > 0.0) => {
+            return Err(FofError::InvalidB(b));
+        }
+        LinkingLength::Absolute(ll) if !(ll.is_finite() && ll > 0.0) => {
+            return Err(FofError::InvalidLinkingLength(ll));
+        }
+        _ => {}
+    }
+    if params.min_members == 0 {
+        return Err(FofError::InvalidMinMembers);
+    }
+    if let Some(size) = params.box_size
+        && !(size.is_finite() && size > 0.0)
+    {
+        return Err(FofError::InvalidBoxSize(size));
+    }
+    for (index, p) in positions.iter().enumerate() {
+        if let Some(&value) = p.iter().find(|x| !x.is_finite()) {
+            return Err(FofError::NonFiniteCoordinate { index, value });
+        }
+    }
+    Ok(())
+}
+
+/// The particles must fit in the box (to a relative 1e-5, for files that store x = L).
+fn check_extent(positions: &[[f32; 3]], box_size: f64) -> Result<(), FofError> {
+    for (axis, extent) in extents(positions).into_iter().enumerate() {
+        if extent > box_size * (1.0 + 1e-5) {
+            return Err(FofError::BoxSmallerThanData {
+                box_size,
+                extent,
+                axis: ['x', 'y', 'z'][axis],
+            });
+        }
+    }
+    Ok(())
+}
