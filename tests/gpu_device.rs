@@ -1,7 +1,8 @@
 //! CUDA infrastructure on a real device. Ignored here (no GPU); run on the GPU machine with
 //! `--ignored`.
 
-use haloscope::gpu::{BackendChoice, GpuDevice, ResolvedBackend, resolve_backend};
+use haloscope::backend::{Backend, BackendChoice, BackendKind};
+use haloscope::gpu::GpuDevice;
 
 const AXPY: &str = r#"
 extern "C" __global__ void axpy(float a, const float* __restrict__ x, float* __restrict__ y, unsigned int n) {
@@ -12,17 +13,20 @@ extern "C" __global__ void axpy(float a, const float* __restrict__ x, float* __r
 
 #[test]
 fn auto_backend_never_fails_and_cuda_backend_fails_cleanly_without_a_gpu() {
-    let auto = resolve_backend(BackendChoice::Auto).expect("auto must always resolve");
-    match auto {
-        ResolvedBackend::Cpu { fallback_reason } => {
+    let auto = Backend::resolve(BackendChoice::Auto).expect("auto must always resolve");
+    match auto.kind() {
+        BackendKind::Cpu => {
             assert!(
-                fallback_reason.is_some(),
+                auto.fallback_reason().is_some(),
                 "auto fell back without saying why"
             );
-            let err = resolve_backend(BackendChoice::Cuda).expect_err("no GPU, yet cuda resolved");
+            let err = Backend::resolve(BackendChoice::Cuda).expect_err("no GPU, yet cuda resolved");
             assert!(!err.to_string().is_empty());
         }
-        ResolvedBackend::Cuda(device) => assert!(!device.info().name.is_empty()),
+        BackendKind::Cuda => {
+            let device = auto.device().expect("a CUDA back-end has a device");
+            assert!(!device.info().name.is_empty());
+        }
     }
 }
 

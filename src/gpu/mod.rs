@@ -6,11 +6,9 @@
 //! exists: [`cuda_available`] is checked before anything that would touch the driver, because
 //! cudarc panics on its first call when the library is missing.
 
-mod backend;
 mod compile;
 mod device;
 mod error;
-mod event_timer;
 mod launch;
 mod memory;
 mod scan;
@@ -18,14 +16,12 @@ mod sort;
 mod timer;
 mod transfer;
 
-pub use backend::{BackendChoice, ResolvedBackend, resolve_backend};
 pub use compile::{KernelCache, compile_cubin};
 pub use device::{DeviceInfo, GpuDevice, cuda_available};
 pub use error::GpuError;
-pub use event_timer::{EventTimer, Mark};
 pub use launch::{BLOCK, KernelArg, KernelArgs, blocks, grid, launch, per_element};
 pub use memory::{alloc, fill_bytes, zeros};
 pub use scan::Scan;
 pub use sort::RadixSort;
-pub use timer::StageTimer;
+pub use timer::{EventTimer, Mark, StageTimer};
 pub use transfer::{download_pinned, upload_pinned};
