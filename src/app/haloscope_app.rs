@@ -164,7 +164,7 @@ impl HaloscopeApp {
             twopoint: TwoPointPanel::new(waker.clone()),
             movie: MoviePanel::new(&session.movie, waker.clone()),
             glide: None,
-            backend: super::viewport::splotch::window_backend(),
+            backend: super::window_backend(),
             file_browser: None,
             native_dialogs: true,
             pick_jobs: JobQueue::new(waker.clone()),

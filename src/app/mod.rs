@@ -58,3 +58,15 @@ pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
     )
     .map_err(|err| anyhow::anyhow!("opening the window: {err}"))
 }
+
+/// The window's back-end: `auto`, resolved once per process (the first call probes the GPU,
+/// never panicking without a driver, and logs the fallback once).
+pub fn window_backend() -> crate::backend::Backend {
+    static BACKEND: std::sync::OnceLock<crate::backend::Backend> = std::sync::OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            use crate::backend::{Backend, BackendChoice};
+            Backend::resolve(BackendChoice::Auto).unwrap_or_else(|_| Backend::cpu())
+        })
+        .clone()
+}

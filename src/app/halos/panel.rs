@@ -184,9 +184,8 @@ impl HalosPanel {
             format!("friends-of-friends on {}", document.name),
             document.id,
             move |progress| {
-                // CUDA when a device opens, else the CPU (`auto` never fails to resolve).
-                let backend =
-                    crate::backend::Backend::resolve(crate::backend::BackendChoice::Auto)?;
+                // The window's one back-end, resolved once per process.
+                let backend = crate::app::window_backend();
                 halo::fof_snapshot(&snapshot, &kinds, &params, &backend, progress)
             },
         );

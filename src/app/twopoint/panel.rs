@@ -3,7 +3,6 @@
 //! which plots them live (`ui.rs`). Stop keeps what was done; Start resumes from there.
 
 use crate::app::files::documents::{EventsDocument, Notice};
-use crate::backend::{Backend, BackendChoice};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
 use crate::twopoint::{
     self, Analysis, Batches, Summary, TwoPointConfig, TwoPointError, TwoPointRun,
@@ -234,8 +233,8 @@ impl AnalysisJob<'_> {
         progress: &Progress,
     ) -> Result<(), TwoPointError> {
         progress.report("counting pairs", 0, 1);
-        // The best back-end: CUDA where a device opens, else the CPU (counts are identical).
-        let backend = Backend::resolve(BackendChoice::Auto).unwrap_or_else(|_| Backend::cpu());
+        // The window's one back-end (counts are identical on CUDA and the CPU).
+        let backend = crate::app::window_backend();
         let prepared = twopoint::prepare(events, &TwoPointConfig::default())?;
         let mut run = match resume {
             Some(analysis) => TwoPointRun::resume(prepared, analysis, &backend),

@@ -6,7 +6,7 @@ use super::camera::{OrbitCamera, Projection};
 use super::viewport_renderer::{
     Legend, RenderedImage, RendererFactory, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
 };
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::Backend;
 use crate::data::{Snapshot, Species, SpeciesKind};
 use crate::jobs::Progress;
 use crate::render::{
@@ -14,17 +14,8 @@ use crate::render::{
     ToneSettings, normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
-
-/// The window's back-end: `auto`, resolved once per process (the first call probes the GPU,
-/// never panicking without a driver, and logs the fallback once).
-pub fn window_backend() -> Backend {
-    static BACKEND: OnceLock<Backend> = OnceLock::new();
-    BACKEND
-        .get_or_init(|| Backend::resolve(BackendChoice::Auto).unwrap_or_else(|_| Backend::cpu()))
-        .clone()
-}
 
 /// The renderer the application uses: the Splotch renderer on the window's back-end.
 pub fn default_renderer_factory() -> RendererFactory {
@@ -52,10 +43,10 @@ impl SplotchRenderer {
         })
     }
 
-    /// The renderer on the window's back-end ([`window_backend`]): CUDA when a device opens
+    /// The renderer on the window's back-end ([`crate::app::window_backend`]): CUDA when a device opens
     /// and its kernels load, else the CPU.
     pub fn best() -> Self {
-        Self::with_backend(window_backend()).unwrap_or_else(|err| {
+        Self::with_backend(crate::app::window_backend()).unwrap_or_else(|err| {
             log::warn!("renderer unavailable ({err}); rendering on the CPU");
             Self::new()
         })
