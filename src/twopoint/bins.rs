@@ -12,8 +12,8 @@
 //! tie (decimal → f64 parse, degrees → radians, sin/cos: each event is off by ≲ 2e-15 rad, so
 //! c² of a tie at θ ≥ 0.25° is off by ≲ 2·2·2e-15/0.0044 ≈ 2e-12 relative; measured: 1.3e-13 at
 //! most over the 39,747 exact ties of IC86-2011) and far below the closest non-tie (measured
-//! with 60-digit arithmetic on the decimal inputs by benches/twopoint_edges.py: 8.0e-9 relative
-//! in IC86-2011, 6.7e-8 in IC40; see BENCHMARKS-twopoint.md).
+//! with 60-digit arithmetic on the decimal inputs by scripts/bench/twopoint_edges.py: 8.0e-9
+//! relative in IC86-2011, 6.7e-8 in IC40).
 
 use super::TwoPointError;
 

@@ -27,7 +27,7 @@ pub struct BenchFofArgs {
     /// Particles in the synthetic clustered set (periodic box 1); 0 skips it.
     #[arg(long, default_value_t = 1_000_000)]
     pub synthetic: usize,
-    /// Write the synthetic positions to this .npy (for benches/fof_python.py).
+    /// Write the synthetic positions to this .npy (for scripts/bench/fof_python.py).
     #[arg(long)]
     pub save_synthetic: Option<PathBuf>,
     /// Timed runs per case; the best and the median are reported.

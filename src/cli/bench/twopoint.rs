@@ -1,5 +1,5 @@
 //! `haloscope bench twopoint`: one scrambled trial on the IC86-2011 events (138,322), timed,
-//! beside Corrfunc's `DDtheta_mocks` run by benches/twopoint_corrfunc.py with the same threads.
+//! beside Corrfunc's `DDtheta_mocks` run by scripts/bench/twopoint_corrfunc.py with the same threads.
 
 use crate::data::events;
 use crate::jobs::Progress;
