@@ -4,8 +4,8 @@ use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::data::{LoadOptions, Snapshot, load_snapshot};
-use crate::render::cpu::validate_settings;
 use crate::render::palette::palette_names;
+use crate::render::resolve::validate_settings;
 use crate::render::{
     BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, npy, output,
 };

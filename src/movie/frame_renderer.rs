@@ -12,7 +12,7 @@ use super::interpolate::PathSample;
 use crate::backend::{Backend, BackendKind};
 use crate::data::Snapshot;
 use crate::jobs::Progress;
-use crate::render::cpu::validate_settings;
+use crate::render::resolve::validate_settings;
 use crate::render::smoothing::knn_smoothing_lengths;
 use crate::render::{BitDepth, Brightness, RenderError, RenderSettings, Renderer, RendererOptions};
 use image::RgbImage;

@@ -25,8 +25,6 @@ pub mod synthetic;
 pub mod tau;
 pub mod tone;
 
-// The CUDA twin names the CPU splatter by this path.
-use self::cpu as splat_cpu;
 pub use camera::{Bounds, Camera, Projection};
 pub use cpu::{CpuRenderer, render_cpu};
 pub use cpu::{Splatter, splat_into};

@@ -11,10 +11,10 @@ use super::{CudaRenderer, LargePath};
 use crate::data::Snapshot;
 use crate::gpu::{EventTimer, GpuError};
 use crate::jobs::Progress;
-use crate::render::cpu::checked_frame;
+use crate::render::cpu::Splatter;
 use crate::render::palette::Palette;
 use crate::render::project::{AMPLITUDE_FACTOR, Splat, StyleParams, ViewParams};
-use crate::render::splat_cpu::Splatter;
+use crate::render::resolve::checked_frame;
 use crate::render::{
     Brightness, ClassCounts, RenderError, RenderSettings, RenderStats, StageTime, TauBuffer,
 };
