@@ -14,11 +14,15 @@ use crate::data::Snapshot;
 use crate::jobs::Progress;
 use crate::render::resolve::validate_settings;
 use crate::render::smoothing::knn_smoothing_lengths;
-use crate::render::{BitDepth, Brightness, RenderError, RenderSettings, Renderer, RendererOptions};
+use crate::render::{
+    BitDepth, Brightness, LargeSplats, RenderError, RenderSettings, Renderer, RendererOptions,
+};
 use image::RgbImage;
 
 /// The renderer's options for movies: large splats on the GPU.
-const MOVIE_RENDERER_OPTIONS: RendererOptions = RendererOptions { large_on_gpu: true };
+const MOVIE_RENDERER_OPTIONS: RendererOptions = RendererOptions {
+    large: LargeSplats::Gpu,
+};
 
 /// Renders the frames of one movie: 8-bit RGB images of `settings`' size, seen from each
 /// [`PathSample`]'s camera, on CUDA (data resident across frames) or on the CPU.

@@ -28,8 +28,7 @@ mod reorder;
 mod tone;
 mod tuning;
 
-pub use frame::FrameTimings;
-pub use tuning::{CudaTuning, LargePath};
+pub use tuning::CudaTuning;
 
 use super::{RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
 use crate::data::Snapshot;
