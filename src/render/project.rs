@@ -398,21 +398,36 @@ pub fn geometry_lanes(
     }
 }
 
+/// The inputs of [`LANES`] consecutive particles, as [`project_particle`] takes them one by one.
+#[derive(Debug, Clone, Copy)]
+pub struct LaneInputs<'a> {
+    /// World positions.
+    pub pos_world: &'a [[f32; 3]; LANES],
+    /// Smoothing lengths (world units).
+    pub h: &'a [f32; LANES],
+    /// Raw intensity values (ignored when the style has none).
+    pub intensity_raw: &'a [f32; LANES],
+    /// Raw colour values (ignored when the style has none).
+    pub colour_raw: &'a [f32; LANES],
+}
+
 /// Projects [`LANES`] consecutive particles into `out`, bit-identical to [`project_particle`]
 /// on each: the branch-free arithmetic runs lane-parallel, the limits and classes per lane.
 /// `scratch` only holds intermediate values.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub fn project_lanes(
     view: &ViewParams,
     style: &StyleParams<'_>,
-    pos_world: &[[f32; 3]; LANES],
-    h: &[f32; LANES],
-    intensity_raw: &[f32; LANES],
-    colour_raw: &[f32; LANES],
+    input: LaneInputs<'_>,
     scratch: &mut Lanes,
     out: &mut [Projected; LANES],
 ) {
+    let LaneInputs {
+        pos_world,
+        h,
+        intensity_raw,
+        colour_raw,
+    } = input;
     geometry_lanes(view, style.size_factor, pos_world, h, scratch);
     for l in 0..LANES {
         out[l] = finish(
@@ -566,7 +581,13 @@ mod tests {
                 let lane = |x: &[f32]| -> [f32; LANES] { std::array::from_fn(|l| x[first + l]) };
                 let p: [[f32; 3]; LANES] = std::array::from_fn(|l| pos[first + l]);
                 let (hl, vl) = (lane(&h), lane(&values));
-                project_lanes(&v, &style, &p, &hl, &vl, &vl, &mut scratch, &mut out);
+                let input = LaneInputs {
+                    pos_world: &p,
+                    h: &hl,
+                    intensity_raw: &vl,
+                    colour_raw: &vl,
+                };
+                project_lanes(&v, &style, input, &mut scratch, &mut out);
                 for l in 0..LANES {
                     let want = project_particle(&v, &style, p[l], hl[l], vl[l], vl[l]);
                     classes.insert(format!("{:?}", want.class));

@@ -31,6 +31,7 @@ use super::exp::Isa;
 use super::grid::Grid;
 use super::records::Staging;
 use super::sink::ChunkSink;
+use super::tile::Binned;
 use crate::render::project::Splat;
 use crate::render::tau::TauBuffer;
 use rayon::prelude::*;
@@ -225,16 +226,17 @@ impl Splatter {
             Channels::Rgb => 3,
             Channels::Grey => 1,
         };
-        self.draw.draw(
+        let options = draw::DrawOptions {
             isa,
             channels,
-            &grid,
-            chunks,
             max_bands,
-            tau,
             merge,
-            &mut self.profile,
-        );
+        };
+        let binned = Binned {
+            grid: &grid,
+            chunks,
+        };
+        self.draw.draw(options, binned, tau, &mut self.profile);
     }
 
     /// Whether [`Channels::Grey`] frames are drawn as one plane (default `true`). The image
