@@ -8,7 +8,8 @@
 use crate::gpu::{GpuDevice, GpuError};
 use std::sync::Arc;
 
-/// What the user asked for with `--backend`.
+/// What the user asked for with `--backend` (or in a window). The capitalised aliases read
+/// the movie window's settings saved by sessions as `"Auto"`, `"Cpu"` or `"Cuda"`.
 #[derive(
     Debug,
     Clone,
@@ -24,10 +25,13 @@ use std::sync::Arc;
 pub enum BackendChoice {
     /// CUDA when a usable device exists, else the CPU (with one log line saying why).
     #[default]
+    #[serde(alias = "Auto")]
     Auto,
     /// The CPU reference back-end.
+    #[serde(alias = "Cpu")]
     Cpu,
     /// CUDA, or an error when it cannot be used.
+    #[serde(alias = "Cuda")]
     Cuda,
 }
 
@@ -188,6 +192,27 @@ mod tests {
         assert!(backend.falls_back_after(&driver(cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)));
         assert!(!backend.falls_back_after(&driver(cudaError_enum::CUDA_ERROR_LAUNCH_FAILED)));
         assert!(!backend.falls_back_after(&GpuError::NoDevice));
+    }
+
+    #[test]
+    fn choices_read_the_lowercase_names_and_the_capitalised_saved_ones() {
+        for (text, choice) in [
+            ("\"auto\"", BackendChoice::Auto),
+            ("\"Auto\"", BackendChoice::Auto),
+            ("\"cpu\"", BackendChoice::Cpu),
+            ("\"Cpu\"", BackendChoice::Cpu),
+            ("\"cuda\"", BackendChoice::Cuda),
+            ("\"Cuda\"", BackendChoice::Cuda),
+        ] {
+            assert_eq!(
+                serde_json::from_str::<BackendChoice>(text).ok(),
+                Some(choice)
+            );
+        }
+        assert_eq!(
+            serde_json::to_string(&BackendChoice::Cuda).expect("json"),
+            "\"cuda\""
+        );
     }
 
     #[test]
