@@ -1,6 +1,6 @@
-//! The CUDA renderer against the CPU reference (issue 4). Ignored here (no GPU); build with
-//! `cargo test --release --no-run --test render_cuda` and run on the GPU machine with
-//! `--ignored`. Every test fails loudly when no device opens.
+//! The CUDA renderer against the CPU reference (DESIGN §4: ‖Δ‖/‖ref‖ < 1e-4 on τ). Ignored
+//! here (no GPU); build with `cargo test --release --no-run --test render_cuda` and run on the
+//! GPU machine with `--ignored`. Every test fails loudly when no device opens.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! `haloscope render`: one Splotch image of a snapshot (DESIGN §9, issue 3).
+//! `haloscope render`: one Splotch image of a snapshot (DESIGN §4, §9).
 
 use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;

@@ -1,4 +1,4 @@
-//! The frames of a movie on the resolved back-end (issue 8): one [`Renderer`] whose particle
+//! The frames of a movie on the resolved back-end: one [`Renderer`] whose particle
 //! data stay resident on the device from the first frame to the last (large splats on the GPU,
 //! since the CPU threads write and encode the frames), or whose CPU buffers are reused. Used by
 //! `haloscope movie` and `haloscope bench movie`; only the camera (and the path's brightness)

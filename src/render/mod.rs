@@ -1,6 +1,6 @@
 //! Splotch renderer: camera, palettes, projection and classification, CPU splatter, tone mapping.
 //!
-//! Pipeline (DESIGN §4, issue 3): per species, normalise intensity and colour ([`normalise`]),
+//! Pipeline (DESIGN §4): per species, normalise intensity and colour ([`normalise`]),
 //! project, size and classify every particle ([`project::project_particle`], the single source of
 //! truth for the maths), splat into an additive f32 RGB τ buffer ([`cpu::Splatter`]), pick
 //! the exposure ([`exposure`]), then 1 − exp(−τ), gamma/contrast and quantisation ([`tone`]).

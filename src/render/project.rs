@@ -1,5 +1,5 @@
 //! Per-particle projection, radius, amplitude, emission and classification: the single source of
-//! truth for the Splotch maths (issue 3 "Exact conventions"; DESIGN §4; notes §6–§8 and §12).
+//! truth for the Splotch maths (DESIGN §4; notes §6–§8 and §12).
 //!
 //! Precision, so that a CUDA kernel can mirror [`project_particle`] line for line: the only f64
 //! step is `q = pos − lookat` (one f64 subtraction per axis, then rounded to f32), which keeps
@@ -7,7 +7,7 @@
 //! in the order written in the code (left to right, no fused multiply-add).
 //!
 //! Since camera − lookat = distance·ẑ, (p − camera)·x̂ = q·x̂, (p − camera)·ŷ = q·ŷ and
-//! (p − camera)·ẑ = q·ẑ − distance: the issue's camera coordinates, computed relative to the
+//! (p − camera)·ẑ = q·ẑ − distance: the camera coordinates of DESIGN §4, computed relative to the
 //! look-at point.
 
 use super::RenderError;
@@ -182,8 +182,8 @@ const INACTIVE: Projected = Projected {
 };
 
 /// `x as i32` (toward zero, saturating, NaN → 0), written as a clamp and selects around an
-/// unchecked conversion so that lane loops vectorise it: `as` itself compiled to a scalar
-/// compare-and-move sequence per lane (perf annotate of the projection, session 5 second pass).
+/// unchecked conversion so that lane loops vectorise it: `as` itself compiles to a scalar
+/// compare-and-move sequence per lane.
 #[inline(always)]
 pub fn to_i32_saturating(x: f32) -> i32 {
     /// −2³¹ (exact in f32).

@@ -3,10 +3,10 @@
 //! straight into its rectangle of τ.
 //!
 //! Why bands: clustered data put a large share of the work into a few tiles; one thread per
-//! tile then leaves the others idle at the end of the frame (issue 3: near-linear scaling). A
-//! band walks the tile's records in the same order as the whole tile and draws only its rows,
-//! so every pixel still sums the same contributions in the same order: τ has the same bits for
-//! any split (and so for any thread count).
+//! tile then leaves the others idle at the end of the frame, and the frame stops scaling with
+//! the thread count. A band walks the tile's records in the same order as the whole tile and
+//! draws only its rows, so every pixel still sums the same contributions in the same order: τ
+//! has the same bits for any split (and so for any thread count).
 //! Why per-thread buffers: a tile buffer is written, then read back at once by the merge, while
 //! it is still in the core's cache; no frame-sized set of tile buffers goes through memory.
 

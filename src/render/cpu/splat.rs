@@ -1,4 +1,4 @@
-//! Tiled CPU splatter: τ += exp(−d²/σ²)·e over the disc d ≤ R of every splat (issue 3; notes §9).
+//! Tiled CPU splatter: τ += exp(−d²/σ²)·e over the disc d ≤ R of every splat (DESIGN §4; notes §9).
 //!
 //! Screen tiles of [`TILE_PX`]² pixels (or row bands of a hot tile) are each owned by one rayon
 //! task, so there are no atomics.

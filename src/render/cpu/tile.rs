@@ -211,8 +211,8 @@ static ROW_LANES: RowLanes = RowLanes({
 /// Each of the three rows is one 4-wide vector: τ += (wx·(rgb·wy)) & lanes, where the lanes of
 /// pixels outside the mask (and the fourth lane) add +0, which leaves any τ ≥ 0 bit-for-bit
 /// unchanged; the drawn pixels get the scalar path's product. Branch-free: the per-bit branches
-/// of the scalar loop mispredicted on most records (perf, session 6: most of the tile pass at
-/// R0 = 1). Needs 4 values from `at` in each of the three rows (see [`PLANE_PAD`]); where a
+/// of the scalar loop mispredict on most records, which at R0 = 1 makes them most of the
+/// tile pass. Needs 4 values from `at` in each of the three rows (see [`PLANE_PAD`]); where a
 /// plane is shorter the scalar path draws it.
 #[inline(always)]
 fn add_small_at<const C: usize>(p: &SmallSplat<C>, at: usize, planes: &mut [&mut [f32]; C]) {
