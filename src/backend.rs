@@ -8,7 +8,8 @@
 use crate::gpu::{GpuDevice, GpuError};
 use std::sync::Arc;
 
-/// What the user asked for with `--backend`.
+/// What the user asked for with `--backend` (or in a window). The capitalised aliases read
+/// the movie window's settings saved by sessions as `"Auto"`, `"Cpu"` or `"Cuda"`.
 #[derive(
     Debug,
     Clone,
@@ -24,10 +25,13 @@ use std::sync::Arc;
 pub enum BackendChoice {
     /// CUDA when a usable device exists, else the CPU (with one log line saying why).
     #[default]
+    #[serde(alias = "Auto")]
     Auto,
     /// The CPU reference back-end.
+    #[serde(alias = "Cpu")]
     Cpu,
     /// CUDA, or an error when it cannot be used.
+    #[serde(alias = "Cuda")]
     Cuda,
 }
 
@@ -141,9 +145,10 @@ impl Backend {
 
     /// The fallback rule, written once: after CUDA failed with `err`, whether the work goes on
     /// on the CPU. `auto` always falls back; `cuda` only when the device ran out of memory
-    /// (the data do not fit whatever the chunking), never for a missing or broken device.
+    /// (the data do not fit whatever the chunking; our own [`GpuError::OutOfMemory`] or the
+    /// driver's, see [`GpuError::is_out_of_memory`]), never for a missing or broken device.
     pub fn falls_back_after(&self, err: &GpuError) -> bool {
-        self.choice == BackendChoice::Auto || matches!(err, GpuError::OutOfMemory { .. })
+        self.choice == BackendChoice::Auto || err.is_out_of_memory()
     }
 
     /// Switches to the CPU for good, logging `reason` once as a warning.
@@ -175,6 +180,39 @@ mod tests {
         backend.fall_back("no CUDA device (test)".to_owned());
         assert_eq!(backend.fallback_reason(), Some("no CUDA device (test)"));
         assert_eq!(backend.kind(), BackendKind::Cpu);
+    }
+
+    #[test]
+    fn cuda_falls_back_only_when_memory_runs_out_ours_or_the_drivers() {
+        use cudarc::driver::{DriverError, sys::cudaError_enum};
+        let mut backend = Backend::cpu();
+        backend.choice = BackendChoice::Cuda;
+        let driver = |code| GpuError::Driver(DriverError(code));
+        assert!(backend.falls_back_after(&GpuError::OutOfMemory { requested_bytes: 1 }));
+        assert!(backend.falls_back_after(&driver(cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY)));
+        assert!(!backend.falls_back_after(&driver(cudaError_enum::CUDA_ERROR_LAUNCH_FAILED)));
+        assert!(!backend.falls_back_after(&GpuError::NoDevice));
+    }
+
+    #[test]
+    fn choices_read_the_lowercase_names_and_the_capitalised_saved_ones() {
+        for (text, choice) in [
+            ("\"auto\"", BackendChoice::Auto),
+            ("\"Auto\"", BackendChoice::Auto),
+            ("\"cpu\"", BackendChoice::Cpu),
+            ("\"Cpu\"", BackendChoice::Cpu),
+            ("\"cuda\"", BackendChoice::Cuda),
+            ("\"Cuda\"", BackendChoice::Cuda),
+        ] {
+            assert_eq!(
+                serde_json::from_str::<BackendChoice>(text).ok(),
+                Some(choice)
+            );
+        }
+        assert_eq!(
+            serde_json::to_string(&BackendChoice::Cuda).expect("json"),
+            "\"cuda\""
+        );
     }
 
     #[test]

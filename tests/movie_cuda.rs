@@ -1,4 +1,4 @@
-//! Movies on the CUDA back-end against the CPU back-end (issue 8). Ignored here (no GPU); build
+//! Movies on the CUDA back-end against the CPU back-end. Ignored here (no GPU); build
 //! with `cargo test --release --no-run --test movie_cuda` and run on the GPU machine with
 //! `--ignored`. Every test fails loudly when no device opens. The command-line test runs the
 //! `haloscope` binary named by `$HALOSCOPE_BIN` (the bundled one on the device), else the one

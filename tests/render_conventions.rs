@@ -1,5 +1,6 @@
-//! The exact conventions of issue 3 on synthetic scenes with hand-computable answers, and the
-//! CPU renderer against an independent direct (per pixel, f64) implementation of them.
+//! The exact conventions of DESIGN §4 (render/project.rs) on synthetic scenes with
+//! hand-computable answers, and the CPU renderer against an independent direct (per pixel, f64)
+//! implementation of them.
 
 use haloscope::data::{
     Field, Header, Masses, Snapshot, SnapshotFormat, SourceInfo, Species, SpeciesKind,
@@ -241,7 +242,7 @@ fn species_add_into_one_tau() {
     assert_eq!(render(&snap, &both), sum);
 }
 
-/// Direct per-pixel f64 implementation of the issue's conventions (white, n = 1, brightness 1).
+/// Direct per-pixel f64 implementation of the conventions (white, n = 1, brightness 1).
 fn direct(snap: &Snapshot, camera: &Camera, width: u32, height: u32, min_radius: f64) -> Vec<f64> {
     let sub = |a: [f64; 3], b: [f64; 3]| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
     let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];

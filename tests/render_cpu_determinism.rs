@@ -1,5 +1,5 @@
 //! The CPU renderer gives the same τ bits whatever the thread count and whatever the reused
-//! buffers held before (issue 3: deterministic output; no per-frame state leaks into a frame).
+//! buffers held before (no per-frame state leaks into a frame).
 
 use haloscope::data::SpeciesKind;
 use haloscope::jobs::Progress;

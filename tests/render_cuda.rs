@@ -1,6 +1,6 @@
-//! The CUDA renderer against the CPU reference (issue 4). Ignored here (no GPU); build with
-//! `cargo test --release --no-run --test render_cuda` and run on the GPU machine with
-//! `--ignored`. Every test fails loudly when no device opens.
+//! The CUDA renderer against the CPU reference (DESIGN §4: ‖Δ‖/‖ref‖ < 1e-4 on τ). Ignored
+//! here (no GPU); build with `cargo test --release --no-run --test render_cuda` and run on the
+//! GPU machine with `--ignored`. Every test fails loudly when no device opens.
 
 mod common;
 
@@ -9,8 +9,8 @@ use haloscope::gpu::GpuDevice;
 use haloscope::jobs::Progress;
 use haloscope::render::synthetic::clustered_snapshot;
 use haloscope::render::{
-    Bounds, Brightness, Camera, CudaRenderer, CudaTuning, LargePath, RenderSettings, SpeciesStyle,
-    TauBuffer, ToneSettings, render_cpu,
+    Bounds, Brightness, Camera, CudaRenderer, CudaTuning, LargeSplats, RenderSettings,
+    SpeciesStyle, TauBuffer, ToneSettings, render_cpu,
 };
 use std::sync::Arc;
 
@@ -194,7 +194,7 @@ fn tile_borders_and_image_edges_match_the_cpu() {
     for tuning in [
         CudaTuning::default(),
         CudaTuning {
-            large: LargePath::Gpu,
+            large: LargeSplats::Gpu,
             ..CudaTuning::default()
         },
     ] {
@@ -246,7 +246,7 @@ fn gpu_large_path_and_gpu_tone_map_match_the_cpu() {
     let snapshot = clustered_snapshot(100_000, 5);
     let settings = synthetic_settings(&snapshot, 256, 8.0);
     let mut r = renderer(CudaTuning {
-        large: LargePath::Gpu,
+        large: LargeSplats::Gpu,
         ..CudaTuning::default()
     });
     let counts = check_against_cpu(&mut r, &snapshot, &settings);
@@ -285,7 +285,7 @@ fn sanitizer_small_scene() {
     let mut r = renderer(CudaTuning {
         chunk_particles: 4096,
         resident: false,
-        large: LargePath::Gpu,
+        large: LargeSplats::Gpu,
     });
     check_against_cpu(&mut r, &snapshot, &settings);
 }

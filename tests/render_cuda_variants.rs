@@ -10,7 +10,7 @@ use haloscope::jobs::Progress;
 use haloscope::order::{Curve, reorder_species};
 use haloscope::render::synthetic::clustered_snapshot;
 use haloscope::render::{
-    Bounds, Brightness, Camera, ClassCounts, CudaRenderer, CudaTuning, LargePath, RenderSettings,
+    Bounds, Brightness, Camera, ClassCounts, CudaRenderer, CudaTuning, LargeSplats, RenderSettings,
     SpeciesStyle, TauBuffer, render_cpu,
 };
 use std::sync::Arc;
@@ -73,7 +73,7 @@ fn settings(snapshot: &Snapshot, side: u32, size_factor: f32, colour: bool) -> R
 /// The defaults with large splats on the GPU (every splat in fixed point: bit-exact between
 /// paths).
 const GPU: CudaTuning = CudaTuning {
-    large: LargePath::Gpu,
+    large: LargeSplats::Gpu,
     ..CudaTuning::DEFAULT
 };
 
@@ -164,7 +164,7 @@ fn reordered_and_chunked_particles_give_the_same_bits() {
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
 fn resident_morton_copy_gives_the_same_bits_as_streamed_file_order_on_both_large_paths() {
     let snapshot = clustered_snapshot(300_000, 5);
-    for large in [LargePath::Cpu, LargePath::Gpu] {
+    for large in [LargeSplats::Cpu, LargeSplats::Gpu] {
         for (size_factor, colour) in [(0.3f32, false), (3.0, false), (3.0, true)] {
             let s = settings(&snapshot, 480, size_factor, colour);
             let tuning = CudaTuning {

@@ -6,7 +6,6 @@ mod gui;
 mod load;
 mod movie;
 mod render;
-mod render_cuda;
 mod twopoint;
 mod twopoint_cuda;
 

@@ -1,11 +1,11 @@
-//! `haloscope render`: one Splotch image of a snapshot (DESIGN §9, issue 3).
+//! `haloscope render`: one Splotch image of a snapshot (DESIGN §4, §9).
 
 use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::data::{LoadOptions, Snapshot, load_snapshot};
-use crate::render::cpu::validate_settings;
 use crate::render::palette::palette_names;
+use crate::render::resolve::validate_settings;
 use crate::render::{
     BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, npy, output,
 };

@@ -177,11 +177,19 @@ pub fn read_from<R: Read + Seek>(
     let total: u64 = layout.counts.iter().sum();
     let sub = Subsample::new(total, options.max_particles);
     let total_bytes = file_bytes - u64::from(layout.header_bytes);
-    let mut done_bytes = 0u64;
-    let mut buf = Vec::new();
+    let mut file = FamilyReader {
+        reader,
+        layout: &layout,
+        sub: &sub,
+        path,
+        progress,
+        buf: Vec::new(),
+        offset: u64::from(layout.header_bytes),
+        done_bytes: 0,
+        total_bytes,
+    };
     let mut species = Vec::new();
     let mut first_global = 0u64;
-    let mut offset = u64::from(layout.header_bytes);
     for (&(kind, extras), &count) in FAMILIES.iter().zip(&layout.counts) {
         if count == 0 {
             continue;
@@ -193,17 +201,7 @@ pub fn read_from<R: Read + Seek>(
             first_global,
             record_bytes: record_bytes(extras.len(), layout.double_positions),
         };
-        let columns = read_family(
-            &mut reader,
-            &family,
-            &layout,
-            &sub,
-            &mut buf,
-            &mut offset,
-            path,
-            progress,
-            (&mut done_bytes, total_bytes),
-        )?;
+        let columns = file.read_family(&family)?;
         species.push(columns.into_species(kind, extras));
         first_global += count;
     }
@@ -336,59 +334,73 @@ impl<'a> ColumnsMut<'a> {
     }
 }
 
-/// Reads one family chunk by chunk: large reads, then parallel decoding into place.
-#[allow(clippy::too_many_arguments)]
-fn read_family<R: Read>(
-    reader: &mut R,
-    family: &Family,
-    layout: &TipsyLayout,
-    sub: &Subsample,
-    buf: &mut Vec<u8>,
-    offset: &mut u64,
-    path: &Path,
-    progress: &Progress,
-    (done_bytes, total_bytes): (&mut u64, u64),
-) -> Result<Columns, ReadError> {
-    let end_global = family.first_global + family.count;
-    let kept_before_family = sub.kept_before(family.first_global);
-    let n_kept = sub.kept_in(family.first_global..end_global);
-    let mut columns = Columns::zeroed(n_kept as usize, family.extras.len());
-    let chunk_records = (CHUNK_BYTES / family.record_bytes).max(1);
-    let mut chunk_start = family.first_global;
-    while chunk_start < end_global {
-        progress.check().map_err(|_| ReadError::Cancelled {
-            path: path.to_path_buf(),
-        })?;
-        let chunk_end = (chunk_start + chunk_records).min(end_global);
-        let n_bytes = ((chunk_end - chunk_start) * family.record_bytes) as usize;
-        buf.resize(n_bytes, 0);
-        reader.read_exact(buf).map_err(|e| {
-            ReadError::invalid(
-                path,
-                format!(
-                    "cannot read {n_bytes} bytes of {} records at offset {offset}: {e}",
-                    family.kind.name()
-                ),
-            )
-        })?;
-        let dest_start = sub.kept_before(chunk_start) - kept_before_family;
-        let dest_end = sub.kept_before(chunk_end) - kept_before_family;
-        let window = columns.window(dest_start as usize..dest_end as usize);
-        decode_chunk(buf, chunk_start, window, family, layout, sub).map_err(|index| {
-            ReadError::invalid(
-                path,
-                format!(
-                    "{} particle {index}: position is NaN or infinite",
-                    family.kind.name()
-                ),
-            )
-        })?;
-        *offset += n_bytes as u64;
-        *done_bytes += n_bytes as u64;
-        progress.report("reading", *done_bytes, total_bytes);
-        chunk_start = chunk_end;
+/// The particle records of a tipsy file, read family after family, and what every family's
+/// read shares.
+struct FamilyReader<'a, R> {
+    /// The file, at `offset`.
+    reader: R,
+    layout: &'a TipsyLayout,
+    sub: &'a Subsample,
+    /// Labels errors.
+    path: &'a Path,
+    progress: &'a Progress,
+    /// Bytes of the chunk being decoded (reused).
+    buf: Vec<u8>,
+    /// Byte offset of the next record in the file.
+    offset: u64,
+    /// Record bytes read so far, and in all, for the progress.
+    done_bytes: u64,
+    total_bytes: u64,
+}
+
+impl<R: Read> FamilyReader<'_, R> {
+    /// Reads the next family chunk by chunk: large reads, then parallel decoding into place.
+    fn read_family(&mut self, family: &Family) -> Result<Columns, ReadError> {
+        let (layout, sub, path, progress) = (self.layout, self.sub, self.path, self.progress);
+        let total_bytes = self.total_bytes;
+        let (reader, buf) = (&mut self.reader, &mut self.buf);
+        let (offset, done_bytes) = (&mut self.offset, &mut self.done_bytes);
+        let end_global = family.first_global + family.count;
+        let kept_before_family = sub.kept_before(family.first_global);
+        let n_kept = sub.kept_in(family.first_global..end_global);
+        let mut columns = Columns::zeroed(n_kept as usize, family.extras.len());
+        let chunk_records = (CHUNK_BYTES / family.record_bytes).max(1);
+        let mut chunk_start = family.first_global;
+        while chunk_start < end_global {
+            progress.check().map_err(|_| ReadError::Cancelled {
+                path: path.to_path_buf(),
+            })?;
+            let chunk_end = (chunk_start + chunk_records).min(end_global);
+            let n_bytes = ((chunk_end - chunk_start) * family.record_bytes) as usize;
+            buf.resize(n_bytes, 0);
+            reader.read_exact(buf).map_err(|e| {
+                ReadError::invalid(
+                    path,
+                    format!(
+                        "cannot read {n_bytes} bytes of {} records at offset {offset}: {e}",
+                        family.kind.name()
+                    ),
+                )
+            })?;
+            let dest_start = sub.kept_before(chunk_start) - kept_before_family;
+            let dest_end = sub.kept_before(chunk_end) - kept_before_family;
+            let window = columns.window(dest_start as usize..dest_end as usize);
+            decode_chunk(buf, chunk_start, window, family, layout, sub).map_err(|index| {
+                ReadError::invalid(
+                    path,
+                    format!(
+                        "{} particle {index}: position is NaN or infinite",
+                        family.kind.name()
+                    ),
+                )
+            })?;
+            *offset += n_bytes as u64;
+            *done_bytes += n_bytes as u64;
+            progress.report("reading", *done_bytes, total_bytes);
+            chunk_start = chunk_end;
+        }
+        Ok(columns)
     }
-    Ok(columns)
 }
 
 /// Decodes the records in `bytes` (global indices from `first`) into `dest` in parallel tasks.

@@ -1,4 +1,4 @@
-//! The frames of a movie on the resolved back-end (issue 8): one [`Renderer`] whose particle
+//! The frames of a movie on the resolved back-end: one [`Renderer`] whose particle
 //! data stay resident on the device from the first frame to the last (large splats on the GPU,
 //! since the CPU threads write and encode the frames), or whose CPU buffers are reused. Used by
 //! `haloscope movie` and `haloscope bench movie`; only the camera (and the path's brightness)
@@ -12,13 +12,17 @@ use super::interpolate::PathSample;
 use crate::backend::{Backend, BackendKind};
 use crate::data::Snapshot;
 use crate::jobs::Progress;
-use crate::render::cpu::validate_settings;
+use crate::render::resolve::validate_settings;
 use crate::render::smoothing::knn_smoothing_lengths;
-use crate::render::{BitDepth, Brightness, RenderError, RenderSettings, Renderer, RendererOptions};
+use crate::render::{
+    BitDepth, Brightness, LargeSplats, RenderError, RenderSettings, Renderer, RendererOptions,
+};
 use image::RgbImage;
 
 /// The renderer's options for movies: large splats on the GPU.
-const MOVIE_RENDERER_OPTIONS: RendererOptions = RendererOptions { large_on_gpu: true };
+const MOVIE_RENDERER_OPTIONS: RendererOptions = RendererOptions {
+    large: LargeSplats::Gpu,
+};
 
 /// Renders the frames of one movie: 8-bit RGB images of `settings`' size, seen from each
 /// [`PathSample`]'s camera, on CUDA (data resident across frames) or on the CPU.

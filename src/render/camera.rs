@@ -1,7 +1,7 @@
 //! Look-at camera (perspective with a horizontal field of view, or orthographic) and the
 //! default view that frames the whole data set.
 //!
-//! Conventions are those of issue 3 (after Splotch `particle_project`, notes §6): ẑ =
+//! Conventions (DESIGN §4, after Splotch `particle_project`, notes §6): ẑ =
 //! normalise(camera − lookat), x̂ = normalise(up × ẑ), ŷ = ẑ × x̂; the camera looks along −ẑ and
 //! depth = −z_c.
 

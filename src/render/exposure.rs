@@ -1,5 +1,5 @@
 //! Auto exposure: the brightness that maps a high percentile of the non-zero τ to a chosen
-//! display value (issue 3).
+//! display value (DESIGN §4.6).
 
 use super::tau::TauBuffer;
 

@@ -1,6 +1,6 @@
 //! Splotch renderer: camera, palettes, projection and classification, CPU splatter, tone mapping.
 //!
-//! Pipeline (DESIGN §4, issue 3): per species, normalise intensity and colour ([`normalise`]),
+//! Pipeline (DESIGN §4): per species, normalise intensity and colour ([`normalise`]),
 //! project, size and classify every particle ([`project::project_particle`], the single source of
 //! truth for the maths), splat into an additive f32 RGB τ buffer ([`cpu::Splatter`]), pick
 //! the exposure ([`exposure`]), then 1 − exp(−τ), gamma/contrast and quantisation ([`tone`]).
@@ -15,6 +15,7 @@ pub mod cuda;
 pub mod exposure;
 pub mod normalise;
 pub mod npy;
+pub mod options;
 pub mod output;
 pub mod palette;
 pub mod project;
@@ -25,15 +26,14 @@ pub mod synthetic;
 pub mod tau;
 pub mod tone;
 
-// The CUDA twin names the CPU splatter by this path.
-use self::cpu as splat_cpu;
 pub use camera::{Bounds, Camera, Projection};
 pub use cpu::{CpuRenderer, render_cpu};
 pub use cpu::{Splatter, splat_into};
-pub use cuda::{CudaRenderer, CudaTuning, LargePath};
+pub use cuda::{CudaRenderer, CudaTuning};
+pub use options::{LargeSplats, RendererOptions};
 pub use palette::Palette;
 pub use project::{ParticleClass, Splat, ViewParams, project_particle};
-pub use renderer::{Renderer, RendererOptions};
+pub use renderer::Renderer;
 pub use tau::TauBuffer;
 pub use tone::{BitDepth, ToneSettings, tone_map};
 

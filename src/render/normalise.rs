@@ -53,7 +53,7 @@ impl Normaliser {
     pub fn apply(&self, v: f32) -> f32 {
         let t = match transformed(v, self.log) {
             Some(t) if !t.is_nan() => t,
-            // Excluded from the range and mapped to the minimum (issue 3).
+            // Excluded from the range and mapped to the minimum (DESIGN §4, step 1).
             _ => self.lo,
         };
         if self.hi == self.lo {

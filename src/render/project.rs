@@ -1,5 +1,5 @@
 //! Per-particle projection, radius, amplitude, emission and classification: the single source of
-//! truth for the Splotch maths (issue 3 "Exact conventions"; DESIGN §4; notes §6–§8 and §12).
+//! truth for the Splotch maths (DESIGN §4; notes §6–§8 and §12).
 //!
 //! Precision, so that a CUDA kernel can mirror [`project_particle`] line for line: the only f64
 //! step is `q = pos − lookat` (one f64 subtraction per axis, then rounded to f32), which keeps
@@ -7,7 +7,7 @@
 //! in the order written in the code (left to right, no fused multiply-add).
 //!
 //! Since camera − lookat = distance·ẑ, (p − camera)·x̂ = q·x̂, (p − camera)·ŷ = q·ŷ and
-//! (p − camera)·ẑ = q·ẑ − distance: the issue's camera coordinates, computed relative to the
+//! (p − camera)·ẑ = q·ẑ − distance: the camera coordinates of DESIGN §4, computed relative to the
 //! look-at point.
 
 use super::RenderError;
@@ -182,8 +182,8 @@ const INACTIVE: Projected = Projected {
 };
 
 /// `x as i32` (toward zero, saturating, NaN → 0), written as a clamp and selects around an
-/// unchecked conversion so that lane loops vectorise it: `as` itself compiled to a scalar
-/// compare-and-move sequence per lane (perf annotate of the projection, session 5 second pass).
+/// unchecked conversion so that lane loops vectorise it: `as` itself compiles to a scalar
+/// compare-and-move sequence per lane.
 #[inline(always)]
 pub fn to_i32_saturating(x: f32) -> i32 {
     /// −2³¹ (exact in f32).
@@ -398,21 +398,36 @@ pub fn geometry_lanes(
     }
 }
 
+/// The inputs of [`LANES`] consecutive particles, as [`project_particle`] takes them one by one.
+#[derive(Debug, Clone, Copy)]
+pub struct LaneInputs<'a> {
+    /// World positions.
+    pub pos_world: &'a [[f32; 3]; LANES],
+    /// Smoothing lengths (world units).
+    pub h: &'a [f32; LANES],
+    /// Raw intensity values (ignored when the style has none).
+    pub intensity_raw: &'a [f32; LANES],
+    /// Raw colour values (ignored when the style has none).
+    pub colour_raw: &'a [f32; LANES],
+}
+
 /// Projects [`LANES`] consecutive particles into `out`, bit-identical to [`project_particle`]
 /// on each: the branch-free arithmetic runs lane-parallel, the limits and classes per lane.
 /// `scratch` only holds intermediate values.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub fn project_lanes(
     view: &ViewParams,
     style: &StyleParams<'_>,
-    pos_world: &[[f32; 3]; LANES],
-    h: &[f32; LANES],
-    intensity_raw: &[f32; LANES],
-    colour_raw: &[f32; LANES],
+    input: LaneInputs<'_>,
     scratch: &mut Lanes,
     out: &mut [Projected; LANES],
 ) {
+    let LaneInputs {
+        pos_world,
+        h,
+        intensity_raw,
+        colour_raw,
+    } = input;
     geometry_lanes(view, style.size_factor, pos_world, h, scratch);
     for l in 0..LANES {
         out[l] = finish(
@@ -566,7 +581,13 @@ mod tests {
                 let lane = |x: &[f32]| -> [f32; LANES] { std::array::from_fn(|l| x[first + l]) };
                 let p: [[f32; 3]; LANES] = std::array::from_fn(|l| pos[first + l]);
                 let (hl, vl) = (lane(&h), lane(&values));
-                project_lanes(&v, &style, &p, &hl, &vl, &vl, &mut scratch, &mut out);
+                let input = LaneInputs {
+                    pos_world: &p,
+                    h: &hl,
+                    intensity_raw: &vl,
+                    colour_raw: &vl,
+                };
+                project_lanes(&v, &style, input, &mut scratch, &mut out);
                 for l in 0..LANES {
                     let want = project_particle(&v, &style, p[l], hl[l], vl[l], vl[l]);
                     classes.insert(format!("{:?}", want.class));

@@ -4,38 +4,20 @@
 //! where the back-end's rule allows it ([`Backend::falls_back_after`]), with one warning.
 
 use super::cpu::{CpuRenderer, SplatProfile};
-use super::cuda::{CudaRenderer, CudaTuning, LargePath};
-use super::{Brightness, RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
+use super::cuda::{CudaRenderer, CudaTuning};
+use super::options::RendererOptions;
+use super::{
+    Brightness, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime, TauBuffer,
+};
 use crate::backend::{Backend, BackendKind};
 use crate::data::Snapshot;
 use crate::jobs::Progress;
-
-/// What differs between the faces' renderers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct RendererOptions {
-    /// Large splats on the GPU rather than on CPU threads (CUDA only). Movies use it: their CPU
-    /// threads are busy writing and encoding frames, and even idle they splat large particles
-    /// far slower than the GPU's wide-border pass.
-    pub large_on_gpu: bool,
-}
-
-impl RendererOptions {
-    /// The CUDA renderer's tuning for these options (the defaults otherwise).
-    fn cuda_tuning(self) -> CudaTuning {
-        if self.large_on_gpu {
-            CudaTuning {
-                large: LargePath::Gpu,
-                ..CudaTuning::DEFAULT
-            }
-        } else {
-            CudaTuning::DEFAULT
-        }
-    }
-}
+use std::time::Instant;
 
 /// Renders frames on the resolved back-end, reusing every buffer across frames.
 pub struct Renderer {
     backend: Backend,
+    options: RendererOptions,
     cpu: CpuRenderer,
     cuda: Option<Box<CudaRenderer>>,
     /// τ of the last frame (row 0 at the top), downloaded where CUDA made it.
@@ -63,10 +45,11 @@ impl Renderer {
     pub fn new(backend: Backend, options: RendererOptions) -> Result<Self, RenderError> {
         let mut renderer = Self {
             backend,
+            options,
             ..Self::cpu()
         };
         if let Some(device) = renderer.backend.device().cloned() {
-            match CudaRenderer::new(device, options.cuda_tuning()) {
+            match CudaRenderer::new(device, CudaTuning::for_options(options)) {
                 Ok(cuda) => renderer.cuda = Some(Box::new(cuda)),
                 Err(err) => renderer.fall_back_after(err, "the CUDA renderer failed to start")?,
             }
@@ -78,6 +61,7 @@ impl Renderer {
     pub fn cpu() -> Self {
         Self {
             backend: Backend::cpu(),
+            options: RendererOptions::default(),
             cpu: CpuRenderer::new(),
             cuda: None,
             tau: TauBuffer::default(),
@@ -104,9 +88,20 @@ impl Renderer {
         self.backend.fallback_reason()
     }
 
+    /// The options it was made with.
+    pub fn options(&self) -> RendererOptions {
+        self.options
+    }
+
     /// Whether the particle data are resident on the device (CUDA only).
     pub fn is_resident(&self) -> bool {
         self.cuda.as_ref().is_some_and(|cuda| cuda.is_resident())
+    }
+
+    /// Seconds the last frame spent uploading particle data to the device (0 when they were
+    /// resident already); `None` on the CPU, which reads the snapshot in place.
+    pub fn last_upload_seconds(&self) -> Option<f64> {
+        self.cuda.as_ref().map(|cuda| cuda.last_upload_seconds())
     }
 
     /// Where the CPU splatter's time went in the last frame (the CPU back-end only).
@@ -156,7 +151,8 @@ impl Renderer {
 
     /// Renders one frame and tone-maps it with `settings.tone` (exposure applied). On CUDA the
     /// image is tone-mapped on the device and only the image comes back (τ too under auto
-    /// exposure, which is measured from it).
+    /// exposure, which is measured from it); that tone map and download are the stage
+    /// `tone_download` of the stats, and count in their `seconds`.
     pub fn render_image(
         &mut self,
         snapshot: &Snapshot,
@@ -170,8 +166,15 @@ impl Renderer {
                     .render(snapshot, settings, progress)
                     .map(|output| output.stats),
             };
-            let attempt = stats.and_then(|stats| {
+            let attempt = stats.and_then(|mut stats| {
+                let start = Instant::now();
                 let image = cuda.download_image(stats.tau_scale, &settings.tone)?;
+                let seconds = start.elapsed().as_secs_f64();
+                stats.timings.push(StageTime {
+                    stage: "tone_download",
+                    seconds,
+                });
+                stats.seconds += seconds;
                 Ok((image, stats))
             });
             match attempt {

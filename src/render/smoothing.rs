@@ -36,6 +36,22 @@ struct Grid {
     members: Vec<(u32, [f32; 3])>,
 }
 
+/// One k-th-neighbour search: the particle, its cell and what bounds the cells' distances.
+struct Query<'a> {
+    /// The particle's index (skipped among its own cell's members).
+    index: u32,
+    /// Its position.
+    p: &'a [f32; 3],
+    /// Its cell.
+    centre: [usize; 3],
+    /// Cell offsets allowed per axis (see `offset_range`).
+    ranges: [(i64, i64); 3],
+    /// Its offset inside its cell per axis, for the cell-to-point distance bound.
+    inside: [f64; 3],
+    /// Neighbours sought.
+    k: usize,
+}
+
 impl Grid {
     fn build(positions: &[[f32; 3]], box_size: Option<f64>, n_valid: usize, k: usize) -> Self {
         let valid = |p: &[f32; 3]| p.iter().all(|v| v.is_finite());
@@ -222,8 +238,16 @@ impl Grid {
             let x = self.box_size.map_or(x, |side| x.rem_euclid(side));
             (x - centre[a] as f64 * self.cell).clamp(0.0, self.cell)
         });
+        let query = Query {
+            index,
+            p,
+            centre,
+            ranges,
+            inside,
+            k,
+        };
         for ring in 0..=max_ring {
-            self.scan_ring(index, p, centre, ring, &ranges, &inside, k, best);
+            self.scan_ring(&query, ring, best);
             let covered = ring as f64 * self.cell;
             if best.len() == k && best[k - 1] <= covered * covered {
                 break;
@@ -232,19 +256,16 @@ impl Grid {
         best.get(k - 1).map_or(0.0, |d2| d2.sqrt() as f32)
     }
 
-    /// Scans the cells at Chebyshev distance exactly `ring` from `centre`.
-    #[allow(clippy::too_many_arguments)]
-    fn scan_ring(
-        &self,
-        index: u32,
-        p: &[f32; 3],
-        centre: [usize; 3],
-        ring: i64,
-        ranges: &[(i64, i64); 3],
-        inside: &[f64; 3],
-        k: usize,
-        best: &mut Vec<f64>,
-    ) {
+    /// Scans the cells at Chebyshev distance exactly `ring` from the query's cell.
+    fn scan_ring(&self, query: &Query<'_>, ring: i64, best: &mut Vec<f64>) {
+        let Query {
+            index,
+            p,
+            centre,
+            ref ranges,
+            ref inside,
+            k,
+        } = *query;
         // Lower bound of the distance from p to any point of the cell at offset o along axis a.
         let gap = |a: usize, o: i64| -> f64 {
             match o.cmp(&0) {

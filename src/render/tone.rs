@@ -1,4 +1,4 @@
-//! τ → image: 1 − exp(−τ), then gamma and contrast, then 8- or 16-bit RGB (DESIGN §4.6; issue 3).
+//! τ → image: 1 − exp(−τ), then gamma and contrast, then 8- or 16-bit RGB (DESIGN §4.6).
 
 use super::tau::TauBuffer;
 use image::{DynamicImage, ImageBuffer, Rgb};

@@ -21,29 +21,17 @@ use std::time::Instant;
 /// File name of the MP4 written into the output folder.
 pub const MP4_FILE_NAME: &str = "movie.mp4";
 
-/// Which renderer makes the frames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum MovieBackend {
-    /// The viewport's own renderer (CUDA where a device opens, else the CPU).
-    #[default]
-    Auto,
-    /// CUDA, or an error when no device opens.
-    Cuda,
-    /// The CPU renderer.
-    Cpu,
-}
+/// The back-end choices in the order the window lists them: `auto` is the viewport's own
+/// renderer (CUDA where a device opens, else the CPU), `cuda` fails when no device opens.
+pub const BACKEND_CHOICES: [BackendChoice; 3] =
+    [BackendChoice::Auto, BackendChoice::Cuda, BackendChoice::Cpu];
 
-impl MovieBackend {
-    /// Every choice, in the order the window lists them.
-    pub const ALL: [Self; 3] = [Self::Auto, Self::Cuda, Self::Cpu];
-
-    /// Name shown in the window.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Auto => "auto",
-            Self::Cuda => "CUDA",
-            Self::Cpu => "CPU",
-        }
+/// Name of a back-end choice shown in the window.
+pub fn backend_label(choice: BackendChoice) -> &'static str {
+    match choice {
+        BackendChoice::Auto => "auto",
+        BackendChoice::Cuda => "CUDA",
+        BackendChoice::Cpu => "CPU",
     }
 }
 
@@ -70,7 +58,7 @@ pub struct MovieRenderSettings {
     /// Movie length in seconds (the path stretched to fit); `None` = the path's own length.
     pub duration_s: Option<f64>,
     /// Renderer.
-    pub backend: MovieBackend,
+    pub backend: BackendChoice,
     /// Folder of the frames (created when missing).
     pub out_dir: String,
     /// PNG frames, or PNG frames and an MP4.
@@ -84,7 +72,7 @@ impl Default for MovieRenderSettings {
             height_px: 1080,
             fps: 30.0,
             duration_s: None,
-            backend: MovieBackend::Auto,
+            backend: BackendChoice::Auto,
             out_dir: String::new(),
             format: MovieFormat::Png,
         }
@@ -125,8 +113,8 @@ pub struct MovieJob {
     /// The MP4 to write as well, if any.
     pub mp4: Option<PathBuf>,
     /// Which renderer.
-    pub backend: MovieBackend,
-    /// The app's renderer factory (used for [`MovieBackend::Auto`]).
+    pub backend: BackendChoice,
+    /// The app's renderer factory (used for [`BackendChoice::Auto`]).
     pub factory: RendererFactory,
 }
 
@@ -194,20 +182,19 @@ pub fn render_movie(job: &MovieJob, progress: &Progress) -> anyhow::Result<Movie
     Ok(MovieOutcome { summary, backend })
 }
 
-/// The renderer `job.backend` asks for.
+/// The renderer `job.backend` asks for, made once per job: under `auto` the viewport's own
+/// (the app's factory, on the window's back-end), else a renderer on the choice resolved here.
 fn open_renderer(job: &MovieJob) -> anyhow::Result<Box<dyn ViewportRenderer>> {
-    Ok(match job.backend {
-        MovieBackend::Auto => (job.factory)(),
-        MovieBackend::Cpu => Box::new(SplotchRenderer::new()),
-        MovieBackend::Cuda => {
-            let backend = Backend::resolve(BackendChoice::Cuda).context("CUDA back-end")?;
-            let renderer = SplotchRenderer::with_backend(backend).context("CUDA back-end")?;
-            if renderer.backend_name() != "cuda" {
-                anyhow::bail!("CUDA back-end: the CUDA renderer did not start (see the log)");
-            }
-            Box::new(renderer)
-        }
-    })
+    if job.backend == BackendChoice::Auto {
+        return Ok((job.factory)());
+    }
+    let context = || format!("{} back-end", backend_label(job.backend));
+    let backend = Backend::resolve(job.backend).with_context(context)?;
+    let renderer = SplotchRenderer::with_backend(backend).with_context(context)?;
+    if job.backend == BackendChoice::Cuda && renderer.backend_name() != "cuda" {
+        anyhow::bail!("CUDA back-end: the CUDA renderer did not start (see the log)");
+    }
+    Ok(Box::new(renderer))
 }
 
 /// The exposure (τ multiplier) automatic exposure picks for `request`, times the style's own
@@ -414,7 +401,7 @@ mod tests {
     }
 
     /// A 2-frame CPU-sized job on a small demo snapshot, from the home view sideways.
-    fn small_job(backend: MovieBackend, out_dir: &std::path::Path) -> MovieJob {
+    fn small_job(backend: BackendChoice, out_dir: &std::path::Path) -> MovieJob {
         let mut snapshot = crate::data::demo::demo_snapshot(3_000, 5);
         crate::app::files::documents::fill_missing_smoothing(&mut snapshot, &Progress::none())
             .expect("kNN");
@@ -443,7 +430,7 @@ mod tests {
     #[test]
     fn the_first_frame_is_what_the_viewport_renderer_shows_at_that_camera() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let job = small_job(MovieBackend::Cpu, dir.path());
+        let job = small_job(BackendChoice::Cpu, dir.path());
         let outcome = render_movie(&job, &Progress::none()).expect("movie");
         assert_eq!(outcome.backend, "cpu");
         assert_eq!((outcome.summary.rendered, outcome.summary.skipped), (2, 0));
@@ -482,7 +469,7 @@ mod tests {
     fn the_cuda_choice_renders_on_cuda_or_says_why_not() {
         let dir = tempfile::tempdir().expect("temp dir");
         match render_movie(
-            &small_job(MovieBackend::Cuda, dir.path()),
+            &small_job(BackendChoice::Cuda, dir.path()),
             &Progress::none(),
         ) {
             Ok(outcome) => assert_eq!(outcome.backend, "cuda"),
@@ -494,6 +481,19 @@ mod tests {
                     "no frames written"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn settings_saved_with_the_capitalised_back_end_names_load() {
+        for (saved, choice) in [
+            ("Auto", BackendChoice::Auto),
+            ("Cuda", BackendChoice::Cuda),
+            ("Cpu", BackendChoice::Cpu),
+        ] {
+            let text = format!(r#"{{"width_px": 640, "backend": "{saved}"}}"#);
+            let settings: MovieRenderSettings = serde_json::from_str(&text).expect("loads");
+            assert_eq!((settings.width_px, settings.backend), (640, choice));
         }
     }
 

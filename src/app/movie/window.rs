@@ -1,7 +1,9 @@
 //! The Render movie window: size, frame rate, length, back-end, format and folder; a progress
 //! bar with frames done, ETA and Cancel while the worker runs; how the last export ended.
 
-use super::render::{MP4_FILE_NAME, MovieBackend, MovieEnd, MovieFormat, format_duration};
+use super::render::{
+    BACKEND_CHOICES, MP4_FILE_NAME, MovieEnd, MovieFormat, backend_label, format_duration,
+};
 use crate::app::haloscope_app::HaloscopeApp;
 use crate::movie::CameraPath;
 use std::time::Instant;
@@ -77,8 +79,8 @@ impl HaloscopeApp {
                     ui.end_row();
                     ui.label("Back-end");
                     ui.horizontal(|ui| {
-                        for backend in MovieBackend::ALL {
-                            ui.radio_value(&mut settings.backend, backend, backend.label());
+                        for backend in BACKEND_CHOICES {
+                            ui.radio_value(&mut settings.backend, backend, backend_label(backend));
                         }
                     });
                     ui.end_row();

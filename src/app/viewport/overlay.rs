@@ -187,20 +187,35 @@ impl ScreenProjector {
     }
 }
 
+/// What an overlay shows, where [`OverlayOptions`] lets it.
+#[derive(Clone, Copy)]
+pub struct OverlayContent<'a> {
+    /// Halos in catalogue order (largest first).
+    pub halos: &'a [HaloMarker],
+    /// Index of the selected halo.
+    pub selected: Option<usize>,
+    /// The colour bar's palette and range.
+    pub legend: Option<&'a Legend>,
+    /// Unit of the scale bar's length.
+    pub length_unit: &'a str,
+}
+
 /// Builds the overlay of `rect` for `camera`: halo circles (radius projected at each halo's
-/// depth) with labels, the colour bar of `legend` and a scale bar in `length_unit`. `halos`
-/// come in catalogue order (largest first). Sizes of text and bars scale with `ui_scale`.
-#[allow(clippy::too_many_arguments)]
+/// depth) with labels, the colour bar of the legend and a scale bar in the length unit. Sizes
+/// of text and bars scale with `ui_scale`.
 pub fn build_overlay(
     rect: Rect,
     camera: &OrbitCamera,
-    halos: &[HaloMarker],
-    selected: Option<usize>,
-    legend: Option<&Legend>,
-    length_unit: &str,
+    content: OverlayContent<'_>,
     options: OverlayOptions,
     ui_scale: f32,
 ) -> Overlay {
+    let OverlayContent {
+        halos,
+        selected,
+        legend,
+        length_unit,
+    } = content;
     let mut overlay = Overlay::default();
     if options.halos
         && let Some(projector) = ScreenProjector::new(camera, rect)
@@ -513,7 +528,13 @@ mod tests {
             color_bar: false,
             scale_bar: false,
         };
-        let overlay = build_overlay(RECT, &camera, &halos, Some(1), None, "", options, 1.0);
+        let content = OverlayContent {
+            halos: &halos,
+            selected: Some(1),
+            legend: None,
+            length_unit: "",
+        };
+        let overlay = build_overlay(RECT, &camera, content, options, 1.0);
         let indices: Vec<usize> = overlay.placed.iter().map(|p| p.index).collect();
         assert_eq!(
             indices,
@@ -551,7 +572,13 @@ mod tests {
             scale_bar: true,
         };
         let camera = OrbitCamera::default();
-        let overlay = build_overlay(RECT, &camera, &[], None, Some(&legend), "kpc", options, 1.0);
+        let content = OverlayContent {
+            halos: &[],
+            selected: None,
+            legend: Some(&legend),
+            length_unit: "kpc",
+        };
+        let overlay = build_overlay(RECT, &camera, content, options, 1.0);
         let texts: Vec<&str> = overlay
             .items
             .iter()

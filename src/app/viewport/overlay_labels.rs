@@ -153,7 +153,8 @@ mod tests {
     fn a_dense_cluster_in_build_overlay_gets_four_labels_with_the_selected_one_among_them() {
         use crate::app::viewport::camera::OrbitCamera;
         use crate::app::viewport::overlay::{
-            HALO_COLOUR, HaloMarker, OverlayItem, OverlayOptions, SELECTED_COLOUR, build_overlay,
+            HALO_COLOUR, HaloMarker, OverlayContent, OverlayItem, OverlayOptions, SELECTED_COLOUR,
+            build_overlay,
         };
         let rect = Rect::from_min_max(pos2(0.0, 0.0), pos2(400.0, 300.0));
         // 30 halos within 1e-3 of the look-at point (as in test4's cluster), the last selected.
@@ -170,16 +171,13 @@ mod tests {
             color_bar: false,
             scale_bar: false,
         };
-        let overlay = build_overlay(
-            rect,
-            &OrbitCamera::default(),
-            &halos,
-            Some(29),
-            None,
-            "",
-            options,
-            1.0,
-        );
+        let content = OverlayContent {
+            halos: &halos,
+            selected: Some(29),
+            legend: None,
+            length_unit: "",
+        };
+        let overlay = build_overlay(rect, &OrbitCamera::default(), content, options, 1.0);
         assert_eq!(overlay.placed.len(), 30, "every circle is drawn");
         let labels: Vec<(&str, egui::Color32)> = overlay
             .items

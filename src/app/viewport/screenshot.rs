@@ -1,6 +1,6 @@
 //! Screenshots: the current view rendered off-screen at any resolution and saved as PNG.
 
-use super::overlay::{OverlayOptions, build_overlay};
+use super::overlay::{OverlayContent, OverlayOptions, build_overlay};
 use super::overlay_raster::rasterise_overlay;
 use super::viewport_renderer::{RendererFactory, ViewRequest};
 use super::widget::{OverlayInput, length_unit};
@@ -80,16 +80,14 @@ pub fn render_screenshot(
             color_bar: request.style.show_color_bar,
             scale_bar: request.style.show_scale_bar,
         });
-        let built = build_overlay(
-            rect,
-            &request.camera,
-            &input.halos,
-            input.selected,
-            image.legend.as_ref(),
-            &length_unit(&request.snapshot),
-            options,
-            1.0,
-        );
+        let unit = length_unit(&request.snapshot);
+        let content = OverlayContent {
+            halos: &input.halos,
+            selected: input.selected,
+            legend: image.legend.as_ref(),
+            length_unit: &unit,
+        };
+        let built = build_overlay(rect, &request.camera, content, options, 1.0);
         rasterise_overlay(
             &built.items,
             &mut image.rgba,

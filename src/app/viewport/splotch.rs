@@ -204,12 +204,12 @@ pub fn legend(snapshot: &Snapshot, style: &ViewStyle) -> Option<Legend> {
         let (lo, hi) = match settings.colour_range {
             Some(range) => range,
             None => {
-                let values = render::cpu::field_values(species, &field).ok()?;
+                let values = render::resolve::field_values(species, &field).ok()?;
                 let norm = match values {
-                    render::cpu::Values::Slice(v) => {
+                    render::resolve::Values::Slice(v) => {
                         Normaliser::from_values(v, settings.colour_log)
                     }
-                    render::cpu::Values::Constant(c) => {
+                    render::resolve::Values::Constant(c) => {
                         Normaliser::from_values(&[c], settings.colour_log)
                     }
                 };

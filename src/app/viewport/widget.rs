@@ -338,16 +338,14 @@ impl Viewport {
             color_bar: style.show_color_bar,
             scale_bar: style.show_scale_bar,
         });
-        self.overlay = overlay::build_overlay(
-            rect,
-            target.camera,
-            &input.halos,
-            input.selected,
-            self.legend.as_ref(),
-            &length_unit(target.snapshot),
-            options,
-            1.0,
-        );
+        let unit = length_unit(target.snapshot);
+        let content = overlay::OverlayContent {
+            halos: &input.halos,
+            selected: input.selected,
+            legend: self.legend.as_ref(),
+            length_unit: &unit,
+        };
+        self.overlay = overlay::build_overlay(rect, target.camera, content, options, 1.0);
         overlay::paint(&painter, &self.overlay.items);
         self.corner_label_ui(&painter, rect);
         output

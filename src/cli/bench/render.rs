@@ -1,20 +1,29 @@
-//! `haloscope bench render`: render stages of the [`Renderer`] `haloscope render` uses, on
-//! synthetic clustered snapshots at chosen mean radii (the regimes of the GPU Splotch paper's
-//! Tests 1–7) and on the shared data.
+//! `haloscope bench render`: frames of the [`Renderer`] every face uses, on the back-end that
+//! `--backend` resolves to, on synthetic clustered snapshots at chosen mean radii (the regimes of
+//! the GPU Splotch paper's Tests 1–7) and on the shared data.
+//!
+//! Each snapshot and image side gets a fresh renderer: its first frame, reported apart, uploads
+//! the data (CUDA) or sizes the buffers (CPU); then `--repeat` frames, each a small camera move
+//! (the data stay resident), of which the fastest is reported with its stage times. A CPU frame
+//! ends at τ (normalise, project, bin, splat); a CUDA frame ends at the 8-bit image, because on
+//! the device the tone map and the image's download are part of every frame
+//! ([`Renderer::render_image`]). Brightness is explicit (1) for the synthetic cases.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::{Backend, BackendChoice, BackendKind};
 use crate::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
 use crate::jobs::Progress;
 use crate::render::cpu::SplatProfile;
 use crate::render::project::{ParticleClass, StyleParams, ViewParams, project_particle};
 use crate::render::synthetic::clustered_snapshot;
 use crate::render::{
-    Bounds, Brightness, Camera, RenderSettings, Renderer, RendererOptions, SpeciesStyle,
+    Bounds, Brightness, Camera, LargeSplats, RenderSettings, RenderStats, Renderer,
+    RendererOptions, SpeciesStyle,
 };
 use anyhow::Context;
 use clap::Args;
 use rayon::prelude::*;
 use std::path::PathBuf;
+use std::time::Instant;
 
 /// Arguments of `haloscope bench render`.
 #[derive(Debug, Args)]
@@ -42,129 +51,181 @@ pub struct BenchRenderArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Back-end to time (cpu and auto: the renderer of `haloscope render`; cuda: the CUDA
-    /// renderer's stages, see src/cli/bench/render_cuda.rs).
+    /// Back-end to time, resolved as `haloscope render --backend` resolves it.
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
-    /// CUDA tuning options (boxed: the many lists would make every bench command large).
-    #[command(flatten)]
-    pub cuda: Box<super::render_cuda::CudaBenchArgs>,
+    /// Where CUDA draws large splats: cpu threads (the renderer's default) or gpu kernels (the
+    /// movie export's choice). No effect on the CPU back-end.
+    #[arg(long, value_enum, default_value_t = LargeSplats::Cpu)]
+    pub large: LargeSplats,
+}
+
+/// What every case shares: the resolved back-end, the renderer options and the timing knobs.
+struct Bench {
+    backend: Backend,
+    options: RendererOptions,
+    repeat: usize,
+    threads: usize,
+}
+
+impl Bench {
+    /// A fresh renderer (its first frame uploads or allocates).
+    fn renderer(&self) -> anyhow::Result<Renderer> {
+        Ok(Renderer::new(self.backend.clone(), self.options)?)
+    }
 }
 
 /// Runs `haloscope bench render`.
 pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
-    if args.backend == BackendChoice::Cuda {
-        return super::render_cuda::run(&args);
-    }
-    let threads = rayon::current_num_threads();
-    let mut rows = Vec::new();
-    let mut renderer = Renderer::new(Backend::resolve(args.backend)?, RendererOptions::default())?;
+    let bench = Bench {
+        backend: Backend::resolve(args.backend)?,
+        options: RendererOptions { large: args.large },
+        repeat: args.repeat,
+        threads: rayon::current_num_threads(),
+    };
     let isa = crate::render::cpu::Isa::detect().name();
-    let backend = renderer.kind().name();
-    eprintln!("{backend} renderer; CPU hot loops: {isa} ({threads} threads)");
+    let kind = bench.backend.kind();
+    let device = bench.backend.device().map(|d| d.info().to_string());
     eprintln!(
-        "{:>10} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>12} {:>9} {:>14}",
+        "{kind} renderer ({}); CPU hot loops: {isa} ({} threads)",
+        device.as_deref().unwrap_or("no device"),
+        bench.threads
+    );
+    if kind == BackendKind::Cuda {
+        eprintln!("large splats on the {}", args.large.name());
+    }
+    eprintln!(
+        "{:>10} {:>6} {:>6} {:>9} {:>9} {:>9} {:>12} {:>9} {:>12}",
         "particles",
         "side",
         "R0",
-        "project",
-        "splat",
-        "total",
+        "first",
+        "frame",
         "Mpart/s",
         "Mpart/s/core",
         "CPU s",
         "Mpart/CPU-s"
     );
+    let mut rows = Vec::new();
     for &n in &args.particles {
         let snapshot = clustered_snapshot(n as usize, 42);
         for &side in &args.sizes {
-            let bounds = Bounds::of_snapshot(&snapshot, &[]).context("empty snapshot")?;
-            let camera = Camera::frame_all(&bounds, side, side);
-            let base = RenderSettings::new(
-                side,
-                side,
-                camera,
-                vec![SpeciesStyle::new(SpeciesKind::Dark)],
-            );
-            let mean_r1 = mean_radius(&snapshot, &base)?;
-            for (colour, &r0) in args
-                .colour
-                .iter()
-                .flat_map(|c| args.radii.iter().map(move |r| (c, r)))
-            {
-                let mut settings = base.clone();
-                settings.species[0].size_factor = r0 / mean_r1;
-                settings.brightness = Brightness::Explicit(1.0);
-                let grey = colour.eq_ignore_ascii_case("none");
-                if !grey {
-                    let style = &mut settings.species[0];
-                    style.colour = Some(colour.clone());
-                    style.colour_log = true;
-                    style.palette = "viridis".to_owned();
-                }
-                let channels = if grey { "grey" } else { "rgb" };
-                let row = time_case(&mut renderer, &snapshot, &settings, args.repeat, threads)?;
-                rows.push(serde_json::json!({
-                    "case": "synthetic-clustered",
-                    "particles": n,
-                    "side": side,
-                    "r0_px": r0,
-                    "colour": colour,
-                    "channels": channels,
-                    "result": row,
-                }));
-                eprint!("[colour {colour}, {channels}] ");
-                print_row(n, side, r0, &row, threads);
-            }
+            synthetic_cases(&bench, &args, &snapshot, side, &mut rows)?;
         }
     }
     if let Some(dir) = &args.shared {
-        let cases = [
-            (
-                "g2_lcdm_gas_snapshot_004.hdf5",
-                SpeciesKind::Gas,
-                Some("Density"),
-            ),
-            ("lambs.00200_subsamp_30K", SpeciesKind::Dark, None),
-            ("test4.tbin", SpeciesKind::Dark, None),
-        ];
-        for (file, kind, intensity) in cases {
-            let path = dir.join(file);
-            let mut snapshot = load_snapshot(&path, &LoadOptions::default(), &Progress::none())
-                .with_context(|| path.display().to_string())?;
-            // Smoothing lengths once, outside the timed frames (as the GUI keeps them).
-            fill_smoothing(&mut snapshot, kind)?;
-            let bounds = Bounds::of_snapshot(&snapshot, &[kind]).context("empty species")?;
-            let mut style = SpeciesStyle::new(kind);
-            style.intensity = intensity.map(str::to_owned);
-            style.intensity_log = intensity.is_some();
-            style.colour = style.intensity.clone();
-            style.colour_log = style.intensity_log;
-            let settings = RenderSettings::new(
-                1024,
-                1024,
-                Camera::frame_all(&bounds, 1024, 1024),
-                vec![style],
-            );
-            let row = time_case(&mut renderer, &snapshot, &settings, args.repeat, threads)?;
-            let n = snapshot.species(kind).map_or(0, |s| s.len()) as u64;
-            print_row(n, 1024, f32::NAN, &row, threads);
-            rows.push(
-                serde_json::json!({ "case": file, "particles": n, "side": 1024, "result": row }),
-            );
-        }
+        shared_cases(&bench, dir, &mut rows)?;
     }
     if args.json {
         println!(
             "{}",
-            serde_json::json!({ "backend": renderer.kind(), "threads": threads, "isa": isa, "cases": rows })
+            serde_json::json!({
+                "backend": kind,
+                "device": device,
+                "large": args.large,
+                "threads": bench.threads,
+                "isa": isa,
+                "cases": rows
+            })
         );
     }
     Ok(())
 }
 
+/// Every colour and radius on one synthetic snapshot and image side, with one renderer.
+fn synthetic_cases(
+    bench: &Bench,
+    args: &BenchRenderArgs,
+    snapshot: &Snapshot,
+    side: u32,
+    rows: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<()> {
+    let n = snapshot.n_particles() as u64;
+    let bounds = Bounds::of_snapshot(snapshot, &[]).context("empty snapshot")?;
+    let camera = Camera::frame_all(&bounds, side, side);
+    let base = RenderSettings::new(
+        side,
+        side,
+        camera,
+        vec![SpeciesStyle::new(SpeciesKind::Dark)],
+    );
+    let mean_r1 = mean_radius(snapshot, &base)?;
+    let mut renderer = bench.renderer()?;
+    for (colour, &r0) in args
+        .colour
+        .iter()
+        .flat_map(|c| args.radii.iter().map(move |r| (c, r)))
+    {
+        let mut settings = base.clone();
+        settings.species[0].size_factor = r0 / mean_r1;
+        settings.brightness = Brightness::Explicit(1.0);
+        let grey = colour.eq_ignore_ascii_case("none");
+        if !grey {
+            let style = &mut settings.species[0];
+            style.colour = Some(colour.clone());
+            style.colour_log = true;
+            style.palette = "viridis".to_owned();
+        }
+        let channels = if grey { "grey" } else { "rgb" };
+        let row = time_case(bench, &mut renderer, snapshot, &settings)?;
+        eprint!("[colour {colour}, {channels}] ");
+        print_row(n, side, r0, &row, bench.threads);
+        rows.push(serde_json::json!({
+            "case": "synthetic-clustered",
+            "particles": n,
+            "side": side,
+            "r0_px": r0,
+            "colour": colour,
+            "channels": channels,
+            "result": row,
+        }));
+    }
+    Ok(())
+}
+
+/// The shared snapshots in `dir`, each with its own renderer, at 1024².
+fn shared_cases(
+    bench: &Bench,
+    dir: &std::path::Path,
+    rows: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<()> {
+    let cases = [
+        (
+            "g2_lcdm_gas_snapshot_004.hdf5",
+            SpeciesKind::Gas,
+            Some("Density"),
+        ),
+        ("lambs.00200_subsamp_30K", SpeciesKind::Dark, None),
+        ("test4.tbin", SpeciesKind::Dark, None),
+    ];
+    for (file, kind, intensity) in cases {
+        let path = dir.join(file);
+        let mut snapshot = load_snapshot(&path, &LoadOptions::default(), &Progress::none())
+            .with_context(|| path.display().to_string())?;
+        // Smoothing lengths once, outside the timed frames (as the GUI keeps them).
+        fill_smoothing(&mut snapshot, kind)?;
+        let bounds = Bounds::of_snapshot(&snapshot, &[kind]).context("empty species")?;
+        let mut style = SpeciesStyle::new(kind);
+        style.intensity = intensity.map(str::to_owned);
+        style.intensity_log = intensity.is_some();
+        style.colour = style.intensity.clone();
+        style.colour_log = style.intensity_log;
+        let settings = RenderSettings::new(
+            1024,
+            1024,
+            Camera::frame_all(&bounds, 1024, 1024),
+            vec![style],
+        );
+        let row = time_case(bench, &mut bench.renderer()?, &snapshot, &settings)?;
+        let n = snapshot.species(kind).map_or(0, |s| s.len()) as u64;
+        print_row(n, 1024, f32::NAN, &row, bench.threads);
+        rows.push(serde_json::json!({ "case": file, "particles": n, "side": 1024, "result": row }));
+    }
+    Ok(())
+}
+
 /// Mean screen radius r (px, no minimum radius, size factor 1) of the active particles.
-pub(super) fn mean_radius(snapshot: &Snapshot, settings: &RenderSettings) -> anyhow::Result<f32> {
+fn mean_radius(snapshot: &Snapshot, settings: &RenderSettings) -> anyhow::Result<f32> {
     let view = ViewParams::new(
         &settings.camera,
         settings.width,
@@ -222,34 +283,56 @@ fn fill_smoothing(snapshot: &mut Snapshot, kind: SpeciesKind) -> anyhow::Result<
     Ok(())
 }
 
-/// Renders `repeat` times and keeps the fastest frame's stage times.
-fn time_case(
+/// One frame: τ on the CPU; on CUDA the 8-bit image (device tone map and download).
+fn frame(
     renderer: &mut Renderer,
     snapshot: &Snapshot,
     settings: &RenderSettings,
-    repeat: usize,
-    threads: usize,
+) -> anyhow::Result<RenderStats> {
+    let stats = match renderer.kind() {
+        BackendKind::Cpu => renderer.render_frame(snapshot, settings, &Progress::none())?,
+        BackendKind::Cuda => {
+            let (image, stats) = renderer.render_image(snapshot, settings, &Progress::none())?;
+            anyhow::ensure!(image.width() == settings.width, "image size");
+            stats
+        }
+    };
+    Ok(stats)
+}
+
+/// The first frame of `settings`, then `repeat` frames with the camera moved a little each time
+/// (the data stay resident); the fastest of those with its stage times and rates.
+fn time_case(
+    bench: &Bench,
+    renderer: &mut Renderer,
+    snapshot: &Snapshot,
+    settings: &RenderSettings,
 ) -> anyhow::Result<serde_json::Value> {
-    type Frame = (
-        crate::render::RenderStats,
-        Option<f64>,
-        Option<SplatProfile>,
-    );
-    let mut best: Option<Frame> = None;
-    for _ in 0..repeat.max(1) {
+    let first = Instant::now();
+    frame(renderer, snapshot, settings)?;
+    let first_frame_s = first.elapsed().as_secs_f64();
+    let upload_s = renderer.last_upload_seconds();
+    /// A timed frame: its stats, wall seconds, CPU seconds and the CPU splatter's profile.
+    type Timed = (RenderStats, f64, Option<f64>, Option<SplatProfile>);
+    let mut best: Option<Timed> = None;
+    for rep in 0..bench.repeat.max(1) {
+        let mut moved = settings.clone();
+        moved.camera.position[0] += 1e-4 * (rep as f64 + 1.0);
         let cpu_before = process_cpu_seconds();
-        let stats = renderer.render_frame(snapshot, settings, &Progress::none())?;
+        let start = Instant::now();
+        let stats = frame(renderer, snapshot, &moved)?;
+        let wall = start.elapsed().as_secs_f64();
         let cpu = cpu_before
             .zip(process_cpu_seconds())
             .map(|(before, after)| after - before);
         if best
             .as_ref()
-            .is_none_or(|(b, _, _)| stats.seconds < b.seconds)
+            .is_none_or(|(b, ..)| stats.seconds < b.seconds)
         {
-            best = Some((stats, cpu, renderer.cpu_splat_profile()));
+            best = Some((stats, wall, cpu, renderer.cpu_splat_profile()));
         }
     }
-    let (stats, cpu_seconds, profile) = best.context("no frame")?;
+    let (stats, frame_s, cpu_seconds, profile) = best.context("no frame")?;
     let stage = |name: &str| {
         stats
             .timings
@@ -257,20 +340,31 @@ fn time_case(
             .find(|t| t.stage == name)
             .map_or(0.0, |t| t.seconds)
     };
+    let stages_ms: serde_json::Map<String, serde_json::Value> = stats
+        .timings
+        .iter()
+        .map(|t| (t.stage.to_owned(), (t.seconds * 1e3).into()))
+        .collect();
     let rate = stats.particles as f64 / stats.seconds;
     Ok(serde_json::json!({
         "seconds": stats.seconds,
+        "frame_s": frame_s,
+        "first_frame_s": first_frame_s,
+        "upload_s": upload_s,
+        "resident": renderer.is_resident(),
         "project_s": stage("project"),
         "splat_s": stage("splat"),
         "normalise_s": stage("normalise"),
         "exposure_s": stage("exposure"),
+        "stages_ms": stages_ms,
         "particles_per_s": rate,
-        "particles_per_s_per_core": rate / threads as f64,
+        "particles_per_s_per_core": rate / bench.threads as f64,
         "cpu_seconds": cpu_seconds,
         "particles_per_cpu_second": cpu_seconds.map(|c| stats.particles as f64 / c),
         "counts": stats.counts,
         "min_radius_px": settings.min_radius_px,
-        "profile": profile.map(|p| profile_json(&p, threads)),
+        "large": renderer.options().large,
+        "profile": profile.map(|p| profile_json(&p, bench.threads)),
     }))
 }
 
@@ -306,6 +400,8 @@ fn process_cpu_seconds() -> Option<f64> {
     Some(total_ns as f64 * 1e-9)
 }
 
+/// One table row (stderr): times, rates and class counts, then the stage times, then the CPU
+/// splatter's profile where there is one.
 fn print_row(n: u64, side: u32, r0: f32, row: &serde_json::Value, threads: usize) {
     let get = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
     let counts = &row["counts"];
@@ -315,12 +411,11 @@ fn print_row(n: u64, side: u32, r0: f32, row: &serde_json::Value, threads: usize
         .sum::<u64>();
     let rate = get("particles_per_s");
     eprintln!(
-        "{:>10} {:>6} {:>6.1} {:>8.3}s {:>8.3}s {:>8.3}s {:>9.2} {:>12.2} {:>8.3}s {:>14.2}   (active {}, large {}, {} threads)",
+        "{:>10} {:>6} {:>6.1} {:>8.3}s {:>8.3}s {:>9.2} {:>12.2} {:>8.3}s {:>12.2}   (active {}, large {}, {} threads)",
         n,
         side,
         r0,
-        get("project_s"),
-        get("splat_s"),
+        get("first_frame_s"),
         get("seconds"),
         rate / 1e6,
         rate / 1e6 / threads as f64,
@@ -330,7 +425,17 @@ fn print_row(n: u64, side: u32, r0: f32, row: &serde_json::Value, threads: usize
         counts["large"].as_u64().unwrap_or(0),
         threads
     );
+    if let Some(stages) = row["stages_ms"].as_object() {
+        let stages: Vec<String> = stages
+            .iter()
+            .map(|(s, ms)| format!("{s} {:.2}", ms.as_f64().unwrap_or(f64::NAN)))
+            .collect();
+        eprintln!("{:>34} stages (ms): {}", "", stages.join(", "));
+    }
     let p = &row["profile"];
+    if p.is_null() {
+        return;
+    }
     let pf = |k: &str| p[k].as_f64().unwrap_or(f64::NAN);
     eprintln!(
         "{:>34} bin {:.3}s (produce {:.3}, sort {:.3} busy; eff {:.2})  draw {:.3}s (tiles {:.3}, merge {:.3} busy; eff {:.2}; slowest unit {:.4}s; {} units, {} split)",

@@ -4,10 +4,10 @@
 //! Why tiny records: at R0 = 1 px most non-small splats are footprints of a few pixels that cross
 //! a tile edge (or are a little wider than the small box); drawn the general way
 //! (`tile::splat_one`: footprint search, 8-wide column and row weights, masked 8-wide rows) they
-//! were about 55 % of the tile pass (perf, session 5 second pass). Where a splat's footprint box
-//! is at most [`SMALL_SIDE`]² pixels, the sort stores its part in each tile as a
-//! [`SmallSplat`] (the tile's pixels, mask and weights, from `SmallSplat::of_box` with the f32
-//! operations of `splat_one`), drawn by the small code. It stays in the tile's list of other
+//! are about half of the tile pass. Where a splat's footprint box is at most [`SMALL_SIDE`]²
+//! pixels, the sort stores its part in each tile as a [`SmallSplat`] (the tile's pixels, mask
+//! and weights, from `SmallSplat::of_box` with the f32 operations of `splat_one`), drawn by the
+//! small code. It stays in the tile's list of other
 //! splats, at its input position (a kind byte per entry says which list the next entry comes
 //! from), so every pixel still sums its contributions in the documented order: τ has the same
 //! bits.

@@ -3,17 +3,17 @@
 //! straight into its rectangle of τ.
 //!
 //! Why bands: clustered data put a large share of the work into a few tiles; one thread per
-//! tile then leaves the others idle at the end of the frame (issue 3: near-linear scaling). A
-//! band walks the tile's records in the same order as the whole tile and draws only its rows,
-//! so every pixel still sums the same contributions in the same order: τ has the same bits for
-//! any split (and so for any thread count).
+//! tile then leaves the others idle at the end of the frame, and the frame stops scaling with
+//! the thread count. A band walks the tile's records in the same order as the whole tile and
+//! draws only its rows, so every pixel still sums the same contributions in the same order: τ
+//! has the same bits for any split (and so for any thread count).
 //! Why per-thread buffers: a tile buffer is written, then read back at once by the merge, while
 //! it is still in the core's cache; no frame-sized set of tile buffers goes through memory.
 
 use super::bins::ChunkBins;
 use super::exp::Isa;
 use super::grid::{Grid, TILE_PX};
-use super::tile::render_unit_for;
+use super::tile::{Binned, Unit, render_unit_for};
 use crate::render::tau::TauBuffer;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,14 +61,6 @@ pub struct SplatProfile {
     pub split_tiles: usize,
 }
 
-/// One unit of the drawing pass: rows `row_lo..row_hi` (relative to the tile) of tile `tile`.
-#[derive(Debug, Clone, Copy)]
-struct Unit {
-    tile: u32,
-    row_lo: u16,
-    row_hi: u16,
-}
-
 /// Reusable scratch of the drawing pass.
 #[derive(Debug, Default)]
 pub(super) struct DrawScratch {
@@ -110,20 +102,35 @@ impl TauRows {
     }
 }
 
+/// How one drawing pass draws: the instruction set, the planes, the band limit and the merge.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DrawOptions {
+    /// Instruction set of the tile loops (one the CPU has).
+    pub isa: Isa,
+    /// Planes per tile: 1 (grey) or 3.
+    pub channels: usize,
+    /// Most row bands per hot tile (1: never split).
+    pub max_bands: usize,
+    /// How the tiles go into τ.
+    pub merge: Merge,
+}
+
 impl DrawScratch {
-    /// Draws every tile of `grid` from `chunks` into `tau` (already sized to the grid).
-    #[allow(clippy::too_many_arguments)]
+    /// Draws every tile of `binned` into `tau` (already sized to the grid).
     pub(super) fn draw(
         &mut self,
-        isa: Isa,
-        channels: usize,
-        grid: &Grid,
-        chunks: &[ChunkBins],
-        max_bands: usize,
+        options: DrawOptions,
+        binned: Binned<'_>,
         tau: &mut TauBuffer,
-        merge: Merge,
         profile: &mut SplatProfile,
     ) {
+        let DrawOptions {
+            isa,
+            channels,
+            max_bands,
+            merge,
+        } = options;
+        let Binned { grid, chunks } = binned;
         let start = Instant::now();
         let threads = rayon::current_num_threads().max(1);
         profile.split_tiles = self.plan(grid, chunks, max_bands, threads);
@@ -150,8 +157,7 @@ impl DrawScratch {
             let mut buffer = buffers[slot].lock().unwrap_or_else(PoisonError::into_inner);
             let t = unit.tile as usize;
             let (row_lo, row_hi) = (unit.row_lo as usize, unit.row_hi as usize);
-            let plane_len =
-                render_unit_for(isa, channels, t, row_lo, row_hi, grid, chunks, &mut buffer);
+            let plane_len = render_unit_for(isa, channels, *unit, binned, &mut buffer);
             let merge_start = Instant::now();
             let x0 = (t % grid.tiles_x) * TILE_PX;
             let x1 = (x0 + TILE_PX).min(grid.width as usize);

@@ -3,8 +3,8 @@
 //!
 //! Why: after the 8-wide geometry ([`geometry_lanes`]) the scalar path handled each particle
 //! alone — the limits and class as branches, then `ChunkSink::push` with its footprint search,
-//! eight weights and a nine-bit mask — and that tail was most of the projection pass (perf
-//! annotate, session 5). Here every step is a lane-parallel select over fixed-size arrays, so the
+//! eight weights and a nine-bit mask — and that tail is most of the projection pass when done
+//! per particle. Here every step is a lane-parallel select over fixed-size arrays, so the
 //! compiler evaluates it in vector registers; the records of the lanes that become small splats
 //! are written by compaction (each lane writes its slot, the cursor moves by 0 or 1), the other
 //! lanes' splats are copied for the tiles by the same decisions as `ChunkSink::push`, without
@@ -142,8 +142,8 @@ pub fn finish_lanes(
 }
 
 /// How many of the lanes are of each class (0..=3), counted in one word: incrementing a
-/// counter in memory per lane was a chain of dependent read-modify-writes when neighbouring
-/// lanes share a class (perf annotate, session 5 second pass).
+/// counter in memory per lane is a chain of dependent read-modify-writes when neighbouring
+/// lanes share a class.
 #[inline(always)]
 pub(super) fn class_counts(class: &[u8; LANES]) -> [u64; 4] {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -212,8 +212,8 @@ impl ChunkSink<'_> {
         let side = SMALL_SIDE as i32 - 1;
         let tile_shift = TILE_PX.trailing_zeros();
         // One loop per step, each over the lanes with a straight-line body, so that each is
-        // vectorised across the lanes (one loop over lanes doing everything was vectorised
-        // within a lane instead: perf annotate showed 4-wide exp per particle).
+        // vectorised across the lanes (one loop over lanes doing everything gets vectorised
+        // within a lane instead: 4-wide exp per particle).
         let mut fast = [false; LANES];
         let mut to_large = [false; LANES];
         let mut box_lo = [[0i32; LANES]; 2];

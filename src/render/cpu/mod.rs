@@ -30,7 +30,3 @@ pub use frame::{CpuRenderer, render_cpu};
 pub use grid::{SMALL_SIDE, TILE_PX};
 pub use sink::ChunkSink;
 pub use splat::{Channels, Splatter, chunk_len, splat_into};
-
-// The style resolution is shared with the CUDA twin, which imports it from here.
-pub use super::resolve::{Values, field_values, validate_settings};
-pub(crate) use super::resolve::{checked_frame, resolve};

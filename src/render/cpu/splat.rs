@@ -1,4 +1,4 @@
-//! Tiled CPU splatter: τ += exp(−d²/σ²)·e over the disc d ≤ R of every splat (issue 3; notes §9).
+//! Tiled CPU splatter: τ += exp(−d²/σ²)·e over the disc d ≤ R of every splat (DESIGN §4; notes §9).
 //!
 //! Screen tiles of [`TILE_PX`]² pixels (or row bands of a hot tile) are each owned by one rayon
 //! task, so there are no atomics.
@@ -31,6 +31,7 @@ use super::exp::Isa;
 use super::grid::Grid;
 use super::records::Staging;
 use super::sink::ChunkSink;
+use super::tile::Binned;
 use crate::render::project::Splat;
 use crate::render::tau::TauBuffer;
 use rayon::prelude::*;
@@ -225,16 +226,17 @@ impl Splatter {
             Channels::Rgb => 3,
             Channels::Grey => 1,
         };
-        self.draw.draw(
+        let options = draw::DrawOptions {
             isa,
             channels,
-            &grid,
-            chunks,
             max_bands,
-            tau,
             merge,
-            &mut self.profile,
-        );
+        };
+        let binned = Binned {
+            grid: &grid,
+            chunks,
+        };
+        self.draw.draw(options, binned, tau, &mut self.profile);
     }
 
     /// Whether [`Channels::Grey`] frames are drawn as one plane (default `true`). The image

@@ -20,17 +20,33 @@ pub(super) const PLANE_PAD: usize = (SMALL_SIDE - 1) * TILE_PX + BLOCK;
 /// only ever add +0 there).
 const PLANE_LEN: usize = TILE_AREA + PLANE_PAD;
 
+/// One unit of the drawing pass: rows `row_lo..row_hi` (relative to the tile) of tile `tile`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Unit {
+    /// The tile's index in the grid.
+    pub tile: u32,
+    /// First row drawn, relative to the tile.
+    pub row_lo: u16,
+    /// One past the last row drawn (may run past the image's last row).
+    pub row_hi: u16,
+}
+
+/// What a unit is drawn from: the tile layout and the binned chunks, in input order.
+#[derive(Clone, Copy)]
+pub(super) struct Binned<'a> {
+    /// The tile layout.
+    pub grid: &'a Grid,
+    /// The chunks' splats sorted by tile.
+    pub chunks: &'a [ChunkBins],
+}
+
 /// [`render_unit`] with `channels` planes (1: grey, the first channel only; otherwise 3),
 /// compiled for `isa` (one the CPU has: see [`super::Splatter::isa`]).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn render_unit_for(
     isa: Isa,
     channels: usize,
-    t: usize,
-    row_lo: usize,
-    row_hi: usize,
-    grid: &Grid,
-    chunks: &[ChunkBins],
+    unit: Unit,
+    binned: Binned<'_>,
     buffer: &mut Vec<f32>,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -38,55 +54,43 @@ pub(super) fn render_unit_for(
         // SAFETY: `Splatter::isa` only yields Avx2Fma where the CPU has AVX2 and FMA.
         return unsafe {
             if channels == 1 {
-                render_unit_avx2::<1>(t, row_lo, row_hi, grid, chunks, buffer)
+                render_unit_avx2::<1>(unit, binned, buffer)
             } else {
-                render_unit_avx2::<3>(t, row_lo, row_hi, grid, chunks, buffer)
+                render_unit_avx2::<3>(unit, binned, buffer)
             }
         };
     }
     let _ = isa;
     if channels == 1 {
-        render_unit::<1>(t, row_lo, row_hi, grid, chunks, buffer)
+        render_unit::<1>(unit, binned, buffer)
     } else {
-        render_unit::<3>(t, row_lo, row_hi, grid, chunks, buffer)
+        render_unit::<3>(unit, binned, buffer)
     }
 }
 
 /// [`render_unit`] with 8-wide vectors (no FMA contraction: Rust never fuses a·b + c).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn render_unit_avx2<const C: usize>(
-    t: usize,
-    row_lo: usize,
-    row_hi: usize,
-    grid: &Grid,
-    chunks: &[ChunkBins],
-    buffer: &mut Vec<f32>,
-) -> usize
+fn render_unit_avx2<const C: usize>(unit: Unit, binned: Binned<'_>, buffer: &mut Vec<f32>) -> usize
 where
     ChunkBins: SmallStore<C>,
 {
-    render_unit::<C>(t, row_lo, row_hi, grid, chunks, buffer)
+    render_unit::<C>(unit, binned, buffer)
 }
 
-/// Renders rows `row_lo..row_hi` (relative to the tile) of tile `t`, chunk by chunk in input
-/// order, into `buffer`: `C` planes (R, G, B, or the first channel alone) of the returned length
-/// each (row stride TILE_PX, row 0 = row_lo, and a pad); 0 when the tile has no record (the
-/// buffer is then untouched).
+/// Renders the rows of `unit`, chunk by chunk in input order, into `buffer`: `C` planes (R, G,
+/// B, or the first channel alone) of the returned length each (row stride TILE_PX, row 0 =
+/// row_lo, and a pad); 0 when the tile has no record (the buffer is then untouched).
 /// Any band of rows gets, pixel by pixel, the same operations in the same order as the whole
 /// tile.
 #[inline(always)]
-fn render_unit<const C: usize>(
-    t: usize,
-    row_lo: usize,
-    row_hi: usize,
-    grid: &Grid,
-    chunks: &[ChunkBins],
-    buffer: &mut Vec<f32>,
-) -> usize
+fn render_unit<const C: usize>(unit: Unit, binned: Binned<'_>, buffer: &mut Vec<f32>) -> usize
 where
     ChunkBins: SmallStore<C>,
 {
+    let Binned { grid, chunks } = binned;
+    let t = unit.tile as usize;
+    let (row_lo, row_hi) = (unit.row_lo as usize, unit.row_hi as usize);
     let tx = t % grid.tiles_x;
     let ty = t / grid.tiles_x;
     let x0 = (tx * TILE_PX) as i32;
@@ -207,8 +211,8 @@ static ROW_LANES: RowLanes = RowLanes({
 /// Each of the three rows is one 4-wide vector: τ += (wx·(rgb·wy)) & lanes, where the lanes of
 /// pixels outside the mask (and the fourth lane) add +0, which leaves any τ ≥ 0 bit-for-bit
 /// unchanged; the drawn pixels get the scalar path's product. Branch-free: the per-bit branches
-/// of the scalar loop mispredicted on most records (perf, session 6: most of the tile pass at
-/// R0 = 1). Needs 4 values from `at` in each of the three rows (see [`PLANE_PAD`]); where a
+/// of the scalar loop mispredict on most records, which at R0 = 1 makes them most of the
+/// tile pass. Needs 4 values from `at` in each of the three rows (see [`PLANE_PAD`]); where a
 /// plane is shorter the scalar path draws it.
 #[inline(always)]
 fn add_small_at<const C: usize>(p: &SmallSplat<C>, at: usize, planes: &mut [&mut [f32]; C]) {

@@ -1,13 +1,13 @@
 //! Particle data on the device: resident buffers kept between frames, or host slices streamed
 //! through pinned staging buffers chunk by chunk.
 
-use super::super::cpu::{Values, field_values, resolve};
 use super::super::normalise::Normaliser;
 use super::super::smoothing::knn_smoothing_lengths;
 use super::super::{RenderError, RenderSettings, SpeciesStyle};
 use crate::data::{Snapshot, SpeciesKind};
 use crate::gpu::GpuError;
 use crate::jobs::Progress;
+use crate::render::resolve::{Values, field_values, resolve};
 use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, PinnedHostSlice};
 use rayon::prelude::*;
 use std::sync::Arc;

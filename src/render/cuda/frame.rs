@@ -1,5 +1,6 @@
 //! One frame of the CUDA pipeline (see the module docs of [`super`]).
 
+use super::CudaRenderer;
 use super::buffers::{self, Scratch};
 use super::data::{self, HostArrays, LoadedSpecies};
 use super::kernels::{Kernels, SplatKernels};
@@ -7,26 +8,19 @@ use super::launch::{MAX_TILE_SHARED_BYTES, fixed_exponent, tile_pass, wide_borde
 use super::params::{LargeC, StyleC, ViewC};
 use super::passes::{Chunk, ChunkViews, Passes, Plan};
 use super::tuning::{GPU_BORDER_PX, TILE_PX};
-use super::{CudaRenderer, LargePath};
 use crate::data::Snapshot;
 use crate::gpu::{EventTimer, GpuError};
 use crate::jobs::Progress;
-use crate::render::cpu::checked_frame;
+use crate::render::cpu::Splatter;
+use crate::render::options::LargeSplats;
 use crate::render::palette::Palette;
 use crate::render::project::{AMPLITUDE_FACTOR, Splat, StyleParams, ViewParams};
-use crate::render::splat_cpu::Splatter;
+use crate::render::resolve::checked_frame;
 use crate::render::{
     Brightness, ClassCounts, RenderError, RenderSettings, RenderStats, StageTime, TauBuffer,
 };
 use cudarc::driver::{CudaFunction, CudaSlice, sys};
 use std::time::Instant;
-
-/// Per-stage GPU kernel times of one frame, in milliseconds (CUDA events, summed over chunks).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct FrameTimings {
-    /// Stage name and milliseconds.
-    pub stages: Vec<(&'static str, f64)>,
-}
 
 pub(super) fn render_frame(
     r: &mut CudaRenderer,
@@ -145,8 +139,8 @@ fn run_chunks(
     // The wide-border pass: large splats with the centre on the image and R < GPU_BORDER_PX go
     // to tiles with a border wide enough for them (when large splats are drawn on the GPU).
     let wide_border = match tuning.large {
-        LargePath::Gpu => wide_border_px(GPU_BORDER_PX, TILE_PX, settings.border_px),
-        LargePath::Cpu => 0.0,
+        LargeSplats::Gpu => wide_border_px(GPU_BORDER_PX, TILE_PX, settings.border_px),
+        LargeSplats::Cpu => 0.0,
     };
     let wide_margin = wide_border.ceil() as usize + 2;
     let (splat, medium, wide) = tile_passes(kernels, job, wide_margin)?;

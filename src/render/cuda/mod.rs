@@ -28,14 +28,13 @@ mod reorder;
 mod tone;
 mod tuning;
 
-pub use frame::FrameTimings;
-pub use tuning::{CudaTuning, LargePath};
+pub use tuning::CudaTuning;
 
-use super::splat_cpu::Splatter;
 use super::{RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
 use crate::data::Snapshot;
 use crate::gpu::{GpuDevice, GpuError};
 use crate::jobs::Progress;
+use crate::render::cpu::Splatter;
 use buffers::{ImageBuffers, Scratch};
 use cudarc::driver::CudaStream;
 use data::{DataKey, LoadedSpecies, Staging};

@@ -2,7 +2,6 @@
 //! small, medium tiles, wide-border tiles, large (copied back or drawn on the GPU), and once
 //! per frame compose. Each pass records CUDA events around its kernels for the stage times.
 
-use super::LargePath;
 use super::args::{
     ClassifyArgs, ComposeArgs, LargeArgs, ScatterArgs, SmallArgs, TileArgs, TileScanArgs,
 };
@@ -12,6 +11,7 @@ use super::launch::WIDE_BLOCK;
 use super::params::{LargeC, StyleC, ViewC};
 use super::tuning::{DIRECT_CUT_PX, SEGMENT, TILE_PX, WIDE_SEGMENT};
 use crate::gpu::{self, EventTimer, GpuError, Mark};
+use crate::render::options::LargeSplats;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig};
 use std::sync::Arc;
 
@@ -267,7 +267,7 @@ impl Passes<'_> {
     pub(super) fn large(
         &mut self,
         copy: &Arc<CudaStream>,
-        path: LargePath,
+        path: LargeSplats,
         start: &Mark,
         (species, cpu_list): (usize, &mut Vec<(usize, LargeC)>),
     ) -> Result<(), GpuError> {
@@ -280,13 +280,13 @@ impl Passes<'_> {
             return Ok(());
         }
         match path {
-            LargePath::Cpu => {
+            LargeSplats::Cpu => {
                 let list = copy.clone_dtoh(&self.sort.large.slice(0..count))?;
                 // The scatter wrote file-order indices (also for a Morton-ordered resident
                 // copy), so the CPU sums the large splats in the same order as when streaming.
                 cpu_list.extend(list.into_iter().map(|l| (species, l)));
             }
-            LargePath::Gpu => {
+            LargeSplats::Gpu => {
                 let p = &self.plan;
                 let args = LargeArgs {
                     large: &self.sort.large,

@@ -5,17 +5,7 @@
 //! 0.3–16 px); each comment says what it trades. They are constants, not settings, because no
 //! user-facing path needs another value: every variant gives the same τ bits, only speed differs.
 
-/// Where large splats are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LargePath {
-    /// CPU threads (the tiled CPU splatter), overlapping the GPU kernels (Rivi et al.).
-    #[default]
-    Cpu,
-    /// GPU kernels: a wide-border tile pass for those that fit it, else one warp per splat
-    /// with global atomics.
-    Gpu,
-}
+use crate::render::options::{LargeSplats, RendererOptions};
 
 /// Choices of the CUDA renderer.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -27,7 +17,7 @@ pub struct CudaTuning {
     /// pinned staging buffers, the path a frame takes anyway when the data do not fit.
     pub resident: bool,
     /// Where large splats go.
-    pub large: LargePath,
+    pub large: LargeSplats,
 }
 
 impl CudaTuning {
@@ -35,8 +25,16 @@ impl CudaTuning {
     pub const DEFAULT: Self = Self {
         chunk_particles: 1 << 25,
         resident: true,
-        large: LargePath::Cpu,
+        large: LargeSplats::Cpu,
     };
+
+    /// The defaults with what a face chose in `options`.
+    pub fn for_options(options: RendererOptions) -> Self {
+        Self {
+            large: options.large,
+            ..Self::DEFAULT
+        }
+    }
 }
 
 impl Default for CudaTuning {
@@ -70,7 +68,7 @@ pub(super) const WIDE_SEGMENT: u32 = 256;
 /// ones: their box is a few pixels, where global atomics beat sorting.
 pub(super) const DIRECT_CUT_PX: f32 = 1.5;
 
-/// With [`LargePath::Gpu`]: large splats with the centre on the image and R below this go to
+/// With [`LargeSplats::Gpu`]: large splats with the centre on the image and R below this go to
 /// the wide-border tile pass (the border capped by shared memory); the rest to one warp each.
 pub(super) const GPU_BORDER_PX: f32 = 32.0;
 
