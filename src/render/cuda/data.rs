@@ -8,7 +8,7 @@ use crate::data::{Snapshot, SpeciesKind};
 use crate::gpu::GpuError;
 use crate::jobs::Progress;
 use crate::render::resolve::{Values, field_values, resolve};
-use cudarc::driver::{CudaSlice, CudaStream, CudaViewMut, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, CudaStream};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -18,11 +18,6 @@ pub(crate) const IDENTITY: Normaliser = Normaliser {
     lo: 0.0,
     hi: 1.0,
 };
-
-/// Elements per pinned staging piece (4 MiB of f32).
-const PIECE: usize = 1 << 20;
-/// Elements each rayon task copies into a staging piece (256 KiB).
-const FILL_CHUNK: usize = 1 << 16;
 
 /// The data-dependent part of a style: what was uploaded and how it is normalised.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,63 +226,6 @@ pub(crate) fn key_of(
     })
 }
 
-/// Two pinned host buffers used in turn for host → device copies, so that filling one overlaps
-/// the DMA of the other.
-pub(crate) struct Staging {
-    pinned: [PinnedHostSlice<f32>; 2],
-    next: usize,
-}
-
-impl std::fmt::Debug for Staging {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Staging").finish_non_exhaustive()
-    }
-}
-
-impl Staging {
-    /// Two pinned buffers of [`PIECE`] floats.
-    pub(crate) fn new(stream: &Arc<CudaStream>) -> Result<Self, GpuError> {
-        let ctx = stream.context();
-        // SAFETY: the buffers are written (copy_from_slice) before any byte is read.
-        let a = unsafe { ctx.alloc_pinned_with_flags::<f32>(PIECE, 0) }?;
-        // SAFETY: as above.
-        let b = unsafe { ctx.alloc_pinned_with_flags::<f32>(PIECE, 0) }?;
-        Ok(Self {
-            pinned: [a, b],
-            next: 0,
-        })
-    }
-
-    /// Copies `src` into `dst` (same length) on `stream`, asynchronously through the pinned
-    /// buffers (a buffer is reused only once its previous copy has finished); the tail shorter
-    /// than a piece goes directly.
-    pub(crate) fn upload(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        src: &[f32],
-        dst: &mut CudaViewMut<'_, f32>,
-    ) -> Result<(), GpuError> {
-        let full = src.len() / PIECE * PIECE;
-        for start in (0..full).step_by(PIECE) {
-            let pinned = &mut self.pinned[self.next];
-            self.next ^= 1;
-            // Waits for this buffer's previous copy, then fills it with rayon threads: one
-            // thread's memcpy into pinned memory (~6 GB/s) was the upload's bottleneck, well
-            // below the DMA's rate.
-            pinned
-                .as_mut_slice()?
-                .par_chunks_mut(FILL_CHUNK)
-                .zip(src[start..start + PIECE].par_chunks(FILL_CHUNK))
-                .for_each(|(dst, src)| dst.copy_from_slice(src));
-            stream.memcpy_htod(pinned, &mut dst.slice_mut(start..start + PIECE))?;
-        }
-        if full < src.len() {
-            stream.memcpy_htod(&src[full..], &mut dst.slice_mut(full..src.len()))?;
-        }
-        Ok(())
-    }
-}
-
 /// Allocates device arrays for `n` particles (intensity/colour when asked).
 pub(crate) fn alloc_arrays(
     stream: &Arc<CudaStream>,
@@ -315,7 +253,7 @@ pub(crate) fn alloc_arrays(
 
 /// Uploads particles `range` of `host` into the start of `dst`.
 pub(crate) fn upload_range(
-    staging: &mut Staging,
+    staging: &mut crate::gpu::PinnedStaging,
     stream: &Arc<CudaStream>,
     host: &HostArrays<'_>,
     range: std::ops::Range<usize>,

@@ -32,12 +32,13 @@ pub use tuning::CudaTuning;
 
 use super::{RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
 use crate::data::Snapshot;
+use crate::gpu::PinnedStaging;
 use crate::gpu::{GpuDevice, GpuError};
 use crate::jobs::Progress;
 use crate::render::cpu::Splatter;
 use buffers::{ImageBuffers, Scratch};
 use cudarc::driver::CudaStream;
-use data::{DataKey, LoadedSpecies, Staging};
+use data::{DataKey, LoadedSpecies};
 use kernels::Kernels;
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,7 +54,7 @@ pub struct CudaRenderer {
     loaded: Option<(DataKey, Vec<LoadedSpecies>)>,
     scratch: Option<Scratch>,
     image: Option<ImageBuffers>,
-    staging: Staging,
+    staging: PinnedStaging,
     splatter: Splatter,
     cpu_tau: TauBuffer,
     exposure_scratch: Vec<f32>,
@@ -76,7 +77,7 @@ impl CudaRenderer {
         let kernels = Kernels::load(&device)?;
         let compute = device.context().new_stream().map_err(GpuError::from)?;
         let copy = device.context().new_stream().map_err(GpuError::from)?;
-        let staging = Staging::new(&copy)?;
+        let staging = PinnedStaging::new(&copy)?;
         Ok(Self {
             device,
             compute,
