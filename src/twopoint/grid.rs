@@ -194,6 +194,40 @@ pub fn bin_edges_on_grid(edges_deg: &[f64], grid: Option<CoordinateGrid>) -> Vec
         .collect()
 }
 
+/// One line saying on which grid the coordinates lie and how trials draw RA.
+pub fn scramble_note(grid: Option<CoordinateGrid>, scramble: Scramble) -> String {
+    match (grid, scramble) {
+        (None, _) => "coordinates on no grid (0.01° to 1°): RA scrambled on the continuum".into(),
+        (Some(grid), Scramble::Grid(_)) => format!(
+            "coordinates on a {} grid: RA scrambled on the same grid ({} values), so that \
+             trials share the data's ties",
+            grid.label(),
+            grid.ra_values()
+        ),
+        (Some(grid), Scramble::Continuous) => format!(
+            "coordinates on a {} grid, but RA scrambled on the continuum: trials lack the \
+             data's ties at multiples of the grid",
+            grid.label()
+        ),
+    }
+}
+
+/// One line naming the bin edges that are multiples of the grid, if any.
+pub fn edges_on_grid_note(edges_deg: &[f64], grid: Option<CoordinateGrid>) -> Option<String> {
+    let grid = grid?;
+    let on_grid = bin_edges_on_grid(edges_deg, Some(grid));
+    if on_grid.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = on_grid.iter().map(|e| format!("{e}°")).collect();
+    Some(format!(
+        "bin edges {} are multiples of the {} grid: pairs at exactly those separations are \
+         counted as inside (≤)",
+        list.join(", "),
+        grid.label()
+    ))
+}
+
 #[cfg(test)]
 #[path = "grid_tests.rs"]
 mod tests;

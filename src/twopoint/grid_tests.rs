@@ -127,3 +127,24 @@ fn choice_and_edges() {
     assert_eq!(bin_edges_on_grid(&edges, None), Vec::<f64>::new());
     assert_eq!(grid.label(), "0.1°");
 }
+
+#[test]
+fn notes_say_the_grid_the_scramble_and_the_edges() {
+    let grid = CoordinateGrid::per_degree(10).expect("grid");
+    assert_eq!(
+        scramble_note(Some(grid), Scramble::Grid(grid)),
+        "coordinates on a 0.1° grid: RA scrambled on the same grid (3600 values), so that \
+         trials share the data's ties"
+    );
+    assert!(scramble_note(Some(grid), Scramble::Continuous).contains("on the continuum"));
+    assert!(scramble_note(None, Scramble::Continuous).starts_with("coordinates on no grid"));
+    assert_eq!(
+        edges_on_grid_note(&[0.25, 0.5, 0.75, 1.0], Some(grid)).as_deref(),
+        Some(
+            "bin edges 0.5°, 1° are multiples of the 0.1° grid: pairs at exactly those \
+             separations are counted as inside (≤)"
+        )
+    );
+    assert_eq!(edges_on_grid_note(&[0.25, 0.75], Some(grid)), None);
+    assert_eq!(edges_on_grid_note(&[0.5], None), None);
+}

@@ -32,7 +32,10 @@ pub use cpu::{
 };
 pub use cuda::run_trials_cuda;
 pub use cuts::{CutLevels, EnergyCut};
-pub use grid::{CoordinateGrid, Scramble, ScrambleChoice, bin_edges_on_grid, detect_grid};
+pub use grid::{
+    CoordinateGrid, Scramble, ScrambleChoice, bin_edges_on_grid, detect_grid, edges_on_grid_note,
+    scramble_note,
+};
 pub use histogram::CountHistogram;
 pub use prepared::{Prepared, prepare};
 pub use stats::{Analysis, BinStats, FitKind, Summary};
