@@ -6,7 +6,8 @@
 // One launch handles a batch of trials; the trial (its offset b in the batch) is blockIdx.y.
 // Per trial the spatial structure is rebuilt from scratch, because the RAs change:
 //   tp_scramble  RA of every event (Philox4x32-10 keyed by (seed, trial, event), bit for bit as
-//                src/twopoint/philox.rs), its (declination stripe, RA cell), and its rank in the
+//                src/twopoint/philox.rs, on the continuum or on the coordinates' grid as
+//                src/twopoint/grid.rs), its (declination stripe, RA cell), and its rank in the
 //                cell from an atomic counter (counting sort, step 1);
 //   tp_scan      exclusive prefix sum of the cell counts (counting sort, step 2);
 //   tp_scatter32 f32 unit vector and cut level written to the event's slot = cell start + rank
@@ -41,7 +42,8 @@ struct alignas(16) SlotPos {
 
 // ---------------------------------------------------------------- Philox4x32-10 (philox.rs)
 
-__device__ __forceinline__ double scrambled_ra(u64 seed, u64 trial, u32 event) {
+// The 53-bit draw m of (seed, trial, event) (philox.rs `philox_mantissa`).
+__device__ __forceinline__ u64 philox_mantissa(u64 seed, u64 trial, u32 event) {
     u32 c0 = event, c1 = (u32)trial, c2 = (u32)(trial >> 32), c3 = 0u;
     u32 k0 = (u32)seed, k1 = (u32)(seed >> 32);
 #pragma unroll
@@ -58,9 +60,27 @@ __device__ __forceinline__ double scrambled_ra(u64 seed, u64 trial, u32 event) {
         c2 = n2;
         c3 = lo0;
     }
-    const u64 mantissa = ((u64)c0 << 21) | ((u64)c1 >> 11);
+    return ((u64)c0 << 21) | ((u64)c1 >> 11);
+}
+
+// Continuous scramble: RA uniform on [0, 2π) (philox.rs `scrambled_ra_of`).
+__device__ __forceinline__ double scrambled_ra(u64 seed, u64 trial, u32 event) {
+    const u64 mantissa = philox_mantissa(seed, trial, event);
     // Exact power-of-two product, then one rounding: the same bits as the Rust expression.
     return ((double)mantissa * 0x1.0p-53) * 6.283185307179586;
+}
+
+// Grid scramble (src/twopoint/grid.rs `Scramble::ra_of`): grid index k = (m·n) >> 53 with
+// n = 360·per_degree, exact as ((m << 11)·n) >> 64 (m < 2^53); then (k / per_degree) degrees
+// times π/180 (0x1.1df46a2529d39p-6, Rust's `to_radians` factor): one correctly rounded
+// division and one product, no FMA possible, so the bits equal the CPU's.
+__device__ __forceinline__ double grid_scrambled_ra(u64 seed, u64 trial, u32 event,
+                                                    u32 per_degree) {
+    const u64 mantissa = philox_mantissa(seed, trial, event);
+    const u64 values = 360ull * (u64)per_degree;
+    const u32 k = (u32)__umul64hi(mantissa << 11, values);
+    const double degrees = __ddiv_rn((double)k, (double)per_degree);
+    return __dmul_rn(degrees, 0x1.1df46a2529d39p-6);
 }
 
 // RA cell of `ra` in a stripe of `cells` cells; monotone in `ra`, clamped to the stripe.
@@ -74,7 +94,8 @@ __device__ __forceinline__ u32 cell_in_stripe(double ra, double inv_cell_width, 
 // ---------------------------------------------------------------- counting sort
 
 extern "C" __global__ void tp_scramble(
-    u32 n, u64 seed, u64 first_trial, u32 use_observed, const double* __restrict__ ra_observed,
+    u32 n, u64 seed, u64 first_trial, u32 use_observed, u32 grid_per_degree,
+    const double* __restrict__ ra_observed,
     const u32* __restrict__ stripe_of_event, const u32* __restrict__ stripe_cell_base,
     const double* __restrict__ stripe_inv_cell_width, u32 total_cells,
     double* __restrict__ ra_out, u32* __restrict__ cell_out, u32* __restrict__ rank_out,
@@ -82,7 +103,9 @@ extern "C" __global__ void tp_scramble(
     const u32 e = blockIdx.x * blockDim.x + threadIdx.x;
     const u32 b = blockIdx.y;
     if (e >= n) return;
-    const double ra = use_observed ? ra_observed[e] : scrambled_ra(seed, first_trial + b, e);
+    const double ra = use_observed       ? ra_observed[e]
+                      : grid_per_degree ? grid_scrambled_ra(seed, first_trial + b, e, grid_per_degree)
+                                        : scrambled_ra(seed, first_trial + b, e);
     const u32 s = stripe_of_event[e];
     const u32 base = stripe_cell_base[s];
     const u32 cell = base + cell_in_stripe(ra, stripe_inv_cell_width[s], stripe_cell_base[s + 1] - base);

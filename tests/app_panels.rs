@@ -269,6 +269,14 @@ fn two_point_panel_shows_the_library_counts_and_live_plots() {
             .next()
             .is_some()
     );
+    // The demo's coordinates are continuous: the panel says so and offers no grid choice.
+    assert!(
+        harness
+            .get_all_by_label("coordinates on no grid (0.01° to 1°): RA scrambled on the continuum")
+            .next()
+            .is_some()
+    );
+    assert_eq!(state.scramble, haloscope::twopoint::Scramble::Continuous);
     // Status bar, and the summary line with trials/s.
     harness.mask(egui::Rect::from_min_max(
         egui::pos2(0.0, WINDOW.y - 30.0),

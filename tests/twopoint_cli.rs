@@ -42,6 +42,9 @@ fn json_output_has_the_issue_keys_and_reference_counts() {
             );
         }
     }
+    assert_eq!(report["coordinate_grid_deg"], serde_json::Value::Null);
+    assert_eq!(report["scramble"], "continuous");
+    assert_eq!(report["bin_edges_on_grid_deg"], serde_json::json!([]));
     assert_eq!(report["trials"], 3);
     assert_eq!(report["backend"], "cpu");
     assert!(report["seconds"].as_f64().is_some());
@@ -81,4 +84,55 @@ fn errors_name_the_file_and_exit_1() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"));
+}
+
+/// A list rounded to 0.5°: the JSON and the text say the grid, the scramble and the edges on it.
+#[test]
+fn grid_and_scramble_are_reported() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("rounded.txt");
+    let mut text = String::from("RA Dec logE\n");
+    for i in 0..400u32 {
+        let ra = f64::from((i * 37) % 720) * 0.5;
+        let dec = f64::from((i * 11) % 120) * 0.5 - 30.0;
+        text += &format!("{ra} {dec} {}\n", 2.0 + f64::from(i % 7) * 0.3);
+    }
+    std::fs::write(&file, text).expect("write");
+    let run = |extra: &[&str]| {
+        let output = Command::new(haloscope_bin())
+            .args(["twopoint", "--trials", "2", "--bins", "4", "--cuts", "1"])
+            .args(extra)
+            .arg(&file)
+            .output()
+            .expect("run haloscope");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    };
+    let report: serde_json::Value =
+        serde_json::from_slice(&run(&["--json"]).stdout).expect("one JSON object");
+    assert_eq!(report["coordinate_grid_deg"], 0.5);
+    assert_eq!(report["scramble"], "grid");
+    assert_eq!(
+        report["bin_edges_on_grid_deg"],
+        serde_json::json!([0.5, 1.0])
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&run(&["--json", "--scramble", "continuous"]).stdout)
+            .expect("one JSON object");
+    assert_eq!(report["coordinate_grid_deg"], 0.5);
+    assert_eq!(report["scramble"], "continuous");
+    let stderr = String::from_utf8(run(&[]).stderr).expect("utf-8");
+    assert!(
+        stderr.contains(
+            "coordinates on a 0.5° grid: RA scrambled on the same grid (720 values), so that \
+             trials share the data's ties\n\
+             bin edges 0.5°, 1° are multiples of the 0.5° grid: pairs at exactly those \
+             separations are counted as inside (≤)\n"
+        ),
+        "{stderr}"
+    );
 }

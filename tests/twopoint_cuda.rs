@@ -12,8 +12,9 @@ use haloscope::gpu::GpuDevice;
 use haloscope::jobs::{CancelToken, Progress};
 use haloscope::twopoint::cuda::{CountKernel, CudaPairCounter};
 use haloscope::twopoint::{
-    Prepared, TwoPointConfig, TwoPointError, count_observed, count_pairs, count_pairs_brute_force,
-    prepare, run_trials_cuda, run_trials_on, scrambled_ra,
+    CoordinateGrid, Prepared, Scramble, ScrambleChoice, TwoPointConfig, TwoPointError,
+    count_observed, count_pairs, count_pairs_brute_force, prepare, run_trials_cuda, run_trials_on,
+    scrambled_ra_on,
 };
 use std::sync::Arc;
 
@@ -40,7 +41,7 @@ fn ic86() -> EventList {
     list
 }
 
-/// Every trial of `trials` on the GPU equals the CPU's count with `scrambled_ra`.
+/// Every trial of `trials` on the GPU equals the CPU's count with the prepared list's scramble.
 fn assert_trials_equal_cpu(
     device: &GpuDevice,
     prepared: &Prepared,
@@ -51,7 +52,7 @@ fn assert_trials_equal_cpu(
     let gpu = counter.trials(seed, trials.clone()).expect("GPU trials");
     assert_eq!(gpu.len() as u64, trials.end - trials.start);
     for (trial, counts) in trials.zip(&gpu) {
-        let ra = scrambled_ra(prepared.len(), seed, trial);
+        let ra = scrambled_ra_on(prepared.scramble, prepared.len(), seed, trial);
         let cpu = count_pairs(prepared, Some(&ra)).expect("CPU trial");
         assert_eq!(counts, &cpu, "seed {seed} trial {trial}");
     }
@@ -121,6 +122,29 @@ fn ic86_16_trials_equal_the_cpu() {
     let device = device();
     let prepared = prepare(&ic86(), &TwoPointConfig::default()).expect("prepare");
     assert_trials_equal_cpu(&device, &prepared, 2011, 0..16);
+}
+
+/// IC86-2011 lies on a 0.1° grid: its default trials scramble RA on the grid (tp_scramble's
+/// grid branch), and on request on the continuum; both equal the CPU trial for trial.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn ic86_grid_and_continuous_scrambles_equal_the_cpu() {
+    let device = device();
+    let mut prepared = prepare(&ic86(), &TwoPointConfig::default()).expect("prepare");
+    let grid = prepared.coordinate_grid.expect("IC86-2011 grid");
+    assert_eq!(grid.step_deg(), 0.1);
+    assert_eq!(prepared.scramble, Scramble::Grid(grid));
+    assert_trials_equal_cpu(&device, &prepared, 17, 40..48);
+    assert_trials_equal_cpu(&device, &prepared, u64::MAX, (1u64 << 40)..(1u64 << 40) + 2);
+    // Coarser grids too (other per-degree divisors through the same kernel branch).
+    for per_degree in [1, 4, 100] {
+        prepared.scramble = Scramble::Grid(CoordinateGrid::per_degree(per_degree).expect("grid"));
+        assert_trials_equal_cpu(&device, &prepared, 5, 0..2);
+    }
+    prepared
+        .set_scramble(ScrambleChoice::Continuous)
+        .expect("continuous");
+    assert_trials_equal_cpu(&device, &prepared, 17, 40..44);
 }
 
 /// Deterministic random lists: clustered spots, poles, RA wrap, decimal edges, duplicates.
@@ -209,7 +233,7 @@ fn random_small_lists_equal_the_cpu_and_the_brute_force() {
             CudaPairCounter::with_trials_per_launch(&device, &prepared, 3).expect("counter");
         let trials = counter.trials(case, 5..12).expect("GPU trials");
         for (t, counts) in (5..12).zip(&trials) {
-            let ra = scrambled_ra(prepared.len(), case, t);
+            let ra = scrambled_ra_on(prepared.scramble, prepared.len(), case, t);
             assert_eq!(
                 counts,
                 &count_pairs(&prepared, Some(&ra)).expect("CPU"),
@@ -246,7 +270,7 @@ fn edge_pairs_decided_on_the_host_stay_exact() {
     );
     let trials = counter.trials(3, 0..4).expect("trials");
     for (t, counts) in (0..4).zip(&trials) {
-        let ra = scrambled_ra(prepared.len(), 3, t);
+        let ra = scrambled_ra_on(prepared.scramble, prepared.len(), 3, t);
         assert_eq!(
             counts,
             &count_pairs(&prepared, Some(&ra)).expect("CPU"),
@@ -336,7 +360,7 @@ fn both_count_kernels_equal_the_cpu() {
         let cpu_observed = count_pairs(&prepared, None).expect("CPU");
         let cpu_trials: Vec<_> = (0..5)
             .map(|t| {
-                let ra = scrambled_ra(prepared.len(), 7, t);
+                let ra = scrambled_ra_on(prepared.scramble, prepared.len(), 7, t);
                 count_pairs(&prepared, Some(&ra)).expect("CPU trial")
             })
             .collect();

@@ -3,7 +3,8 @@
 use crate::backend::{Backend, BackendChoice};
 use crate::data::events;
 use crate::twopoint::{
-    Analysis, Batches, Prepared, Summary, TwoPointConfig, TwoPointRun, default_batch, prepare,
+    Analysis, Batches, Prepared, ScrambleChoice, Summary, TwoPointConfig, TwoPointRun,
+    bin_edges_on_grid, default_batch, edges_on_grid_note, prepare, scramble_note,
 };
 use anyhow::Context;
 use clap::Args;
@@ -39,6 +40,10 @@ pub struct TwopointArgs {
     /// Energy-cut fractions (1 = all events).
     #[arg(long, value_delimiter = ',', default_value = "1,0.1,0.01,0.001")]
     pub cuts: Vec<f64>,
+    /// How trials draw RA: auto = on the coordinates' grid when RA and Dec lie on one (rounded
+    /// catalogues), else on the continuum.
+    #[arg(long, value_enum, default_value_t = ScrambleChoice::Auto)]
+    pub scramble: ScrambleChoice,
     /// Pair-counting back-end.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
@@ -59,7 +64,8 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
         bin_count: args.bins,
         cut_fractions: args.cuts.clone(),
     };
-    let prepared = prepare(&list, &config).context("two-point configuration")?;
+    let mut prepared = prepare(&list, &config).context("two-point configuration")?;
+    prepared.set_scramble(args.scramble).context("--scramble")?;
     let mut run = TwoPointRun::observe(prepared, args.seed, args.first_trial, &backend)?;
     let batch = args.batch.unwrap_or_else(|| default_batch(&backend));
     run.run_trials(args.trials, Batches::Fixed(batch), &progress, |_| {})?;
@@ -131,6 +137,9 @@ fn report_json(
         "files": args.files,
         "bins_deg": prepared.bins.edges_deg,
         "energy_cuts": cuts,
+        "coordinate_grid_deg": prepared.coordinate_grid.map(|g| g.step_deg()),
+        "scramble": prepared.scramble.name(),
+        "bin_edges_on_grid_deg": bin_edges_on_grid(&prepared.bins.edges_deg, prepared.coordinate_grid),
         "observed": {
             "counts": per_cut(prepared, n_bins, |c, b| json!(analysis.observed.get(c, b))),
         },
@@ -166,6 +175,12 @@ fn human_report(
         analysis.seed,
         seconds
     );
+    out += &scramble_note(prepared.coordinate_grid, prepared.scramble);
+    out.push('\n');
+    if let Some(note) = edges_on_grid_note(&prepared.bins.edges_deg, prepared.coordinate_grid) {
+        out += &note;
+        out.push('\n');
+    }
     for (c, cut) in prepared.cuts.iter().enumerate() {
         out += &format!(
             "{}: threshold log10E ≥ {} ({} events)\n  θ[deg]   observed   background        TS         p      σ\n",

@@ -17,6 +17,7 @@ pub mod counts;
 pub mod cpu;
 pub mod cuda;
 pub mod cuts;
+pub mod grid;
 pub mod histogram;
 pub mod philox;
 mod prepared;
@@ -27,9 +28,14 @@ pub use bins::AngleBins;
 pub use counts::{Counts, TrialBatch};
 pub use cpu::{
     count_pairs, count_pairs_brute_force, count_pairs_dec_sweep, run_trials, scrambled_ra,
+    scrambled_ra_on,
 };
 pub use cuda::run_trials_cuda;
 pub use cuts::{CutLevels, EnergyCut};
+pub use grid::{
+    CoordinateGrid, Scramble, ScrambleChoice, bin_edges_on_grid, detect_grid, edges_on_grid_note,
+    scramble_note,
+};
 pub use histogram::CountHistogram;
 pub use prepared::{Prepared, prepare};
 pub use stats::{Analysis, BinStats, FitKind, Summary};

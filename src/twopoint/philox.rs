@@ -47,14 +47,21 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     [c0, c1, c2, c3]
 }
 
-/// The scrambled RA (radians, [0, 2π)) of prepared event `event` in trial `trial` for `seed`.
+/// The 53-bit draw m (u = m·2⁻⁵³ in [0, 1)) of prepared event `event` in trial `trial` for
+/// `seed`, from which both the continuous and the grid scramble take RA.
 #[inline]
-pub fn scrambled_ra_of(seed: u64, trial: u64, event: u32) -> f64 {
+pub fn philox_mantissa(seed: u64, trial: u64, event: u32) -> u64 {
     let words = philox4x32_10(
         [event, trial as u32, (trial >> 32) as u32, 0],
         [seed as u32, (seed >> 32) as u32],
     );
-    let mantissa = (u64::from(words[0]) << 21) | (u64::from(words[1]) >> 11);
+    (u64::from(words[0]) << 21) | (u64::from(words[1]) >> 11)
+}
+
+/// The scrambled RA (radians, [0, 2π)) of prepared event `event` in trial `trial` for `seed`.
+#[inline]
+pub fn scrambled_ra_of(seed: u64, trial: u64, event: u32) -> f64 {
+    let mantissa = philox_mantissa(seed, trial, event);
     (mantissa as f64 * (1.0 / 9_007_199_254_740_992.0)) * TWO_PI
 }
 

@@ -1,6 +1,7 @@
 //! Everything about an event list that scrambled trials leave unchanged.
 
 use super::cuts::{CutLevels, EnergyCut, energy_cuts};
+use super::grid::{CoordinateGrid, Scramble, ScrambleChoice, detect_grid};
 use super::{AngleBins, TwoPointConfig, TwoPointError};
 use crate::data::EventList;
 use std::f64::consts::{FRAC_PI_2, PI};
@@ -46,6 +47,11 @@ pub struct Prepared {
     pub stripe_height: f64,
     /// `stripe_start[s]..stripe_start[s + 1]` are the prepared indices in stripe s.
     pub stripe_start: Vec<usize>,
+    /// The grid every RA and Dec lies on, if any (see [`detect_grid`]).
+    pub coordinate_grid: Option<CoordinateGrid>,
+    /// How trials draw RA: on the grid when there is one, unless [`Prepared::set_scramble`]
+    /// says otherwise.
+    pub scramble: Scramble,
 }
 
 impl Prepared {
@@ -57,6 +63,13 @@ impl Prepared {
     /// Whether there are no events (never true for a prepared list).
     pub fn is_empty(&self) -> bool {
         self.dec.is_empty()
+    }
+
+    /// Sets how trials draw RA; `Grid` needs a detected grid. Trials of different scrambles
+    /// must not be mixed in one analysis.
+    pub fn set_scramble(&mut self, choice: ScrambleChoice) -> Result<(), TwoPointError> {
+        self.scramble = Scramble::choose(choice, self.coordinate_grid)?;
+        Ok(())
     }
 
     /// Number of declination stripes.
@@ -102,6 +115,8 @@ pub fn prepare(events: &EventList, config: &TwoPointConfig) -> Result<Prepared, 
     let sin_dec: Vec<f64> = dec.iter().map(|d| d.sin()).collect();
     let cos_dec: Vec<f64> = dec.iter().map(|d| d.cos()).collect();
     let level = energy.iter().map(|&e| levels.level(e)).collect();
+    let coordinate_grid = detect_grid(&events.ra, &events.dec);
+    let scramble = Scramble::choose(ScrambleChoice::Auto, coordinate_grid)?;
 
     let theta_max = bins.max_angle_rad();
     let stripe_height = theta_max / STRIPES_PER_MAX_ANGLE;
@@ -121,6 +136,8 @@ pub fn prepare(events: &EventList, config: &TwoPointConfig) -> Result<Prepared, 
         window_start: Vec::new(),
         stripe_height,
         stripe_start: vec![0; stripe_count + 1],
+        coordinate_grid,
+        scramble,
     };
     // Declinations are sorted, so each stripe is a contiguous run; membership uses the same
     // floor rule as `stripe_of`, so boundaries agree.

@@ -5,7 +5,8 @@
 use crate::app::files::documents::{EventsDocument, Notice};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
 use crate::twopoint::{
-    self, Analysis, Batches, Summary, TwoPointConfig, TwoPointError, TwoPointRun,
+    self, Analysis, Batches, CoordinateGrid, Scramble, ScrambleChoice, Summary, TwoPointConfig,
+    TwoPointError, TwoPointRun,
 };
 use crossbeam_channel::{Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -36,6 +37,12 @@ pub struct TwoPointState {
     pub trials_per_second: f64,
     /// Back-end counting the pairs ("cpu", "cuda").
     pub backend: String,
+    /// The grid every RA and Dec lies on, if any.
+    pub coordinate_grid: Option<CoordinateGrid>,
+    /// The scramble asked for (trials of different choices are never mixed).
+    pub scramble_choice: ScrambleChoice,
+    /// How the trials draw RA.
+    pub scramble: Scramble,
 }
 
 /// What the worker sends.
@@ -78,6 +85,10 @@ pub struct TwoPointPanel {
     pub chosen_cut: usize,
     /// Angle bin of the histogram.
     pub chosen_bin: usize,
+    /// Scramble RA on the continuum even when the coordinates lie on a grid.
+    pub scramble_continuous: bool,
+    /// The detected grid of the latest event list asked about (document id, grid).
+    grid_of_document: Option<(u64, Option<CoordinateGrid>)>,
     queue: JobQueue<()>,
     waker: Waker,
 }
@@ -92,9 +103,41 @@ impl TwoPointPanel {
             state: None,
             chosen_cut: 0,
             chosen_bin: 19,
+            scramble_continuous: false,
+            grid_of_document: None,
             queue: JobQueue::new(waker.clone()),
             waker,
         }
+    }
+
+    /// The scramble the controls ask for.
+    pub fn scramble_choice(&self) -> ScrambleChoice {
+        if self.scramble_continuous {
+            ScrambleChoice::Continuous
+        } else {
+            ScrambleChoice::Auto
+        }
+    }
+
+    /// The grid the RA and Dec of `document` lie on (detected once per list).
+    pub fn coordinate_grid_of(&mut self, document: &EventsDocument) -> Option<CoordinateGrid> {
+        match self.grid_of_document {
+            Some((id, grid)) if id == document.id => grid,
+            _ => {
+                let grid = twopoint::detect_grid(&document.events.ra, &document.events.dec);
+                self.grid_of_document = Some((document.id, grid));
+                grid
+            }
+        }
+    }
+
+    /// Whether the results of `document_id` can be continued with the current seed and scramble.
+    pub fn resumable(&self, document_id: u64) -> bool {
+        self.state_of(document_id).is_some_and(|s| {
+            s.analysis.seed == self.seed
+                && s.scramble_choice == self.scramble_choice()
+                && s.analysis.trials() > 0
+        })
     }
 
     /// Whether trials are running.
@@ -116,11 +159,16 @@ impl TwoPointPanel {
         let resume = self
             .state
             .as_ref()
-            .filter(|s| s.document_id == document.id && s.analysis.seed == self.seed)
+            .filter(|s| {
+                s.document_id == document.id
+                    && s.analysis.seed == self.seed
+                    && s.scramble_choice == self.scramble_choice()
+            })
             .map(|s| s.analysis.clone());
         let (tx, rx) = crossbeam_channel::unbounded();
         let events = document.events.clone();
         let (document_id, seed, target) = (document.id, self.seed, self.trials);
+        let scramble = self.scramble_choice();
         let waker = self.waker.clone();
         let handle = self.queue.spawn(
             format!("two-point trials on {}", document.name),
@@ -129,6 +177,7 @@ impl TwoPointPanel {
                 let job = AnalysisJob {
                     document_id,
                     seed,
+                    scramble,
                     target,
                     tx: &tx,
                     waker: &waker,
@@ -218,6 +267,7 @@ impl TwoPointPanel {
 struct AnalysisJob<'a> {
     document_id: u64,
     seed: u64,
+    scramble: ScrambleChoice,
     target: u64,
     tx: &'a Sender<Update>,
     waker: &'a Waker,
@@ -235,7 +285,8 @@ impl AnalysisJob<'_> {
         progress.report("counting pairs", 0, 1);
         // The window's one back-end (counts are identical on CUDA and the CPU).
         let backend = crate::app::window_backend();
-        let prepared = twopoint::prepare(events, &TwoPointConfig::default())?;
+        let mut prepared = twopoint::prepare(events, &TwoPointConfig::default())?;
+        prepared.set_scramble(self.scramble)?;
         let mut run = match resume {
             Some(analysis) => TwoPointRun::resume(prepared, analysis, &backend),
             None => TwoPointRun::observe(prepared, self.seed, 0, &backend)?,
@@ -252,6 +303,9 @@ impl AnalysisJob<'_> {
             analysis: analysis.clone(),
             trials_per_second: 0.0,
             backend: backend.kind().name().to_owned(),
+            coordinate_grid: prepared.coordinate_grid,
+            scramble_choice: self.scramble,
+            scramble: prepared.scramble,
         };
         let _ = self.tx.send(Update::Started(Box::new(state)));
         (self.waker)();
@@ -323,5 +377,51 @@ mod tests {
         assert_eq!(state.post_trial_p, direct.post_trial_p());
         assert_eq!(state.cut_names, vec!["all", "top10", "top1", "top0.1"]);
         assert!(panel.state_of(4).is_none());
+    }
+
+    /// A list rounded to 0.1° runs grid trials by default; the continuum choice starts afresh
+    /// (no mixing of scrambles) and gives the library's continuous trials.
+    #[test]
+    fn rounded_lists_scramble_on_their_grid_unless_asked_otherwise() {
+        let mut events = crate::data::demo::demo_events(2_000, 5);
+        let round =
+            |x: &mut f64| *x = ((x.to_degrees() * 10.0).round() / 10.0 % 360.0).to_radians();
+        events.ra.iter_mut().for_each(round);
+        events.dec.iter_mut().for_each(round);
+        let document = EventsDocument {
+            id: 8,
+            name: "rounded".to_owned(),
+            path: None,
+            events: Arc::new(events.clone()),
+        };
+        let mut panel = TwoPointPanel::new(no_waker());
+        let grid = panel.coordinate_grid_of(&document).expect("grid");
+        assert_eq!(grid.step_deg(), 0.1);
+        panel.trials = 4;
+        panel.start(&document);
+        wait_idle(&mut panel);
+        let state = panel.state_of(8).expect("results");
+        assert_eq!(state.coordinate_grid, Some(grid));
+        assert_eq!(state.scramble, Scramble::Grid(grid));
+        assert!(panel.resumable(8));
+
+        panel.scramble_continuous = true;
+        assert!(!panel.resumable(8));
+        panel.start(&document);
+        wait_idle(&mut panel);
+        let state = panel.state_of(8).expect("results");
+        assert_eq!(state.scramble, Scramble::Continuous);
+        assert_eq!(state.analysis.trials(), 4);
+        let mut prepared = twopoint::prepare(&events, &TwoPointConfig::default()).expect("prepare");
+        prepared
+            .set_scramble(ScrambleChoice::Continuous)
+            .expect("continuous");
+        let mut direct = Analysis::observe(&prepared, 1, 0).expect("observe");
+        twopoint::run_trials(&prepared, 1, 0..4, 4, &Progress::none(), |b| {
+            direct.add_batch(b).expect("batch");
+        })
+        .expect("trials");
+        let json = |s: &Summary| serde_json::to_string(s).expect("json");
+        assert_eq!(json(&state.summary), json(&direct.summary()));
     }
 }

@@ -4,7 +4,9 @@
 
 use super::panel::{TwoPointPanel, TwoPointState};
 use crate::app::files::documents::EventsDocument;
-use crate::twopoint::FitKind;
+use crate::twopoint::{
+    AngleBins, FitKind, Scramble, TwoPointConfig, edges_on_grid_note, scramble_note,
+};
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, VLine};
 use statrs::distribution::{Continuous, Gamma, Normal};
 
@@ -55,16 +57,18 @@ impl TwoPointPanel {
             ui.label("Open an event list to run the analysis.");
             return false;
         };
+        self.scramble_ui(ui, document, running);
         ui.horizontal(|ui| {
             if running {
                 if ui.button("Stop").clicked() {
                     self.stop();
                 }
             } else {
-                let resumable = self
-                    .state_of(document.id)
-                    .is_some_and(|s| s.analysis.seed == self.seed && s.analysis.trials() > 0);
-                let text = if resumable { "Continue" } else { "Start" };
+                let text = if self.resumable(document.id) {
+                    "Continue"
+                } else {
+                    "Start"
+                };
                 if ui
                     .button(text)
                     .on_hover_text("Count pairs, then run scrambled trials up to the number set")
@@ -207,6 +211,43 @@ impl TwoPointPanel {
                         .width(2.0),
                 );
             });
+    }
+}
+
+impl TwoPointPanel {
+    /// The coordinate grid, how trials draw RA, and the choice to scramble on the continuum.
+    fn scramble_ui(&mut self, ui: &mut egui::Ui, document: &EventsDocument, running: bool) {
+        let grid = self.coordinate_grid_of(document);
+        let choice = self.scramble_choice();
+        // Auto and Continuous never fail to choose.
+        let scramble = Scramble::choose(choice, grid).unwrap_or(Scramble::Continuous);
+        ui.label(scramble_note(grid, scramble));
+        if grid.is_some() {
+            ui.add_enabled(
+                !running,
+                egui::Checkbox::new(
+                    &mut self.scramble_continuous,
+                    "scramble RA on the continuum",
+                ),
+            )
+            .on_hover_text(
+                "Rounded coordinates put pairs exactly on multiples of the grid; continuous \
+                 scrambles lack those ties and show a false excess at bin edges on the grid",
+            );
+        }
+        // The bins of the results shown, else those a run would use.
+        let edges_deg = match self.state_of(document.id) {
+            Some(state) => state.bins_deg.clone(),
+            None => {
+                let config = TwoPointConfig::default();
+                AngleBins::new(config.bin_step_deg, config.bin_count)
+                    .map(|bins| bins.edges_deg)
+                    .unwrap_or_default()
+            }
+        };
+        if let Some(note) = edges_on_grid_note(&edges_deg, grid) {
+            ui.label(note);
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 use crate::data::events;
 use crate::jobs::Progress;
 use crate::twopoint::{
-    Prepared, TwoPointConfig, bins::chord2, bins::unit_vector, count_pairs, prepare, scrambled_ra,
+    Prepared, TwoPointConfig, bins::chord2, bins::unit_vector, count_pairs, prepare,
+    scrambled_ra_on,
 };
 use anyhow::Context;
 use clap::Args;
@@ -122,7 +123,7 @@ fn bench(args: &BenchTwopointArgs, files: &[PathBuf]) -> anyhow::Result<()> {
     let observed = observed.context("no repeats ran")?;
     let mut trial = 0u64;
     let trial_t = timed(args.repeats, || {
-        let ra = scrambled_ra(prepared.len(), 1, trial);
+        let ra = scrambled_ra_on(prepared.scramble, prepared.len(), 1, trial);
         count_pairs(&prepared, Some(&ra))?;
         trial += 1;
         Ok(())

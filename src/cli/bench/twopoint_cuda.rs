@@ -7,7 +7,7 @@ use crate::backend::{Backend, BackendChoice};
 use crate::data::events;
 use crate::jobs::Progress;
 use crate::twopoint::cuda::CudaPairCounter;
-use crate::twopoint::{TwoPointConfig, count_pairs, prepare, scrambled_ra};
+use crate::twopoint::{TwoPointConfig, count_pairs, prepare, scrambled_ra_on};
 use anyhow::Context;
 use clap::Args;
 use serde_json::json;
@@ -59,7 +59,7 @@ pub fn run(
         .num_threads(threads)
         .build()
         .context("building the thread pool")?;
-    let ra = scrambled_ra(prepared.len(), seed, 0);
+    let ra = scrambled_ra_on(prepared.scramble, prepared.len(), seed, 0);
     let (cpu_trial, cpu_trial_s, observed_cpu, observed_cpu_s) = pool.install(|| {
         let cpu_trial = count_pairs(&prepared, Some(&ra))?;
         let cpu_trial_s = min_seconds(3, || count_pairs(&prepared, Some(&ra)).map(drop))?;

@@ -5,4 +5,4 @@ pub mod count;
 pub mod trials;
 
 pub use count::{count_pairs, count_pairs_brute_force, count_pairs_dec_sweep};
-pub use trials::{run_trials, scrambled_ra};
+pub use trials::{run_trials, scrambled_ra, scrambled_ra_on};

@@ -2,17 +2,22 @@
 
 use super::count::count_pairs;
 use crate::jobs::Progress;
-use crate::twopoint::philox::scrambled_ra_of;
-use crate::twopoint::{Counts, Prepared, TrialBatch, TwoPointError};
+use crate::twopoint::{Counts, Prepared, Scramble, TrialBatch, TwoPointError};
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// The scrambled RAs of trial `trial`, one per prepared event (declination-sorted order).
+/// The continuously scrambled RAs of trial `trial`, one per prepared event (declination-sorted
+/// order).
 pub fn scrambled_ra(n_events: usize, seed: u64, trial: u64) -> Vec<f64> {
+    scrambled_ra_on(Scramble::Continuous, n_events, seed, trial)
+}
+
+/// The RAs `scramble` draws in trial `trial`, one per prepared event (declination-sorted order).
+pub fn scrambled_ra_on(scramble: Scramble, n_events: usize, seed: u64, trial: u64) -> Vec<f64> {
     (0..n_events as u32)
         .into_par_iter()
         .with_min_len(4096)
-        .map(|e| scrambled_ra_of(seed, trial, e))
+        .map(|e| scramble.ra_of(seed, trial, e))
         .collect()
 }
 
@@ -40,7 +45,7 @@ pub fn run_trials(
                 if progress.is_cancelled() {
                     return Err(TwoPointError::Cancelled);
                 }
-                let ra = scrambled_ra(prepared.len(), seed, trial);
+                let ra = scrambled_ra_on(prepared.scramble, prepared.len(), seed, trial);
                 count_pairs(prepared, Some(&ra))
             })
             .collect::<Result<Vec<Counts>, TwoPointError>>()?;

@@ -17,7 +17,6 @@ use super::tables::{CudaTables, cuda_tables};
 use crate::gpu::{self, GpuDevice, GpuError};
 use crate::twopoint::bins::chord2;
 use crate::twopoint::counts::cumulative_counts;
-use crate::twopoint::philox::scrambled_ra_of;
 use crate::twopoint::{Counts, Prepared, TwoPointError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 use std::ops::Range;
@@ -235,7 +234,7 @@ impl<'p> CudaPairCounter<'p> {
     }
 
     /// Exact cumulative counts of scrambled trials `trials` for `seed`, in trial order; each
-    /// equals `count_pairs(prepared, Some(&scrambled_ra(n, seed, trial)))`.
+    /// equals `count_pairs(prepared, Some(&scrambled_ra_on(prepared.scramble, n, seed, trial)))`.
     pub fn trials(&mut self, seed: u64, trials: Range<u64>) -> Result<Vec<Counts>, TwoPointError> {
         let mut all = Vec::with_capacity(trials.end.saturating_sub(trials.start) as usize);
         let mut first = trials.start;
@@ -304,6 +303,7 @@ impl<'p> CudaPairCounter<'p> {
             seed,
             first_trial: first,
             use_observed,
+            grid_per_degree: prepared.scramble.grid_per_degree(),
             ra_observed: &st.ra_observed,
             stripe_of_event: &st.stripe_of_event,
             stripe_cell_base: &st.stripe_cell_base,
@@ -430,7 +430,7 @@ impl<'p> CudaPairCounter<'p> {
                 let ra_of = |e: u32| match source {
                     RaSource::Observed => prepared.ra[e as usize],
                     RaSource::Scrambled { seed, first } => {
-                        scrambled_ra_of(seed, first + u64::from(b), e)
+                        prepared.scramble.ra_of(seed, first + u64::from(b), e)
                     }
                 };
                 let c2 = chord2(

@@ -59,6 +59,7 @@ impl CountKernel {
 
 crate::kernel_args! {
     /// `tp_scramble`: one thread per (event, trial) on a grid of ⌈n / 256⌉ × trials blocks.
+    /// `grid_per_degree` 0 scrambles on the continuum, else on the grid of 1/grid_per_degree°.
     /// Relies on: `ra_observed`, `stripe_of_event` of n events; `stripe_cell_base` of
     /// stripes + 1 and `stripe_inv_cell_width` of stripes entries; `ra_out`, `cell_out`,
     /// `rank_out` of trials·n and `cell_count` (zeroed) of trials·total_cells.
@@ -67,6 +68,7 @@ crate::kernel_args! {
         pub(super) seed: u64,
         pub(super) first_trial: u64,
         pub(super) use_observed: u32,
+        pub(super) grid_per_degree: u32,
         pub(super) ra_observed: &'a CudaSlice<f64>,
         pub(super) stripe_of_event: &'a CudaSlice<u32>,
         pub(super) stripe_cell_base: &'a CudaSlice<u32>,
