@@ -415,6 +415,11 @@ fn hdf5_catalogue_reads_back() {
         .and_then(|a| a.read_scalar())
         .expect("attribute");
     assert_eq!(ll, result.linking_length);
+    let source: hdf5::types::VarLenUnicode = file
+        .attr("linking_length_from")
+        .and_then(|a| a.read_scalar())
+        .expect("attribute");
+    assert_eq!(source.as_str(), "mean separation of all 32768 particles");
 }
 
 #[test]
