@@ -139,6 +139,13 @@ fn fof_from_the_halos_panel_circles_every_halo_in_view_and_a_click_flies_there()
         (panels.file, panels.halos) = (true, true);
     }
     harness.run_ok();
+    // lambs is a tipsy file (no box recorded) whose particles fill the unit box: the panel
+    // proposes the periodic box and says so.
+    assert!(app(&harness).halos.periodic);
+    assert_eq!(app(&harness).halos.box_size, 1.0);
+    harness.get_by_label(
+        "periodic box of side 1 assumed: particles fill the unit box (untick for open boundaries)",
+    );
     harness.get_by_label("Find halos").click();
     step_until(&mut harness, "friends-of-friends", |app| {
         app.halos.running.is_none() && app.halos.catalogue.is_some()
@@ -156,7 +163,7 @@ fn fof_from_the_halos_panel_circles_every_halo_in_view_and_a_click_flies_there()
     let params = FofParams {
         linking_length: LinkingLength::Relative(0.2),
         min_members: 20,
-        box_size: None,
+        box_size: Some(1.0),
         ..FofParams::default()
     };
     let direct = fof_snapshot(
@@ -191,6 +198,9 @@ fn fof_from_the_halos_panel_circles_every_halo_in_view_and_a_click_flies_there()
     assert!(in_view > 0);
     assert_eq!(placed.len(), in_view);
     harness.get_by_label_contains("halos of >= 20 members");
+    // What the numbers depend on, next to them.
+    harness.get_by_label("linking length from: mean separation of all 30000 particles");
+    harness.get_by_label("periodic box of side 1 from -0.5 on every axis");
 
     // Click the biggest halo's circle: it is selected and the camera glides to it.
     let target = placed

@@ -320,6 +320,7 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
         let selected = select_particles(&snapshot, species).expect("selection");
         let params = FofParams {
             linking_length: LinkingLength::Relative(b),
+            separation_from: Default::default(),
             min_members,
             box_size,
             labels: true,

@@ -100,6 +100,7 @@ fn thousands_of_clustered_points_match_brute_force_with_catalogue() {
     for box_size in [Some(1.0), None] {
         let params = FofParams {
             linking_length: LinkingLength::Relative(0.2),
+            separation_from: Default::default(),
             min_members: 5,
             box_size,
             labels: true,
@@ -151,6 +152,7 @@ fn a_dense_clump_far_bigger_than_a_cell_is_one_halo() {
         .collect();
     let params = FofParams {
         linking_length: LinkingLength::Absolute(1e-3),
+        separation_from: Default::default(),
         min_members: 20,
         box_size: Some(1.0),
         labels: false,

@@ -10,8 +10,8 @@ use fof_support::{canonical, exact_json_f64, labels_sha256, simple_cell_list_fof
 use haloscope::backend::Backend;
 use haloscope::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
 use haloscope::halo::{
-    FofParams, FofResult, LinkingLength, fof_snapshot, link_components, select_particles,
-    snapshot_box_size,
+    FofParams, FofResult, LinkingLength, SeparationFrom, fof_snapshot, link_components,
+    select_particles, snapshot_box_size,
 };
 use haloscope::jobs::Progress;
 use serde_json::Value;
@@ -38,6 +38,7 @@ fn reference(name: &str) -> Value {
 fn params(b: f64, min_members: usize, box_size: Option<f64>) -> FofParams {
     FofParams {
         linking_length: LinkingLength::Relative(b),
+        separation_from: Default::default(),
         min_members,
         box_size,
         // The references pin the labels' checksum.
@@ -230,11 +231,17 @@ fn initial_conditions_have_no_groups_at_b_up_to_0_28() {
 fn dense_cluster_is_reproducible_and_matches_a_simple_cell_list() {
     let snapshot = load("test4.tbin");
     let selected = select_particles(&snapshot, &[SpeciesKind::Dark]).expect("dark matter");
+    // The mean separation of all particles, not test4's zoom-in spacing: the dense linking
+    // (tens of millions of pairs) is what this test stresses.
+    let mean_params = FofParams {
+        separation_from: SeparationFrom::Mean,
+        ..params(0.2, 20, Some(1.0))
+    };
     let start = std::time::Instant::now();
     let result = fof_snapshot(
         &snapshot,
         &[SpeciesKind::Dark],
-        &params(0.2, 20, Some(1.0)),
+        &mean_params,
         &Backend::cpu(),
         &Progress::none(),
     )
@@ -245,7 +252,7 @@ fn dense_cluster_is_reproducible_and_matches_a_simple_cell_list() {
     let again = fof_snapshot(
         &snapshot,
         &[SpeciesKind::Dark],
-        &params(0.2, 20, Some(1.0)),
+        &mean_params,
         &Backend::cpu(),
         &Progress::none(),
     )
@@ -408,6 +415,11 @@ fn hdf5_catalogue_reads_back() {
         .and_then(|a| a.read_scalar())
         .expect("attribute");
     assert_eq!(ll, result.linking_length);
+    let source: hdf5::types::VarLenUnicode = file
+        .attr("linking_length_from")
+        .and_then(|a| a.read_scalar())
+        .expect("attribute");
+    assert_eq!(source.as_str(), "mean separation of all 32768 particles");
 }
 
 #[test]

@@ -4,7 +4,8 @@ use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::data::{LoadOptions, load_snapshot};
 use crate::halo::{
-    self, FofParams, FofResult, LinkingLength, export, parse_species, snapshot_box_size,
+    self, FofParams, FofResult, LinkingLength, SeparationFrom, export, parse_species,
+    snapshot_box_size,
 };
 use anyhow::{Context, anyhow};
 use clap::Args;
@@ -16,9 +17,15 @@ use std::time::Instant;
 pub struct FofArgs {
     /// Snapshot file (tipsy or Gadget HDF5).
     pub file: PathBuf,
-    /// Linking length in units of the mean inter-particle separation (V/N)^(1/3).
+    /// Linking length in units of a particle separation (see --ll-from).
     #[arg(long, default_value_t = 0.2, conflicts_with = "ll")]
     pub b: f64,
+    /// Which separation b multiplies: the mean of all particles, (V/N)^(1/3); the lowest-mass
+    /// particles', (m_min V / M_total)^(1/3); or auto: the lowest-mass one on a zoom-in (at most
+    /// 16 discrete masses, within a relative 1e-6, spanning more than a factor of two), else
+    /// the mean.
+    #[arg(long, value_enum, default_value_t = LlFrom::Auto, conflicts_with = "ll")]
+    pub ll_from: LlFrom,
     /// Absolute linking length, in the file's length unit.
     #[arg(long)]
     pub ll: Option<f64>,
@@ -48,6 +55,27 @@ pub struct FofArgs {
     pub json: bool,
 }
 
+/// `--ll-from` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LlFrom {
+    /// The lowest-mass particles' separation on a zoom-in, else the mean.
+    Auto,
+    /// The mean separation of all particles.
+    Mean,
+    /// The lowest-mass particles' separation.
+    LowestMass,
+}
+
+impl From<LlFrom> for SeparationFrom {
+    fn from(value: LlFrom) -> Self {
+        match value {
+            LlFrom::Auto => Self::Auto,
+            LlFrom::Mean => Self::Mean,
+            LlFrom::LowestMass => Self::LowestMass,
+        }
+    }
+}
+
 /// Runs `haloscope fof`.
 pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let file = &args.file;
@@ -65,6 +93,7 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
             Some(ll) => LinkingLength::Absolute(ll),
             None => LinkingLength::Relative(args.b),
         },
+        separation_from: args.ll_from.into(),
         min_members: args.min_members,
         box_size,
         // Per-particle labels only when they are written (0.4 GB at 10⁸ particles).
@@ -137,6 +166,7 @@ pub fn result_json(
         "b": result.b,
         "mean_separation": result.mean_separation,
         "linking_length": result.linking_length,
+        "linking_length_from": result.linking_length_from.describe(),
         "periodic": result.periodic(),
         "box_size": result.box_size(),
         "coordinate_frame_lower_corner": result.frame.map(|f| f.lower),
@@ -172,6 +202,10 @@ fn print_summary(result: &FofResult, file: &std::path::Path, species: &[&str], s
         result.n_particles_in_groups(),
         seconds,
         result.backend.name()
+    );
+    eprintln!(
+        "linking length from: {}",
+        result.linking_length_from.describe()
     );
     for (rank, h) in result.halos.iter().take(10).enumerate() {
         eprintln!(

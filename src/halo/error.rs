@@ -29,6 +29,11 @@ pub enum FofError {
         /// The bounding-box volume.
         volume: f64,
     },
+    /// The lowest-mass separation was asked for, but some mass is not finite and positive.
+    #[error(
+        "cannot take the linking length from the lowest-mass particles: a particle mass is zero, negative or not finite"
+    )]
+    InvalidMassesForSeparation,
     /// `min_members` of zero.
     #[error("min members must be at least 1")]
     InvalidMinMembers,

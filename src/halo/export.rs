@@ -198,6 +198,15 @@ fn write_hdf5(path: &Path, result: &FofResult) -> hdf5::Result<()> {
     };
     scalar("linking_length", result.linking_length)?;
     scalar("mean_separation", result.mean_separation)?;
+    // Which particles set the linking length, in the words of the CLI and the window.
+    let source: hdf5::types::VarLenUnicode = result
+        .linking_length_from
+        .describe()
+        .parse()
+        .map_err(|e| hdf5::Error::from(format!("linking_length_from: {e:?}")))?;
+    file.new_attr::<hdf5::types::VarLenUnicode>()
+        .create("linking_length_from")?
+        .write_scalar(&source)?;
     scalar("b", result.b.unwrap_or(f64::NAN))?;
     scalar("box_size", result.box_size().unwrap_or(f64::NAN))?;
     file.new_attr::<u8>()

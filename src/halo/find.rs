@@ -7,6 +7,7 @@ use super::cuda::{CellOrder, catalogue_cuda};
 use super::error::FofError;
 use super::params::{CatalogueRequest, FofParams, FofResult, LinkingLength, check_lengths};
 use super::periodic::BoxFrame;
+use super::resolution::{self, LinkingLengthSource, SeparationFrom};
 use super::selection::select_particles;
 use crate::backend::{Backend, BackendKind};
 use crate::data::{Masses, Snapshot, SpeciesKind};
@@ -33,6 +34,7 @@ pub struct PreparedFof<'a> {
     request: CatalogueRequest<'a>,
     b: Option<f64>,
     mean_separation: f64,
+    source: LinkingLengthSource,
 }
 
 /// Validates the inputs and `params` and derives the periodic frame and the linking length,
@@ -53,16 +55,18 @@ pub fn prepare_fof<'a>(
         None => None,
     };
     let mean_separation = mean_separation(positions, frame);
-    let (b, linking_length) = match params.linking_length {
+    let (b, linking_length, source) = match params.linking_length {
         LinkingLength::Relative(b) => {
             if !(mean_separation.is_finite() && mean_separation > 0.0) {
                 return Err(FofError::DegenerateVolume {
                     volume: mean_separation.powi(3) * n as f64,
                 });
             }
-            (Some(b), b * mean_separation)
+            let (separation, source) =
+                separation(masses, n, volume(positions, frame), mean_separation, params)?;
+            (Some(b), b * separation, source)
         }
-        LinkingLength::Absolute(ll) => (None, ll),
+        LinkingLength::Absolute(ll) => (None, ll, LinkingLengthSource::Given),
     };
     Ok(PreparedFof {
         request: CatalogueRequest {
@@ -76,6 +80,43 @@ pub fn prepare_fof<'a>(
         },
         b,
         mean_separation,
+        source,
+    })
+}
+
+/// The separation a relative linking length multiplies, and what set it: the mean separation,
+/// unless [`FofParams::separation_from`] asks for the lowest-mass particles' or is `Auto` on a
+/// zoom-in (discrete mass levels spanning more than a factor of two, see [`resolution`]).
+fn separation(
+    masses: &Masses,
+    n: usize,
+    volume: f64,
+    mean_separation: f64,
+    params: &FofParams,
+) -> Result<(f64, LinkingLengthSource), FofError> {
+    let lowest = match params.separation_from {
+        SeparationFrom::Mean => None,
+        SeparationFrom::Auto => resolution::mass_levels(masses, n)
+            .filter(|levels| resolution::is_zoom_in(levels))
+            .and_then(|_| resolution::lowest_mass(masses, n)),
+        SeparationFrom::LowestMass => {
+            Some(resolution::lowest_mass(masses, n).ok_or(FofError::InvalidMassesForSeparation)?)
+        }
+    };
+    Ok(match lowest {
+        None => (mean_separation, LinkingLengthSource::Mean { n }),
+        Some((mass, n_lowest, total)) => {
+            let separation = resolution::lowest_mass_separation(mass, total, volume);
+            (
+                separation,
+                LinkingLengthSource::LowestMass {
+                    mass,
+                    n_lowest,
+                    n,
+                    separation,
+                },
+            )
+        }
     })
 }
 
@@ -92,6 +133,7 @@ impl PreparedFof<'_> {
             b: self.b,
             mean_separation: self.mean_separation,
             linking_length: request.linking_length,
+            linking_length_from: self.source,
             min_members: request.min_members,
             frame: request.frame,
             backend,
@@ -141,18 +183,22 @@ pub fn fof_snapshot(
     )
 }
 
-/// Mean inter-particle separation (V/N)^(1/3): V = L³ when periodic, else the bounding-box
-/// volume of the float32 positions (extents in float64). `powf(1/3)` rather than `cbrt`, to agree
+/// Mean inter-particle separation (V/N)^(1/3), V from [`volume`]. `powf(1/3)` rather than `cbrt`, to agree
 /// bit for bit with the references (numpy `**(1/3)`).
 pub fn mean_separation(positions: &[[f32; 3]], frame: Option<BoxFrame>) -> f64 {
-    let volume = match frame {
+    (volume(positions, frame) / positions.len() as f64).powf(1.0 / 3.0)
+}
+
+/// The volume the particles fill: L³ when periodic, else the bounding box of the float32
+/// positions (extents in float64).
+pub fn volume(positions: &[[f32; 3]], frame: Option<BoxFrame>) -> f64 {
+    match frame {
         Some(frame) => frame.size.powi(3),
         None => {
             let extents = extents(positions);
             extents[0] * extents[1] * extents[2]
         }
-    };
-    (volume / positions.len() as f64).powf(1.0 / 3.0)
+    }
 }
 
 /// Per-axis max − min of the float32 positions, in float64.

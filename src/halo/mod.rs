@@ -16,6 +16,7 @@ pub mod export;
 mod find;
 mod params;
 pub mod periodic;
+pub mod resolution;
 mod selection;
 pub mod synthetic;
 
@@ -27,7 +28,8 @@ pub use cuda::{
     half_stencil_offsets, link_components_cuda, partition_cuda,
 };
 pub use error::FofError;
-pub use find::{PreparedFof, find_halos, fof_snapshot, mean_separation, prepare_fof};
+pub use find::{PreparedFof, find_halos, fof_snapshot, mean_separation, prepare_fof, volume};
 pub use params::{CatalogueRequest, FofParams, FofResult, LinkingLength};
 pub use periodic::BoxFrame;
+pub use resolution::{LinkingLengthSource, SeparationFrom};
 pub use selection::{SelectedParticles, parse_species, select_particles, snapshot_box_size};

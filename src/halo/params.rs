@@ -4,13 +4,15 @@
 use super::catalogue::Halo;
 use super::error::FofError;
 use super::periodic::BoxFrame;
+use super::resolution::{LinkingLengthSource, SeparationFrom};
 use crate::backend::BackendKind;
 use crate::data::Masses;
 
 /// How the linking length is given.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LinkingLength {
-    /// `b` times the mean inter-particle separation (V/N)^(1/3).
+    /// `b` times a particle separation: the mean (V/N)^(1/3), or on a zoom-in the lowest-mass
+    /// particles' ([`FofParams::separation_from`]).
     Relative(f64),
     /// An absolute length in position units.
     Absolute(f64),
@@ -21,6 +23,8 @@ pub enum LinkingLength {
 pub struct FofParams {
     /// Linking length, relative (`b`) or absolute.
     pub linking_length: LinkingLength,
+    /// Which particles' separation a relative linking length multiplies.
+    pub separation_from: SeparationFrom,
     /// Smallest set kept as a halo.
     pub min_members: usize,
     /// Side of the periodic box; `None` for open boundaries.
@@ -35,6 +39,7 @@ impl Default for FofParams {
     fn default() -> Self {
         Self {
             linking_length: LinkingLength::Relative(0.2),
+            separation_from: SeparationFrom::Auto,
             min_members: 20,
             box_size: None,
             labels: false,
@@ -60,6 +65,8 @@ pub struct FofResult {
     pub mean_separation: f64,
     /// Linking length used, in position units.
     pub linking_length: f64,
+    /// Which particles set the linking length.
+    pub linking_length_from: LinkingLengthSource,
     /// Smallest set kept as a halo.
     pub min_members: usize,
     /// The periodic box frame, `None` for open boundaries.

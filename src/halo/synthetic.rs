@@ -64,6 +64,39 @@ pub fn clustered_points(n: usize, box_size: f64, seed: u64) -> Vec<[f32; 3]> {
     points
 }
 
+/// A two-mass zoom-in in the periodic box `[0, 1)³`: a coarse background of 10³ particles of mass
+/// 1000 on a lattice of spacing 0.1, and at the centre of one coarse cell two fine clumps of
+/// 5³ particles of mass 1 (lattices of spacing 0.0015) whose facing faces are 0.004 apart. The
+/// fine particles' separation at the mean density is (1 / 1 000 250)^(1/3) ≈ 0.01, so b = 0.2
+/// links within each clump (0.0015 < 0.002) but not across the gap: two groups of 125. The
+/// mean separation of all 1250 particles is ≈ 0.093, and b times it (≈ 0.0186) joins the
+/// clumps into one group of 250 while the background (0.1 apart) stays unlinked.
+pub fn two_mass_zoom_in() -> (Vec<[f32; 3]>, Vec<f32>) {
+    const FINE_SPACING: f64 = 0.0015;
+    const GAP: f64 = 0.004;
+    let mut positions = Vec::new();
+    let mut masses = Vec::new();
+    for i in 0..1000 {
+        let cell = [i / 100, (i / 10) % 10, i % 10];
+        positions.push(cell.map(|c| (0.1 * c as f64) as f32));
+        masses.push(1000.0);
+    }
+    // Clump A spans x in [0.54, 0.546]; clump B starts GAP further on.
+    let clump_side = 4.0 * FINE_SPACING;
+    for start in [0.54, 0.54 + clump_side + GAP] {
+        for i in 0..125 {
+            let (a, b, c) = (i / 25, (i / 5) % 5, i % 5);
+            positions.push([
+                (start + FINE_SPACING * a as f64) as f32,
+                (0.54 + FINE_SPACING * b as f64) as f32,
+                (0.54 + FINE_SPACING * c as f64) as f32,
+            ]);
+            masses.push(1.0);
+        }
+    }
+    (positions, masses)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

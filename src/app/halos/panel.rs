@@ -4,7 +4,7 @@
 use crate::app::files::documents::{Notice, SnapshotDocument};
 use crate::app::viewport::overlay::HaloMarker;
 use crate::data::SpeciesKind;
-use crate::halo::{self, FofParams, FofResult, LinkingLength};
+use crate::halo::{self, FofParams, FofResult, LinkingLength, SeparationFrom};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, ProgressUpdate, Waker};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,8 +76,12 @@ pub struct HalosPanel {
     pub min_members: usize,
     /// Species linked (by `SpeciesKind::ALL` order).
     pub species: [bool; 4],
+    /// Which particles' separation `b` multiplies.
+    pub separation_from: SeparationFrom,
     /// Periodic boundaries.
     pub periodic: bool,
+    /// The periodic unit box was ticked because the particles fill it (the file records none).
+    pub periodic_proposed: bool,
     /// Periodic box side.
     pub box_size: f64,
     /// Circle radius.
@@ -111,7 +115,9 @@ impl HalosPanel {
             b: 0.2,
             min_members: 20,
             species: [false, true, false, false],
+            separation_from: SeparationFrom::Auto,
             periodic: false,
+            periodic_proposed: false,
             box_size: 1.0,
             radius: HaloRadius::Rms,
             show_circles: true,
@@ -130,7 +136,8 @@ impl HalosPanel {
     }
 
     /// Sets species and box from `document` the first time it is seen: dark matter where there
-    /// is some (else everything), periodic in the file's box.
+    /// is some (else everything), periodic in the file's box, or in the unit box when the file
+    /// records none and the particles fill it ([`fills_unit_box`]).
     pub fn adopt_defaults(&mut self, document: &SnapshotDocument) {
         if self.defaults_for == Some(document.id) {
             return;
@@ -147,10 +154,15 @@ impl HalosPanel {
         match halo::snapshot_box_size(snapshot) {
             Some(side) => {
                 self.periodic = true;
+                self.periodic_proposed = false;
                 self.box_size = side;
             }
             None => {
-                self.periodic = false;
+                // A tipsy cosmological volume records no box; linking it as isolated cuts every
+                // halo that crosses a face.
+                let fills = fills_unit_box(document.bounds);
+                self.periodic = fills;
+                self.periodic_proposed = fills;
                 self.box_size = suggested_box_side(document.bounds);
             }
         }
@@ -173,6 +185,7 @@ impl HalosPanel {
         let species = self.species_selected();
         let params = FofParams {
             linking_length: LinkingLength::Relative(self.b),
+            separation_from: self.separation_from,
             min_members: self.min_members.max(1),
             box_size: self.periodic.then_some(self.box_size),
             // The overlay draws halos only; per-particle labels would cost a 4 B/particle download.
@@ -348,6 +361,19 @@ pub fn framing_distance(radius_world: f64, fov_y_deg: f32) -> f32 {
 /// conditions stray up to ~1e-3 outside it before wrapping).
 const UNIT_BOX_SLACK: f32 = 0.01;
 
+/// A particle extent of at least this fraction of the side on every axis fills the box.
+const FILL_FRACTION: f32 = 0.9;
+
+/// Whether the particles fill tipsy's unit box centred on 0: every coordinate within
+/// [`UNIT_BOX_SLACK`] of ±0.5 and every axis's extent at least [`FILL_FRACTION`] of the side.
+pub fn fills_unit_box(bounds: Option<([f32; 3], [f32; 3])>) -> bool {
+    let Some((lo, hi)) = bounds else {
+        return false;
+    };
+    let limit = 0.5 + UNIT_BOX_SLACK;
+    lo.iter().chain(&hi).all(|v| v.abs() <= limit) && (0..3).all(|a| hi[a] - lo[a] >= FILL_FRACTION)
+}
+
 /// The box side offered for a file that records none: 1 when every coordinate lies in tipsy's
 /// convention of a unit box centred on 0 ([-0.5, 0.5), data/README.md), else the largest
 /// extent of the particles (1 without any).
@@ -389,6 +415,7 @@ mod tests {
             b: Some(0.2),
             mean_separation: 0.1,
             linking_length: 0.02,
+            linking_length_from: halo::LinkingLengthSource::Mean { n: 80 },
             min_members: 20,
             frame: None,
             backend: crate::backend::BackendKind::Cpu,
@@ -471,7 +498,7 @@ mod run_tests {
 
 #[cfg(test)]
 mod box_side_tests {
-    use super::suggested_box_side;
+    use super::{fills_unit_box, suggested_box_side};
 
     #[test]
     fn tipsy_unit_boxes_are_offered_side_one_and_other_files_their_extent() {
@@ -490,5 +517,23 @@ mod box_side_tests {
             49980.0
         );
         assert_eq!(suggested_box_side(None), 1.0);
+    }
+
+    #[test]
+    fn only_particles_filling_the_unit_box_propose_it() {
+        // cube300's initial conditions stray just outside ±0.5.
+        assert!(fills_unit_box(Some((
+            [-0.5008, -0.5, -0.5],
+            [0.5003, 0.5, 0.5]
+        ))));
+        assert!(fills_unit_box(Some((
+            [-0.45, -0.45, -0.45],
+            [0.45, 0.45, 0.45]
+        ))));
+        // A galaxy inside the unit box fills it on no axis; a slab on one axis is not a cube.
+        assert!(!fills_unit_box(Some(([-0.2, -0.2, -0.2], [0.2, 0.2, 0.2]))));
+        assert!(!fills_unit_box(Some(([-0.5, -0.5, -0.1], [0.5, 0.5, 0.1]))));
+        assert!(!fills_unit_box(Some(([0.0, 0.0, 0.0], [40.0, 40.0, 40.0]))));
+        assert!(!fills_unit_box(None));
     }
 }

@@ -3,6 +3,16 @@
 
 use super::panel::{HaloRadius, HalosAction, HalosPanel, SortKey};
 use crate::data::SpeciesKind;
+use crate::halo::SeparationFrom;
+
+/// The name of a separation choice in the settings.
+fn separation_name(choice: SeparationFrom) -> &'static str {
+    match choice {
+        SeparationFrom::Auto => "auto",
+        SeparationFrom::Mean => "mean of all",
+        SeparationFrom::LowestMass => "lowest-mass",
+    }
+}
 
 /// Rows of the table shown at once (the rest scroll).
 const TABLE_HEIGHT: f32 = 220.0;
@@ -87,6 +97,17 @@ impl HalosPanel {
             result.n_particles,
             result.linking_length
         ));
+        ui.label(format!(
+            "linking length from: {}",
+            result.linking_length_from.describe()
+        ));
+        ui.label(match result.frame {
+            Some(frame) => format!(
+                "periodic box of side {} from {} on every axis",
+                frame.size, frame.lower
+            ),
+            None => "open boundaries (no periodic box)".to_owned(),
+        });
         ui.horizontal(|ui| {
             let exporting = self.export_job.is_some();
             if ui
@@ -119,8 +140,31 @@ impl HalosPanel {
                     .speed(0.005)
                     .max_decimals(3),
             )
-            .on_hover_text("Linking length in mean inter-particle separations")
+            .on_hover_text("Linking length in particle separations (see \"separation\")")
             .labelled_by(label.id);
+            ui.end_row();
+            ui.label("separation");
+            egui::ComboBox::from_id_salt("fof separation")
+                .selected_text(separation_name(self.separation_from))
+                .show_ui(ui, |ui| {
+                    for choice in [
+                        SeparationFrom::Auto,
+                        SeparationFrom::Mean,
+                        SeparationFrom::LowestMass,
+                    ] {
+                        ui.selectable_value(
+                            &mut self.separation_from,
+                            choice,
+                            separation_name(choice),
+                        );
+                    }
+                })
+                .response
+                .on_hover_text(
+                    "Which particles' spacing b multiplies: auto takes the lowest-mass \
+                     particles' on a zoom-in (a few discrete masses spanning more than a factor \
+                     of two), else the mean separation of all particles",
+                );
             ui.end_row();
             let label = ui.label("min members");
             ui.add(egui::DragValue::new(&mut self.min_members).range(1..=1_000_000))
@@ -153,7 +197,15 @@ impl HalosPanel {
         });
         // Tipsy files record no box: without this a new user could not tell that a periodic
         // volume (test4.tbin, lambs, cube300) is linked as an isolated one.
-        if crate::halo::snapshot_box_size(&document.snapshot).is_none() {
+        if self.periodic_proposed && self.periodic && self.box_size == 1.0 {
+            ui.label(
+                egui::RichText::new(
+                    "periodic box of side 1 assumed: particles fill the unit box \
+                     (untick for open boundaries)",
+                )
+                .small(),
+            );
+        } else if crate::halo::snapshot_box_size(&document.snapshot).is_none() {
             ui.label(
                 egui::RichText::new(
                     "This file records no periodic box. For a cosmological volume tick \

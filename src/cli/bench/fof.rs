@@ -5,7 +5,8 @@ use crate::backend::{Backend, BackendChoice};
 use crate::data::{LoadOptions, SpeciesKind, load_snapshot};
 use crate::halo::CellOrder;
 use crate::halo::{
-    FofParams, LinkingLength, export, find_halos, link_components, select_particles, synthetic,
+    FofParams, LinkingLength, SeparationFrom, export, find_halos, link_components,
+    select_particles, synthetic,
 };
 use crate::jobs::Progress;
 use clap::Args;
@@ -90,6 +91,9 @@ pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
         for &b in &args.b {
             let params = FofParams {
                 linking_length: LinkingLength::Relative(b),
+                // The mean separation on every file, so that timings stay comparable across
+                // versions (test4.tbin is a zoom-in: its own rule would link far fewer pairs).
+                separation_from: SeparationFrom::Mean,
                 min_members: 20,
                 box_size: Some(args.box_size),
                 // Catalogue only, as the GUI asks (the CPU computes the labels either way).
