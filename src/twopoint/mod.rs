@@ -20,6 +20,7 @@ pub mod cuts;
 pub mod histogram;
 pub mod philox;
 mod prepared;
+pub mod significance;
 pub mod stats;
 
 pub use analysis::{Batches, TwoPointRun, count_observed, default_batch, run_trials_on};
@@ -32,6 +33,7 @@ pub use cuda::run_trials_cuda;
 pub use cuts::{CutLevels, EnergyCut};
 pub use histogram::CountHistogram;
 pub use prepared::{Prepared, prepare};
+pub use significance::{BinSignificance, FittedExtrapolation, PostTrialSignificance};
 pub use stats::{Analysis, BinStats, FitKind, Summary};
 
 /// What to count: angle bins and energy-cut fractions.
