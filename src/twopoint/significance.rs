@@ -131,10 +131,11 @@ impl BinSignificance {
             } => {
                 let bound = format!("beyond all {trials} trials (p < {p_bound:.3e}");
                 match fitted {
-                    Some(f) => format!(
+                    Some(f) if f.p > 0.0 => format!(
                         "{bound}; fit extrapolates p = {:.1e}, {:.2} sigma, {})",
                         f.p, f.sigma, f.model
                     ),
+                    Some(f) => format!("{bound}; fit extrapolates p below 1e-308, {})", f.model),
                     None => format!("{bound})"),
                 }
             }
@@ -365,6 +366,10 @@ mod tests {
         // A fit tail that underflowed is beyond any σ and written as null.
         let underflow = BinSignificance::of(&stats(0, Some((GAMMA, 0.0))), 20);
         assert_eq!(underflow.to_json()["fitted_sigma"], serde_json::Value::Null);
+        assert_eq!(
+            underflow.text(),
+            "beyond all 20 trials (p < 4.762e-2; fit extrapolates p below 1e-308, gamma)"
+        );
         assert!(underflow.rank_key() < unfitted.rank_key());
         assert!(unfitted.rank_key() < s_resolved_key());
     }
