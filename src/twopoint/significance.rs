@@ -123,7 +123,13 @@ impl BinSignificance {
                 sigma,
                 n_ge,
                 trials,
-            } => format!("p = {p:.3e} ({sigma:.2} sigma, {n_ge} of {trials} trials >= observed)"),
+            } if sigma.is_finite() => {
+                format!("p = {p:.3e} ({sigma:.2} sigma, {n_ge} of {trials} trials >= observed)")
+            }
+            // p = 1 (every trial reached the count) has no finite one-sided σ.
+            Self::Resolved {
+                p, n_ge, trials, ..
+            } => format!("p = {p:.3e} ({n_ge} of {trials} trials >= observed)"),
             Self::BeyondAllTrials {
                 trials,
                 p_bound,
@@ -328,6 +334,11 @@ mod tests {
         assert_eq!(json["kind"], "resolved");
         assert_eq!(json["p"], 0.02);
         assert!(json.get("fitted_p").is_none());
+        let everywhere = BinSignificance::of(&stats(20, None), 20);
+        assert_eq!(
+            everywhere.text(),
+            "p = 1.000e0 (20 of 20 trials >= observed)"
+        );
     }
 
     #[test]
