@@ -343,3 +343,98 @@ fn screenshots_render_off_screen_at_any_size_with_or_without_overlays() {
         "overlay drawn on the left half"
     );
 }
+
+/// Events uniform on the sky (a fixed LCG) plus `clustered` events within 0.1° of RA 100°,
+/// Dec 20°, written as a whitespace table in degrees.
+fn write_events_with_a_source(path: &std::path::Path, uniform: usize, clustered: usize) {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut unit = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut text = String::from("RA Dec logE\n");
+    for _ in 0..uniform {
+        let ra = 360.0 * unit();
+        let dec = (2.0 * unit() - 1.0).asin().to_degrees();
+        text += &format!("{ra:.6} {dec:.6} {:.4}\n", 2.0 + 4.0 * unit());
+    }
+    for _ in 0..clustered {
+        let (ra, dec) = (100.0 + 0.1 * unit(), 20.0 + 0.1 * unit());
+        text += &format!("{ra:.6} {dec:.6} {:.4}\n", 2.0 + 4.0 * unit());
+    }
+    std::fs::write(path, text).expect("write events");
+}
+
+#[test]
+fn two_point_header_map_and_histogram_say_the_same_significance() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("source.txt");
+    write_events_with_a_source(&path, 1_500, 60);
+    let mut harness = harness(vec![path]);
+    step_until(&mut harness, "the events to load", |app| {
+        app.documents.pending.is_empty()
+            && app
+                .documents
+                .shown_events()
+                .is_some_and(|d| d.events.len() == 1_560)
+    });
+    {
+        let app = app_mut(&mut harness);
+        app.panels.file = false;
+        app.panels.render = false;
+        app.panels.events = true;
+        app.twopoint.trials = 8;
+    }
+    harness.run_ok();
+    harness.get_by_label("Start").click();
+    step_until(&mut harness, "8 trials", |app| {
+        !app.twopoint.is_running()
+            && app
+                .twopoint
+                .state
+                .as_ref()
+                .is_some_and(|s| s.analysis.trials() == 8)
+    });
+    let state = app(&harness).twopoint.state.clone().expect("state");
+    let (cut, bin) = state.summary.most_significant().expect("a best bin");
+    let text = state.summary.significance(cut, bin).text();
+    // The source's pairs lie within 0.15° of each other: no scramble comes close.
+    assert_eq!((cut, bin), (0, 0));
+    assert!(
+        text.starts_with("beyond all 8 trials (p < 1.111e-1"),
+        "{text}"
+    );
+    {
+        let app = app_mut(&mut harness);
+        app.twopoint.chosen_cut = cut;
+        app.twopoint.chosen_bin = bin;
+    }
+    harness.run_ok();
+    let place = "all <= 0.25 deg";
+    let header = format!("best bin: {place}, {text}");
+    assert!(
+        harness.get_all_by_label(&header).next().is_some(),
+        "header: {header}"
+    );
+    let stats = state.summary.get(cut, bin);
+    let cell = format!(
+        "{place}: observed {}, background {:.1}, {text}",
+        stats.observed, stats.background_mean
+    );
+    let map_label = format!("significance map, chosen {cell}");
+    // Hovering the top-left cell (past the 52-point cut labels) gives the same words.
+    let corner = harness.get_by_label(&map_label).rect().min + egui::vec2(56.0, 4.0);
+    harness.hover_at(corner);
+    harness.run_ok();
+    assert!(
+        harness.get_all_by_label(&cell).next().is_some(),
+        "map hover: {cell}"
+    );
+    let caption = format!("Background of all within 0.25 deg: {text} (click the map to choose)");
+    assert!(
+        harness.get_all_by_label(&caption).next().is_some(),
+        "caption: {caption}"
+    );
+}

@@ -136,3 +136,85 @@ fn grid_and_scramble_are_reported() {
         "{stderr}"
     );
 }
+
+#[test]
+fn json_and_text_give_one_significance_per_bin_and_the_cut_thresholds() {
+    let events = shared_data("events/IC40_exp.csv");
+    let run = |json: bool| {
+        let mut command = Command::new(haloscope_bin());
+        command.args([
+            "twopoint",
+            "--trials",
+            "20",
+            "--seed",
+            "3",
+            "--backend",
+            "cpu",
+        ]);
+        if json {
+            command.arg("--json");
+        }
+        let output = command.arg(&events).output().expect("run haloscope");
+        assert!(output.status.success());
+        output
+    };
+    let report: serde_json::Value = serde_json::from_slice(&run(true).stdout).expect("json");
+    // IC40: k = ceil(f·N) of 36,900 events; events tying with the k-th pass as well.
+    for (cut, k, n_events, ties) in [
+        ("all", 36_900, 36_900, 0),
+        ("top10", 3_690, 3_732, 42),
+        ("top1", 369, 391, 22),
+        ("top0.1", 37, 39, 2),
+    ] {
+        let entry = &report["energy_cuts"][cut];
+        assert_eq!(entry["k"], k, "{cut}");
+        assert_eq!(entry["n_events"], n_events, "{cut}");
+        assert_eq!(entry["n_pass"], n_events, "{cut}");
+        assert_eq!(entry["ties_at_threshold"], ties, "{cut}");
+        assert_eq!(entry["threshold_log10_e"], entry["threshold"], "{cut}");
+    }
+    let (mut resolved, mut beyond) = (0, 0);
+    for cut in ["all", "top10", "top1", "top0.1"] {
+        for bin in 0..20 {
+            let p = report["p_value"][cut][bin].as_f64().expect("p");
+            let significance = &report["significance"][cut][bin];
+            // p = (n ≥ observed + 1)/21: n = 0 means beyond all 20 trials, p < 1/21 a bound.
+            if (p * 21.0).round() == 1.0 {
+                beyond += 1;
+                assert_eq!(significance["kind"], "beyond_all_trials");
+                assert_eq!(significance["p_upper_bound"], 1.0 / 21.0);
+                assert!(significance.get("p").is_none());
+                if significance.get("fitted_p").is_some() {
+                    assert_eq!(significance["fitted_is_extrapolation"], true);
+                    assert_eq!(significance["fitted_p"], report["p_value_fit"][cut][bin]);
+                }
+            } else {
+                resolved += 1;
+                assert_eq!(significance["kind"], "resolved");
+                assert_eq!(significance["p"], p);
+                assert_eq!(
+                    significance["sigma"],
+                    report["significance_sigma"][cut][bin]
+                );
+                assert!(significance.get("fitted_p").is_none());
+            }
+        }
+    }
+    assert_eq!(resolved + beyond, 80);
+    let post = &report["post_trial"];
+    assert!(["resolved", "beyond_all_trials"].contains(&post["kind"].as_str().expect("kind")));
+
+    let text = String::from_utf8(run(false).stderr).expect("utf-8");
+    assert!(text.contains("top 10 %: E ≥ 10^5.84 GeV"), "{text}");
+    assert!(
+        text.contains("3,732 events (42 more than k = 3,690: ties at the threshold pass)"),
+        "{text}"
+    );
+    assert!(text.contains("most significant bin: "), "{text}");
+    // Every table row of a bin beyond all trials says so, with the bound.
+    let rows_beyond = text
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.contains("beyond all 20 trials (p < 4.762e-2"))
+        .count();
+    assert_eq!(rows_beyond, beyond, "{text}");
+}

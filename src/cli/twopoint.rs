@@ -3,8 +3,8 @@
 use crate::backend::{Backend, BackendChoice};
 use crate::data::events;
 use crate::twopoint::{
-    Analysis, Batches, Prepared, ScrambleChoice, Summary, TwoPointConfig, TwoPointRun,
-    bin_edges_on_grid, default_batch, edges_on_grid_note, prepare, scramble_note,
+    Analysis, Batches, PostTrialSignificance, Prepared, ScrambleChoice, Summary, TwoPointConfig,
+    TwoPointRun, bin_edges_on_grid, default_batch, edges_on_grid_note, prepare, scramble_note,
 };
 use anyhow::Context;
 use clap::Args;
@@ -72,23 +72,17 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     let (prepared, analysis) = (&run.prepared, &run.analysis);
     let backend = backend.kind().name();
     let summary = analysis.summary();
-    let post_trial_p = analysis.post_trial_p();
+    let post_trial = analysis.post_trial();
     let seconds = started.elapsed().as_secs_f64();
     let report = report_json(
-        &args,
-        prepared,
-        analysis,
-        &summary,
-        post_trial_p,
-        backend,
-        seconds,
+        &args, prepared, analysis, &summary, post_trial, backend, seconds,
     );
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         eprint!(
             "{}",
-            human_report(prepared, analysis, &summary, post_trial_p, seconds)
+            human_report(prepared, analysis, &summary, post_trial, seconds)
         );
     }
     Ok(())
@@ -112,7 +106,7 @@ fn report_json(
     prepared: &Prepared,
     analysis: &Analysis,
     summary: &Summary,
-    post_trial_p: Option<f64>,
+    post_trial: PostTrialSignificance,
     backend: &str,
     seconds: f64,
 ) -> Value {
@@ -126,6 +120,10 @@ fn report_json(
                 "k": cut.k,
                 "threshold": cut.threshold,
                 "n_pass": cut.n_pass,
+                "threshold_log10_e": cut.threshold,
+                "n_events": cut.n_pass,
+                "ties_at_threshold": cut.ties_at_threshold(),
+                "description": cut.description(),
             }),
         );
     }
@@ -154,7 +152,16 @@ fn report_json(
         "background_fit": stat(|s| json!(s.fit)),
         "p_value_fit": stat(|s| json!(s.p_value_fit)),
         "significance_sigma_fit": stat(|s| json!(s.significance_sigma_fit)),
-        "post_trial_p": post_trial_p,
+        // The one significance every face shows; fitted values only as marked extrapolations.
+        "significance": per_cut(prepared, n_bins, |c, b| summary.significance(c, b).to_json()),
+        // Kept for older readers: (as extreme + 1)/(trials + 1), the bound itself when no trial
+        // was as extreme ("post_trial" says which).
+        "post_trial_p": match post_trial {
+            PostTrialSignificance::NoTrials => None,
+            PostTrialSignificance::Resolved { p, .. } => Some(p),
+            PostTrialSignificance::BeyondAllTrials { p_bound, .. } => Some(p_bound),
+        },
+        "post_trial": post_trial.to_json(),
         "backend": backend,
         "seconds": seconds,
     })
@@ -165,7 +172,7 @@ fn human_report(
     prepared: &Prepared,
     analysis: &Analysis,
     summary: &Summary,
-    post_trial_p: Option<f64>,
+    post_trial: PostTrialSignificance,
     seconds: f64,
 ) -> String {
     let mut out = format!(
@@ -183,19 +190,29 @@ fn human_report(
     }
     for (c, cut) in prepared.cuts.iter().enumerate() {
         out += &format!(
-            "{}: threshold log10E ≥ {} ({} events)\n  θ[deg]   observed   background        TS         p      σ\n",
-            cut.name, cut.threshold, cut.n_pass
+            "{} [{}]\n  θ[deg]   observed   background        TS  significance\n",
+            cut.description(),
+            cut.name
         );
         for (b, theta) in prepared.bins.edges_deg.iter().enumerate() {
             let s = summary.get(c, b);
             out += &format!(
-                "  {theta:6.2} {:10} {:12.1} {:9.4} {:9.3e} {:6.2}\n",
-                s.observed, s.background_mean, s.ts, s.p_value, s.significance_sigma
+                "  {theta:6.2} {:10} {:12.1} {:9.4}  {}\n",
+                s.observed,
+                s.background_mean,
+                s.ts,
+                summary.significance(c, b).text()
             );
         }
     }
-    if let Some(p) = post_trial_p {
-        out += &format!("post-trial p of the most significant bin: {p:.4e}\n");
+    if let Some((c, b)) = summary.most_significant() {
+        out += &format!(
+            "most significant bin: {} <= {:.2} deg, {}\n",
+            prepared.cuts[c].name,
+            prepared.bins.edges_deg[b],
+            summary.significance(c, b).text()
+        );
     }
+    out += &format!("{} of the most significant bin\n", post_trial.text());
     out
 }

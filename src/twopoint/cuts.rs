@@ -22,6 +22,48 @@ pub struct EnergyCut {
     pub n_pass: usize,
 }
 
+impl EnergyCut {
+    /// Events that pass only because their energy equals the threshold: n_pass − k.
+    pub fn ties_at_threshold(&self) -> usize {
+        self.n_pass.saturating_sub(self.k)
+    }
+
+    /// The cut with what it depends on, as every face shows it: "top 1 %: E ≥ 10^5.20 GeV,
+    /// 1,043 events (3 more than k = 1,040: ties at the threshold pass)".
+    pub fn description(&self) -> String {
+        let label = match self.name.strip_prefix("top") {
+            Some(percent) => format!("top {percent} %"),
+            None => self.name.clone(),
+        };
+        let mut text = format!(
+            "{label}: E ≥ 10^{:.2} GeV, {} events",
+            self.threshold,
+            thousands(self.n_pass)
+        );
+        let ties = self.ties_at_threshold();
+        if ties > 0 {
+            text += &format!(
+                " ({ties} more than k = {}: ties at the threshold pass)",
+                thousands(self.k)
+            );
+        }
+        text
+    }
+}
+
+/// An integer with commas between thousands: 1043 → "1,043".
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The JSON name of a cut fraction: `all`, `top10`, `top1`, `top0.1`, …
 pub fn cut_name(fraction: f64) -> String {
     if fraction >= 1.0 {
@@ -150,5 +192,21 @@ mod tests {
         assert!(energy_cuts(&[0.0], &energy).is_err());
         assert!(energy_cuts(&[0.1, 0.1], &energy).is_err());
         assert!(energy_cuts(&[1.0], &[]).is_err());
+        assert_eq!(cuts[1].ties_at_threshold(), 1);
+        assert_eq!(
+            cuts[1].description(),
+            "top 50 %: E ≥ 10^3.00 GeV, 4 events (1 more than k = 3: ties at the threshold pass)"
+        );
+        assert_eq!(cuts[0].ties_at_threshold(), 0);
+        assert_eq!(cuts[0].description(), "all: E ≥ 10^1.00 GeV, 6 events");
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_043), "1,043");
+        assert_eq!(thousands(138_322), "138,322");
+        assert_eq!(thousands(1_000_000), "1,000,000");
     }
 }

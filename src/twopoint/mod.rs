@@ -21,6 +21,7 @@ pub mod grid;
 pub mod histogram;
 pub mod philox;
 mod prepared;
+pub mod significance;
 pub mod stats;
 
 pub use analysis::{Batches, TwoPointRun, count_observed, default_batch, run_trials_on};
@@ -38,6 +39,7 @@ pub use grid::{
 };
 pub use histogram::CountHistogram;
 pub use prepared::{Prepared, prepare};
+pub use significance::{BinSignificance, FittedExtrapolation, PostTrialSignificance};
 pub use stats::{Analysis, BinStats, FitKind, Summary};
 
 /// What to count: angle bins and energy-cut fractions.

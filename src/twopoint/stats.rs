@@ -10,6 +10,7 @@
 //! best local p over all bins is compared with the observed best (same trials, no fit).
 
 use super::histogram::{CountHistogram, TrialRows};
+use super::significance::{BinSignificance, PostTrialSignificance};
 use super::{Counts, Prepared, TrialBatch, TwoPointError};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Gamma, Normal};
@@ -99,6 +100,28 @@ impl Summary {
     /// One bin's statistics.
     pub fn get(&self, cut: usize, bin: usize) -> &BinStats {
         &self.bins[cut * self.n_bins + bin]
+    }
+
+    /// One bin's significance as every face shows it.
+    pub fn significance(&self, cut: usize, bin: usize) -> BinSignificance {
+        BinSignificance::of(self.get(cut, bin), self.trials)
+    }
+
+    /// The most significant bin `(cut, bin)` by [`BinSignificance::rank_key`] (the first of
+    /// equals); `None` before the first trial.
+    pub fn most_significant(&self) -> Option<(usize, usize)> {
+        if self.trials == 0 {
+            return None;
+        }
+        (0..self.bins.len())
+            .map(|i| {
+                (
+                    i,
+                    BinSignificance::of(&self.bins[i], self.trials).rank_key(),
+                )
+            })
+            .min_by(|a, b| a.1.0.cmp(&b.1.0).then(a.1.1.total_cmp(&b.1.1)))
+            .map(|(i, _)| (i / self.n_bins, i % self.n_bins))
     }
 }
 
@@ -299,11 +322,22 @@ impl Analysis {
     /// /(T + 1); post-trial p = (trials whose best local p ≤ the observed best + 1)/(T + 1).
     /// `None` before the first trial.
     pub fn post_trial_p(&self) -> Option<f64> {
+        let as_extreme = self.post_trial_as_extreme()?;
+        Some((as_extreme + 1) as f64 / (self.trials + 1) as f64)
+    }
+
+    /// The post-trial p-value classified: a measurement, or a bound when no trial's best bin
+    /// reached the observed best.
+    pub fn post_trial(&self) -> PostTrialSignificance {
+        PostTrialSignificance::of(self.post_trial_as_extreme(), self.trials)
+    }
+
+    /// Trials whose best local p is ≤ the observed best (see [`Self::post_trial_p`]).
+    fn post_trial_as_extreme(&self) -> Option<u64> {
         if self.trials == 0 {
             return None;
         }
         let width = self.observed.values.len();
-        let samples = (self.trials + 1) as f64;
         // Each bin's samples: its trials plus the observation.
         let at_least: Vec<_> = (0..width)
             .map(|i| {
@@ -330,7 +364,7 @@ impl Analysis {
                 }
             });
         }
-        Some((as_extreme + 1) as f64 / samples)
+        Some(as_extreme)
     }
 }
 
@@ -414,6 +448,16 @@ mod tests {
         // bin1 2/4 → best 0.5. Trials: [1,10] → min(4/4, 2/4) = 0.5 ≤ 0.5; [6,3] → 1/4;
         // [2,4] → min(3/4, 3/4). So 2 trials as extreme: (2 + 1)/4.
         assert_eq!(analysis.post_trial_p(), Some(0.75));
+        assert_eq!(
+            analysis.post_trial(),
+            crate::twopoint::PostTrialSignificance::Resolved {
+                p: 0.75,
+                as_extreme: 2,
+                trials: 3
+            }
+        );
+        // Bin 0: one trial (6) ≥ 5 → resolved; the summary's best bin ranks resolved by p.
+        assert_eq!(summary.most_significant(), Some((0, 0)));
         assert_eq!(analysis.background(0, 1), vec![10, 3, 4]);
     }
 

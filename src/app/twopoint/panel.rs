@@ -5,8 +5,8 @@
 use crate::app::files::documents::{EventsDocument, Notice};
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, ProgressUpdate, Waker};
 use crate::twopoint::{
-    self, Analysis, Batches, CoordinateGrid, Scramble, ScrambleChoice, Summary, TwoPointConfig,
-    TwoPointError, TwoPointRun,
+    self, Analysis, Batches, CoordinateGrid, EnergyCut, PostTrialSignificance, Scramble,
+    ScrambleChoice, Summary, TwoPointConfig, TwoPointError, TwoPointRun,
 };
 use crossbeam_channel::{Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -25,14 +25,16 @@ pub struct TwoPointState {
     pub cut_names: Vec<String>,
     /// Events passing each cut.
     pub cut_passing: Vec<usize>,
+    /// The cuts as applied (threshold, events passing, ties).
+    pub cuts: Vec<EnergyCut>,
     /// Bin edges θ_k in degrees.
     pub bins_deg: Vec<f64>,
     /// Observed counts and the accumulated background.
     pub analysis: Analysis,
     /// Per-bin statistics of `analysis`.
     pub summary: Summary,
-    /// Post-trial p-value of the most significant bin (after the first trial).
-    pub post_trial_p: Option<f64>,
+    /// Post-trial p-value of the most significant bin, a bound when no trial was as extreme.
+    pub post_trial: PostTrialSignificance,
     /// Trials per second of the latest run.
     pub trials_per_second: f64,
     /// Back-end counting the pairs ("cpu", "cuda").
@@ -54,7 +56,7 @@ enum Update {
     Batch {
         analysis: Box<Analysis>,
         summary: Summary,
-        post_trial_p: Option<f64>,
+        post_trial: PostTrialSignificance,
         trials_per_second: f64,
     },
 }
@@ -220,13 +222,13 @@ impl TwoPointPanel {
                     Update::Batch {
                         analysis,
                         summary,
-                        post_trial_p,
+                        post_trial,
                         trials_per_second,
                     } => {
                         if let Some(state) = &mut self.state {
                             state.analysis = *analysis;
                             state.summary = summary;
-                            state.post_trial_p = post_trial_p;
+                            state.post_trial = post_trial;
                             state.trials_per_second = trials_per_second;
                         }
                     }
@@ -297,9 +299,10 @@ impl AnalysisJob<'_> {
             document_id: self.document_id,
             cut_names: prepared.cuts.iter().map(|c| c.name.clone()).collect(),
             cut_passing: prepared.cuts.iter().map(|c| c.n_pass).collect(),
+            cuts: prepared.cuts.clone(),
             bins_deg: prepared.bins.edges_deg.clone(),
             summary: analysis.summary(),
-            post_trial_p: analysis.post_trial_p(),
+            post_trial: analysis.post_trial(),
             analysis: analysis.clone(),
             trials_per_second: 0.0,
             backend: backend.kind().name().to_owned(),
@@ -319,7 +322,7 @@ impl AnalysisJob<'_> {
             let done = (analysis.trials() - first) as f64;
             let _ = self.tx.send(Update::Batch {
                 summary: analysis.summary(),
-                post_trial_p: analysis.post_trial_p(),
+                post_trial: analysis.post_trial(),
                 analysis: Box::new(analysis.clone()),
                 trials_per_second: done / started.elapsed().as_secs_f64().max(1e-9),
             });
@@ -374,7 +377,7 @@ mod tests {
         // NaN (0/0 TS of empty cuts) compares unequal: compare the JSON, where NaN is null.
         let json = |s: &Summary| serde_json::to_string(s).expect("json");
         assert_eq!(json(&state.summary), json(&direct.summary()));
-        assert_eq!(state.post_trial_p, direct.post_trial_p());
+        assert_eq!(state.post_trial, direct.post_trial());
         assert_eq!(state.cut_names, vec!["all", "top10", "top1", "top0.1"]);
         assert!(panel.state_of(4).is_none());
     }

@@ -79,11 +79,14 @@ pub fn rasterise(events: &EventList, projection: SkyProjection) -> egui::ColorIm
     image
 }
 
+/// A marked cut: its threshold log10(E/GeV) and the events passing it.
+type CutMark = (f64, usize);
+
 /// The sky-map view and its cached raster.
 #[derive(Default)]
 pub struct SkyMap {
     cache: Option<(u64, SkyProjection, egui::TextureHandle)>,
-    thresholds: Option<(u64, Vec<Option<f64>>)>,
+    thresholds: Option<(u64, Vec<Option<CutMark>>)>,
 }
 
 impl SkyMap {
@@ -140,7 +143,7 @@ impl SkyMap {
             let fractions: Vec<f64> = MARKED_CUTS.iter().map(|(f, _)| *f).collect();
             // The two-point analysis's own cut rule, so the marks are exactly its thresholds.
             let thresholds = match crate::twopoint::cuts::energy_cuts(&fractions, &events.energy) {
-                Ok(cuts) => cuts.iter().map(|c| Some(c.threshold)).collect(),
+                Ok(cuts) => cuts.iter().map(|c| Some((c.threshold, c.n_pass))).collect(),
                 Err(_) => vec![None; fractions.len()],
             };
             self.thresholds = Some((document_id, thresholds));
@@ -210,7 +213,7 @@ fn draw_energy_bar(
     painter: &egui::Painter,
     rect: egui::Rect,
     (lo, hi): (f64, f64),
-    thresholds: &[Option<f64>],
+    thresholds: &[Option<CutMark>],
 ) {
     let steps = 64;
     for i in 0..steps {
@@ -248,7 +251,9 @@ fn draw_energy_bar(
     );
     let span = (hi - lo).max(1e-12);
     for (index, ((_, label), threshold)) in MARKED_CUTS.iter().zip(thresholds).enumerate() {
-        let Some(threshold) = threshold else { continue };
+        let Some((threshold, n_pass)) = *threshold else {
+            continue;
+        };
         // Alternate label heights so neighbouring cuts do not overwrite each other.
         let lift = if index % 2 == 0 { 4.0 } else { 16.0 };
         let x = egui::lerp(rect.x_range(), ((threshold - lo) / span) as f32);
@@ -262,7 +267,11 @@ fn draw_energy_bar(
         painter.text(
             egui::pos2(x, rect.top() - lift),
             egui::Align2::CENTER_BOTTOM,
-            format!("{label} >= {threshold:.2}"),
+            // The events passing, ties at the threshold included, as the two-point cuts count.
+            format!(
+                "{label} >= {threshold:.2} ({} events)",
+                crate::twopoint::cuts::thousands(n_pass)
+            ),
             font.clone(),
             text_color,
         );

@@ -5,7 +5,8 @@
 use super::panel::{TwoPointPanel, TwoPointState};
 use crate::app::files::documents::EventsDocument;
 use crate::twopoint::{
-    AngleBins, FitKind, Scramble, TwoPointConfig, edges_on_grid_note, scramble_note,
+    AngleBins, BinSignificance, FitKind, Scramble, TwoPointConfig, edges_on_grid_note,
+    scramble_note,
 };
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, VLine};
 use statrs::distribution::{Continuous, Gamma, Normal};
@@ -130,7 +131,11 @@ impl TwoPointPanel {
             });
             ui.vertical(|ui| {
                 ui.set_width(width);
-                if let Some((cut, bin)) = significance_map_ui(ui, &state, height - 18.0) {
+                let chosen = (
+                    self.chosen_cut.min(state.cut_names.len().saturating_sub(1)),
+                    self.chosen_bin.min(state.bins_deg.len().saturating_sub(1)),
+                );
+                if let Some((cut, bin)) = significance_map_ui(ui, &state, chosen, height - 18.0) {
                     self.chosen_cut = cut;
                     self.chosen_bin = bin;
                 }
@@ -144,9 +149,10 @@ impl TwoPointPanel {
             self.chosen_bin.min(state.bins_deg.len().saturating_sub(1)),
         );
         ui.label(format!(
-            "Background of {} within {:.2} deg (click the map to choose)",
+            "Background of {} within {:.2} deg: {} (click the map to choose)",
             state.cut_names.get(cut).map_or("", String::as_str),
-            state.bins_deg.get(bin).copied().unwrap_or(0.0)
+            state.bins_deg.get(bin).copied().unwrap_or(0.0),
+            state.summary.significance(cut, bin).text()
         ));
         let background = state.analysis.background_histogram(cut, bin);
         let stats = state.summary.get(cut, bin).clone();
@@ -272,13 +278,13 @@ fn counts_ui(ui: &mut egui::Ui, state: &TwoPointState) {
                 ui.end_row();
             }
         });
+    for cut in &state.cuts {
+        ui.small(cut.description());
+    }
 }
 
 fn summary_line_ui(ui: &mut egui::Ui, state: &TwoPointState) {
     let summary = &state.summary;
-    let best = (0..summary.bins.len())
-        .filter(|&i| summary.bins[i].p_value.is_finite())
-        .min_by(|&a, &b| summary.bins[a].p_value.total_cmp(&summary.bins[b].p_value));
     ui.horizontal_wrapped(|ui| {
         ui.strong(format!("{} trials", summary.trials));
         ui.separator();
@@ -287,17 +293,14 @@ fn summary_line_ui(ui: &mut egui::Ui, state: &TwoPointState) {
             state.trials_per_second, state.backend
         ));
         ui.separator();
-        match state.post_trial_p {
-            Some(p) => ui.label(format!("post-trial p = {p:.3}")),
-            None => ui.label("post-trial p: after the first trial"),
-        };
-        if let Some(i) = best {
-            let (cut, bin) = (i / summary.n_bins, i % summary.n_bins);
-            let stats = &summary.bins[i];
+        ui.label(state.post_trial.text());
+        if let Some((cut, bin)) = summary.most_significant() {
             ui.separator();
             ui.label(format!(
-                "best bin: {} <= {:.2} deg, p = {:.2e} ({:.2} sigma)",
-                state.cut_names[cut], state.bins_deg[bin], stats.p_value, stats.significance_sigma
+                "best bin: {} <= {:.2} deg, {}",
+                state.cut_names[cut],
+                state.bins_deg[bin],
+                summary.significance(cut, bin).text()
             ));
         }
     });
@@ -327,7 +330,11 @@ fn ts_plot_ui(ui: &mut egui::Ui, state: &TwoPointState, height: f32) {
 }
 
 fn p_plot_ui(ui: &mut egui::Ui, state: &TwoPointState, height: f32) {
-    ui.label("p-value (log10; dashed: from the fitted background, floored at 1e-20)");
+    ui.label(format!(
+        "p-value (log10; solid: the trials, at 1/{} only a bound; dashed: the fitted \
+         background, an extrapolation, floored at 1e-20)",
+        state.summary.trials + 1
+    ));
     Plot::new("two-point p")
         .height(height)
         .legend(Legend::default())
@@ -369,10 +376,14 @@ fn p_plot_ui(ui: &mut egui::Ui, state: &TwoPointState, height: f32) {
 fn significance_map_ui(
     ui: &mut egui::Ui,
     state: &TwoPointState,
+    chosen: (usize, usize),
     height: f32,
 ) -> Option<(usize, usize)> {
     ui.label(format!(
-        "Significance (sigma, fit where available; 0 to {MAP_MAX_SIGMA:.0}+)"
+        "Significance from the trials (sigma, 0 to {MAP_MAX_SIGMA:.0}+; '>': beyond all {} \
+         trials, p < 1/{})",
+        state.summary.trials,
+        state.summary.trials + 1
     ));
     let n_cuts = state.cut_names.len();
     let n_bins = state.bins_deg.len();
@@ -402,17 +413,33 @@ fn significance_map_ui(
             text_colour,
         );
         for bin in 0..n_bins {
-            let stats = state.summary.get(cut, bin);
-            let sigma = map_sigma(stats);
-            let t = if sigma.is_nan() {
-                0.0
-            } else {
-                (sigma / MAP_MAX_SIGMA).clamp(0.0, 1.0)
-            };
+            let significance = state.summary.significance(cut, bin);
+            let t = map_colour_position(&significance);
             let cell_rect =
                 egui::Rect::from_min_size(egui::pos2(grid.left() + cell.x * bin as f32, y), cell)
                     .shrink(0.5);
             painter.rect_filled(cell_rect, 0.0, super::sky_map::viridis(t));
+            // Dark text on the bright end of viridis, light on the dark end.
+            let ink = if t > 0.6 {
+                egui::Color32::BLACK
+            } else {
+                egui::Color32::WHITE
+            };
+            painter.text(
+                cell_rect.center(),
+                egui::Align2::CENTER_CENTER,
+                significance.cell_text(),
+                egui::FontId::proportional(10.0),
+                ink,
+            );
+            if (cut, bin) == chosen {
+                painter.rect_stroke(
+                    cell_rect,
+                    0.0,
+                    egui::Stroke::new(2.0, egui::Color32::from_rgb(255, 80, 80)),
+                    egui::StrokeKind::Inside,
+                );
+            }
         }
     }
     for bin in (0..n_bins).step_by(4.max(n_bins / 5)) {
@@ -427,31 +454,39 @@ fn significance_map_ui(
             text_colour,
         );
     }
+    let describe = |(cut, bin): (usize, usize)| {
+        let stats = state.summary.get(cut, bin);
+        format!(
+            "{} <= {:.2} deg: observed {}, background {:.1}, {}",
+            state.cut_names[cut],
+            state.bins_deg[bin],
+            stats.observed,
+            stats.background_mean,
+            state.summary.significance(cut, bin).text()
+        )
+    };
+    // Screen readers (and tests) read the chosen cell as the map's label.
+    let chosen_text = format!("significance map, chosen {}", describe(chosen));
+    response
+        .widget_info(|| egui::WidgetInfo::labeled(egui::Role::Image, true, chosen_text.clone()));
     let pointer = response.hover_pos()?;
     if !grid.contains(pointer) {
         return None;
     }
     let bin = (((pointer.x - grid.left()) / cell.x) as usize).min(n_bins - 1);
     let cut = (((pointer.y - grid.top()) / cell.y) as usize).min(n_cuts - 1);
-    let stats = state.summary.get(cut, bin);
-    response.clone().on_hover_text(format!(
-        "{} <= {:.2} deg: observed {}, background {:.1}, p = {:.3e}",
-        state.cut_names[cut],
-        state.bins_deg[bin],
-        stats.observed,
-        stats.background_mean,
-        stats.p_value
-    ));
+    response.clone().on_hover_text(describe((cut, bin)));
     response.clicked().then_some((cut, bin))
 }
 
-/// The significance a map cell shows: from the fitted background where there is one (a fitted
-/// p that underflowed to 0 is off the scale), else from the trials.
-fn map_sigma(stats: &crate::twopoint::BinStats) -> f64 {
-    match (stats.significance_sigma_fit, stats.p_value_fit) {
-        (Some(sigma), _) if sigma.is_finite() => sigma,
-        (_, Some(0.0)) => f64::INFINITY,
-        _ => stats.significance_sigma,
+/// Where a cell sits on the map's colour scale: the trials' σ (or the bound's σ when beyond
+/// all trials) over [`MAP_MAX_SIGMA`]; the fit never colours a cell.
+fn map_colour_position(significance: &BinSignificance) -> f64 {
+    let sigma = significance.colour_sigma();
+    if sigma.is_nan() {
+        0.0
+    } else {
+        (sigma / MAP_MAX_SIGMA).clamp(0.0, 1.0)
     }
 }
 
@@ -460,27 +495,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn map_uses_the_fit_and_puts_underflowed_fits_off_the_scale() {
+    fn map_colours_by_the_trials_never_by_the_fit() {
         let mut stats = crate::twopoint::BinStats {
             observed: 10,
             background_mean: 5.0,
             background_variance: 4.0,
             ts: 2.0,
             trials_at_least_observed: 0,
-            p_value: 0.1,
-            significance_sigma: 1.28,
-            fit: None,
-            fit_ks_distance: None,
-            p_value_fit: None,
-            significance_sigma_fit: None,
+            p_value: 1.0 / 21.0,
+            significance_sigma: 1.67,
+            fit: Some(FitKind::Gaussian {
+                mean: 5.0,
+                sigma: 2.0,
+            }),
+            fit_ks_distance: Some(0.1),
+            p_value_fit: Some(1e-30),
+            significance_sigma_fit: Some(11.3),
         };
-        assert_eq!(map_sigma(&stats), 1.28);
-        stats.p_value_fit = Some(1e-5);
-        stats.significance_sigma_fit = Some(4.26);
-        assert_eq!(map_sigma(&stats), 4.26);
-        stats.p_value_fit = Some(0.0);
-        stats.significance_sigma_fit = Some(f64::NAN);
-        assert_eq!(map_sigma(&stats), f64::INFINITY);
+        // Beyond all 20 trials: the bound's σ (Φ⁻¹(1 − 1/21) = 1.668), not the fit's 11.3.
+        let beyond = BinSignificance::of(&stats, 20);
+        let bound_sigma = crate::twopoint::stats::sigma_of_p(1.0 / 21.0);
+        assert_eq!(map_colour_position(&beyond), bound_sigma / MAP_MAX_SIGMA);
+        stats.trials_at_least_observed = 20;
+        let resolved = BinSignificance::of(&stats, 20);
+        assert_eq!(map_colour_position(&resolved), 0.0);
+        assert_eq!(map_colour_position(&BinSignificance::NoTrials), 0.0);
     }
 
     #[test]
