@@ -131,6 +131,7 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
     assert_eq!(
         FofResult {
             labels: gpu.labels.clone(),
+            stage_seconds: gpu.stage_seconds.clone(),
             ..unlabelled.clone()
         },
         gpu,
@@ -152,6 +153,7 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
         FofResult {
             backend: BackendKind::Cpu,
             halos: cpu.halos.clone(),
+            stage_seconds: Vec::new(),
             ..gpu
         },
         cpu
@@ -357,6 +359,7 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
             FofResult {
                 backend: BackendKind::Cpu,
                 halos: cpu.halos.clone(),
+                stage_seconds: Vec::new(),
                 ..result.clone()
             },
             cpu,
