@@ -1,6 +1,6 @@
 //! The CUDA friends-of-friends linker against the CPU reference: identical partitions and
 //! catalogues on every shared snapshot, on synthetic clustered sets of 10⁶–10⁷ particles and on
-//! hand-made edge cases, for every cell order. Ignored here (no GPU); run on the GPU machine
+//! hand-made edge cases. Ignored here (no GPU); run on the GPU machine
 //! with `--ignored`. A device that does not open fails the tests, it never skips them.
 
 mod common;
@@ -12,15 +12,13 @@ use haloscope::backend::{Backend, BackendChoice, BackendKind};
 use haloscope::data::{LoadOptions, SpeciesKind, demo::demo_snapshot, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::halo::{
-    BoxFrame, CatalogueRequest, CellOrder, FofError, FofParams, FofResult, LinkingLength,
-    catalogue, find_halos, link_components, link_components_brute_force, link_components_cuda,
-    partition_cuda, select_particles, snapshot_box_size, synthetic,
+    BoxFrame, CatalogueRequest, FofError, FofParams, FofResult, LinkingLength, catalogue,
+    find_halos, link_components, link_components_brute_force, link_components_cuda, partition_cuda,
+    select_particles, snapshot_box_size, synthetic,
 };
 use haloscope::jobs::{CancelToken, Progress};
 use serde_json::Value;
 use std::time::Instant;
-
-const ORDERS: [CellOrder; 3] = [CellOrder::RowMajor, CellOrder::Morton, CellOrder::Hilbert];
 
 /// The CUDA back-end on device 0, as `--backend cuda` resolves it.
 fn cuda() -> Backend {
@@ -48,7 +46,7 @@ fn canonical(ids: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// Asserts that the CUDA linker, in every cell order, gives the CPU linker's partition.
+/// Asserts that the CUDA linker gives the CPU linker's partition.
 fn assert_same_partition(
     device: &GpuDevice,
     positions: &[[f32; 3]],
@@ -61,40 +59,28 @@ fn assert_same_partition(
         &link_components(positions, linking_length, frame, &Progress::none()).expect("cpu links"),
     );
     let cpu_seconds = start.elapsed().as_secs_f64();
-    for order in ORDERS {
-        let start = Instant::now();
-        let gpu = link_components_cuda(
-            device,
-            positions,
-            linking_length,
-            frame,
-            order,
-            &Progress::none(),
-        )
+    let start = Instant::now();
+    let gpu = link_components_cuda(device, positions, linking_length, frame, &Progress::none())
         .expect("cuda links");
-        let gpu_seconds = start.elapsed().as_secs_f64();
-        assert_eq!(gpu.set_ids.len(), positions.len());
-        assert!(
-            gpu.set_ids
-                .iter()
-                .all(|&id| (id as usize) < positions.len())
-        );
-        let gpu_canonical = canonical(&gpu.set_ids);
-        if let Some(i) = (0..cpu.len()).find(|&i| cpu[i] != gpu_canonical[i]) {
-            panic!(
-                "{what}, {}: particle {i} is in the set of {} on the CPU but of {} on the GPU",
-                order.name(),
-                cpu[i],
-                gpu_canonical[i]
-            );
-        }
-        eprintln!(
-            "{what}: n={} cells={} {}: identical; cpu {cpu_seconds:.3} s, cuda {gpu_seconds:.3} s",
-            positions.len(),
-            gpu.n_cells,
-            order.name()
+    let gpu_seconds = start.elapsed().as_secs_f64();
+    assert_eq!(gpu.set_ids.len(), positions.len());
+    assert!(
+        gpu.set_ids
+            .iter()
+            .all(|&id| (id as usize) < positions.len())
+    );
+    let gpu_canonical = canonical(&gpu.set_ids);
+    if let Some(i) = (0..cpu.len()).find(|&i| cpu[i] != gpu_canonical[i]) {
+        panic!(
+            "{what}: particle {i} is in the set of {} on the CPU but of {} on the GPU",
+            cpu[i], gpu_canonical[i]
         );
     }
+    eprintln!(
+        "{what}: n={} cells={}: identical; cpu {cpu_seconds:.3} s, cuda {gpu_seconds:.3} s",
+        positions.len(),
+        gpu.n_cells,
+    );
 }
 
 /// `find_halos` on the CUDA back-end gives the CPU's result: labels, set count, sizes and
@@ -504,30 +490,19 @@ fn edge_cases_match_the_brute_force_linker() {
                 None => points.iter().filter(|p| p[0] >= 0.0).copied().collect(),
             };
             let brute = canonical(&link_components_brute_force(&positions, ll, frame));
-            for order in ORDERS {
-                let gpu =
-                    link_components_cuda(&device, &positions, ll, frame, order, &Progress::none())
-                        .expect("cuda links");
-                assert_eq!(
-                    canonical(&gpu.set_ids),
-                    brute,
-                    "ll={ll} periodic={} order={}",
-                    frame.is_some(),
-                    order.name()
-                );
-            }
+            let gpu = link_components_cuda(&device, &positions, ll, frame, &Progress::none())
+                .expect("cuda links");
+            assert_eq!(
+                canonical(&gpu.set_ids),
+                brute,
+                "ll={ll} periodic={}",
+                frame.is_some()
+            );
         }
     }
     // The chain along x links at exactly ll (as the CPU test in src/halo/cpu/link.rs).
-    let gpu = link_components_cuda(
-        &device,
-        &points[..4],
-        0.25,
-        None,
-        CellOrder::Morton,
-        &Progress::none(),
-    )
-    .expect("cuda links");
+    let gpu = link_components_cuda(&device, &points[..4], 0.25, None, &Progress::none())
+        .expect("cuda links");
     assert!(gpu.set_ids.iter().all(|&id| id == gpu.set_ids[0]));
 }
 
@@ -538,15 +513,8 @@ fn a_cancelled_run_stops_with_cancelled() {
     let points = synthetic::clustered_points(100_000, 1.0, 4);
     let token = CancelToken::new();
     token.cancel();
-    let err = link_components_cuda(
-        &device,
-        &points,
-        0.004,
-        None,
-        CellOrder::Morton,
-        &Progress::with_cancel(token),
-    )
-    .expect_err("cancelled before it started");
+    let err = link_components_cuda(&device, &points, 0.004, None, &Progress::with_cancel(token))
+        .expect_err("cancelled before it started");
     assert!(matches!(err, FofError::Cancelled), "{err}");
 }
 
@@ -567,16 +535,9 @@ fn device_labels_equal_the_cpu_partition_step() {
             for min_members in [1usize, 20, 5000, usize::MAX] {
                 let expected = catalogue::partition(&ids, min_members);
                 let start = Instant::now();
-                let got = partition_cuda(
-                    &device,
-                    &points,
-                    ll,
-                    frame,
-                    CellOrder::Morton,
-                    min_members,
-                    &Progress::none(),
-                )
-                .expect("cuda partition");
+                let got =
+                    partition_cuda(&device, &points, ll, frame, min_members, &Progress::none())
+                        .expect("cuda partition");
                 assert_eq!(
                     got.partition.groups,
                     expected.groups,
@@ -643,7 +604,6 @@ fn device_catalogue_agrees_with_the_cpu_catalogue() {
                         min_members: 20,
                         with_labels: true,
                     },
-                    CellOrder::Morton,
                     &Progress::none(),
                 )
                 .expect("cuda catalogue");
@@ -703,7 +663,6 @@ fn device_catalogue_on_a_small_clustered_set() {
                 min_members: 8,
                 with_labels: true,
             },
-            CellOrder::Morton,
             &Progress::none(),
         )
         .expect("cuda catalogue");
@@ -741,7 +700,6 @@ fn device_catalogue_on_a_small_clustered_set() {
             min_members: 8,
             with_labels: true,
         },
-        CellOrder::Morton,
         &Progress::none(),
     )
     .expect("cuda catalogue");
@@ -763,9 +721,8 @@ fn assert_same_without_labels(
     unlabelled: &CatalogueRequest<'_>,
     labelled: &catalogue::Catalogue,
 ) {
-    let unlabelled =
-        haloscope::halo::catalogue_cuda(device, unlabelled, CellOrder::Morton, &Progress::none())
-            .expect("cuda catalogue without labels");
+    let unlabelled = haloscope::halo::catalogue_cuda(device, unlabelled, &Progress::none())
+        .expect("cuda catalogue without labels");
     assert_eq!(unlabelled.catalogue.labels, None);
     assert!(labelled.labels.is_some());
     assert_eq!(unlabelled.catalogue.halos, labelled.halos);

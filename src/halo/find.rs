@@ -3,7 +3,7 @@
 
 use super::catalogue::Catalogue;
 use super::cpu::catalogue_cpu;
-use super::cuda::{CellOrder, catalogue_cuda};
+use super::cuda::catalogue_cuda;
 use super::error::FofError;
 use super::params::{CatalogueRequest, FofParams, FofResult, LinkingLength, check_lengths};
 use super::periodic::BoxFrame;
@@ -121,7 +121,7 @@ fn catalogue_on(
     progress: &Progress,
 ) -> Result<Built, FofError> {
     if let Some(device) = backend.device() {
-        match catalogue_cuda(device, request, CellOrder::default(), progress) {
+        match catalogue_cuda(device, request, progress) {
             Ok(output) => {
                 return Ok(Built {
                     catalogue: output.catalogue,
