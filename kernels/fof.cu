@@ -5,8 +5,9 @@
 // cell are friends and the union-find runs over cells; a pair of neighbouring cells joins at the
 // first member pair with d² ≤ ll² (float64, minimum image when periodic), evaluated with the
 // same operations in the same order as the CPU (compiled with --fmad=false), so the partition is
-// identical. Cells are found through an open-addressing hash table of the non-empty cells, so
-// memory stays O(N) however fine the grid. Union-find: hooking by compare-and-swap of the larger
+// identical. Neighbour cells are found through a table of the non-empty 4×4×4 blocks of cells
+// (kernels/fof_blocks.cu; open-addressing hash when the grid is sparse), so memory stays O(N)
+// however fine the grid. Union-find: hooking by compare-and-swap of the larger
 // root under the smaller, path halving in find (Anderson & Woll 1991; ECL-CC, Jaiganesh &
 // Burtscher 2018). No recursion, no per-thread stack.
 //
@@ -16,7 +17,6 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 
 #define EMPTY_KEY 0xffffffffffffffffULL
-#define NOT_FOUND 0xffffffffu
 
 // ---------------------------------------------------------------------------------------------
 // Geometry: the same float64 operations as BoxFrame::wrap, BoxFrame::min_image and
@@ -59,37 +59,6 @@ __device__ u64 spread_bits(u32 v) {
     return x;
 }
 
-// Hilbert key of bits-bit coordinates: J. Skilling, "Programming the Hilbert curve",
-// AIP Conf. Proc. 707, 381 (2004), as order::hilbert_key.
-__device__ u64 hilbert_key(u32 x0, u32 x1, u32 x2, u32 bits) {
-    u32 x[3] = {x0, x1, x2};
-    u32 m = 1u << (bits - 1);
-    for (u32 q = m; q > 1; q >>= 1) {
-        u32 p = q - 1;
-        for (int i = 0; i < 3; i++) {
-            if (x[i] & q) {
-                x[0] ^= p;
-            } else {
-                u32 t = (x[0] ^ x[i]) & p;
-                x[0] ^= t;
-                x[i] ^= t;
-            }
-        }
-    }
-    x[1] ^= x[0];
-    x[2] ^= x[1];
-    u32 t = 0;
-    for (u32 q = m; q > 1; q >>= 1) {
-        if (x[2] & q) t ^= q - 1;
-    }
-    for (int i = 0; i < 3; i++) x[i] ^= t;
-    u64 key = 0;
-    for (int b = (int)bits - 1; b >= 0; b--) {
-        for (int i = 0; i < 3; i++) key = (key << 1) | (u64)((x[i] >> b) & 1u);
-    }
-    return key;
-}
-
 // Position of particle i, wrapped into the periodic frame when periodic, in float64.
 __device__ void load_position(const float* __restrict__ pos, u64 i, int periodic,
                               double box_lower, double box_size, double* p) {
@@ -100,13 +69,13 @@ __device__ void load_position(const float* __restrict__ pos, u64 i, int periodic
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1. Cell keys: order 0 = row-major (x fastest), 1 = Morton, 2 = Hilbert, over cell coordinates.
+// 1. Cell keys: the Morton (Z-order) key of the cell coordinates.
 
 extern "C" __global__ void fof_cell_keys(const float* __restrict__ pos, u32 n, int periodic,
                                          double box_lower, double box_size, double lower_x,
                                          double lower_y, double lower_z, double side, u32 dim_x,
-                                         u32 dim_y, u32 dim_z, u32 bits, int order,
-                                         u64* __restrict__ keys, u32* __restrict__ values) {
+                                         u32 dim_y, u32 dim_z, u64* __restrict__ keys,
+                                         u32* __restrict__ values) {
     u32 i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     double p[3];
@@ -114,14 +83,7 @@ extern "C" __global__ void fof_cell_keys(const float* __restrict__ pos, u32 n, i
     u32 cx = cell_index(p[0], lower_x, side, dim_x);
     u32 cy = cell_index(p[1], lower_y, side, dim_y);
     u32 cz = cell_index(p[2], lower_z, side, dim_z);
-    u64 key;
-    if (order == 1) {
-        key = spread_bits(cx) | (spread_bits(cy) << 1) | (spread_bits(cz) << 2);
-    } else if (order == 2) {
-        key = hilbert_key(cx, cy, cz, bits);
-    } else {
-        key = ((u64)cz * dim_y + cy) * dim_x + cx;
-    }
+    u64 key = spread_bits(cx) | (spread_bits(cy) << 1) | (spread_bits(cz) << 2);
     keys[i] = key;
     values[i] = i;
 }
@@ -165,7 +127,7 @@ extern "C" __global__ void fof_cells(const u32* __restrict__ head, const u32* __
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. Hash table of non-empty cells: packed coordinates → cell index, linear probing.
+// 3. The slot of a key in an open-addressing hash table (linear probing; kernels/fof_blocks.cu).
 
 __device__ u64 hash_slot(u64 key, u64 mask) {
     // MurmurHash3's 64-bit finaliser (Appleby).
@@ -175,34 +137,6 @@ __device__ u64 hash_slot(u64 key, u64 mask) {
     key *= 0xc4ceb9fe1a85ec53ULL;
     key ^= key >> 33;
     return key & mask;
-}
-
-extern "C" __global__ void fof_hash_insert(const u64* __restrict__ cell_coords, u32 n_cells,
-                                           u64* __restrict__ table_keys,
-                                           u32* __restrict__ table_values, u64 mask) {
-    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= n_cells) return;
-    u64 key = cell_coords[c];
-    u64 slot = hash_slot(key, mask);
-    while (true) {
-        u64 previous = atomicCAS(&table_keys[slot], EMPTY_KEY, key);
-        if (previous == EMPTY_KEY || previous == key) {
-            table_values[slot] = c;
-            return;
-        }
-        slot = (slot + 1) & mask;
-    }
-}
-
-__device__ u32 hash_find(const u64* __restrict__ table_keys, const u32* __restrict__ table_values,
-                         u64 mask, u64 key) {
-    u64 slot = hash_slot(key, mask);
-    while (true) {
-        u64 k = table_keys[slot];
-        if (k == key) return table_values[slot];
-        if (k == EMPTY_KEY) return NOT_FOUND;
-        slot = (slot + 1) & mask;
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,42 +201,6 @@ __device__ void link_cells(const u32* __restrict__ cell_start, const double* __r
                 return;
             }
         }
-    }
-}
-
-// One thread per cell: every cell of the half stencil (offsets with (dz, dy, dx) > 0) that is
-// not already in the same set is tested member by member until the first linked pair.
-extern "C" __global__ void fof_link(const u32* __restrict__ cell_start,
-                                    const u64* __restrict__ cell_coords, u32 n_cells,
-                                    const double* __restrict__ sx, const double* __restrict__ sy,
-                                    const double* __restrict__ sz,
-                                    const u64* __restrict__ table_keys,
-                                    const u32* __restrict__ table_values, u64 mask,
-                                    const int* __restrict__ stencil, u32 n_stencil, u32 dim_x,
-                                    u32 dim_y, u32 dim_z, int periodic, double box_size,
-                                    double ll2, u32* parent) {
-    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= n_cells) return;
-    u64 coords = cell_coords[c];
-    int cx = (int)(coords & 0x1fffffULL);
-    int cy = (int)((coords >> 21) & 0x1fffffULL);
-    int cz = (int)((coords >> 42) & 0x1fffffULL);
-    int dims[3] = {(int)dim_x, (int)dim_y, (int)dim_z};
-    for (u32 o = 0; o < n_stencil; o++) {
-        int q[3] = {cx + stencil[3 * o], cy + stencil[3 * o + 1], cz + stencil[3 * o + 2]};
-        bool inside = true;
-        for (int a = 0; a < 3; a++) {
-            if (periodic) {
-                q[a] %= dims[a];
-                if (q[a] < 0) q[a] += dims[a];
-            } else if (q[a] < 0 || q[a] >= dims[a]) {
-                inside = false;
-            }
-        }
-        if (!inside) continue;
-        u32 b = hash_find(table_keys, table_values, mask, pack_coords(q[0], q[1], q[2]));
-        if (b == NOT_FOUND) continue;
-        link_cells(cell_start, sx, sy, sz, periodic, box_size, ll2, parent, c, b);
     }
 }
 

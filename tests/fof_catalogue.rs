@@ -153,18 +153,27 @@ fn assert_bit_identical(got: &Catalogue, expected: &Catalogue, what: &str) {
     }
 }
 
-/// Builds with the parallel catalogue in pools of 1, 2, 3 and 8 threads and compares each with
-/// the sequential reference.
-#[allow(clippy::too_many_arguments)]
-fn check_all_thread_counts(
-    set_ids: &[u32],
-    positions: &[[f32; 3]],
-    masses: &Masses,
-    velocities: Option<&[[f32; 3]]>,
+/// One catalogue build's inputs: set ids and the particles they label.
+struct BuildInputs<'a> {
+    set_ids: &'a [u32],
+    positions: &'a [[f32; 3]],
+    masses: &'a Masses,
+    velocities: Option<&'a [[f32; 3]]>,
     frame: Option<BoxFrame>,
     min_members: usize,
-    what: &str,
-) -> Catalogue {
+}
+
+/// Builds `inputs` with the parallel catalogue in pools of 1, 2, 3 and 8 threads and compares
+/// each with the sequential reference.
+fn check_all_thread_counts(inputs: &BuildInputs<'_>, what: &str) -> Catalogue {
+    let BuildInputs {
+        set_ids,
+        positions,
+        masses,
+        velocities,
+        frame,
+        min_members,
+    } = *inputs;
     let expected = sequential_build(set_ids, positions, masses, velocities, frame, min_members);
     for threads in [1, 2, 3, 8] {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -195,18 +204,23 @@ fn clustered_sets_give_the_sequential_catalogue_for_any_thread_count() {
     };
     for (frame, name) in [(Some(frame), "periodic"), (None, "open")] {
         let ids = link_components(&points, ll, frame, &Progress::none()).expect("links");
-        let cat =
-            check_all_thread_counts(&ids, &points, &masses, Some(&velocities), frame, 20, name);
-        assert!(cat.halos.len() > 20, "{name}: {} halos", cat.halos.len());
-        let uniform = check_all_thread_counts(
-            &ids,
-            &points,
-            &Masses::Uniform(1.0),
-            None,
+        let inputs = BuildInputs {
+            set_ids: &ids,
+            positions: &points,
+            masses: &masses,
+            velocities: Some(&velocities),
             frame,
-            5,
-            &format!("{name}, uniform masses"),
-        );
+            min_members: 20,
+        };
+        let cat = check_all_thread_counts(&inputs, name);
+        assert!(cat.halos.len() > 20, "{name}: {} halos", cat.halos.len());
+        let uniform_inputs = BuildInputs {
+            masses: &Masses::Uniform(1.0),
+            velocities: None,
+            min_members: 5,
+            ..inputs
+        };
+        let uniform = check_all_thread_counts(&uniform_inputs, &format!("{name}, uniform masses"));
         assert!(uniform.halos.len() >= cat.halos.len());
     }
 }
@@ -231,15 +245,15 @@ fn adversarial_set_ids_give_the_sequential_catalogue() {
         (&singletons, "singletons"),
     ] {
         for min_members in [1, 20, 38, 1_000_000] {
-            let cat = check_all_thread_counts(
-                ids,
-                &points,
-                &Masses::Uniform(2.5),
-                None,
+            let inputs = BuildInputs {
+                set_ids: ids,
+                positions: &points,
+                masses: &Masses::Uniform(2.5),
+                velocities: None,
                 frame,
                 min_members,
-                &format!("{name}, min {min_members}"),
-            );
+            };
+            let cat = check_all_thread_counts(&inputs, &format!("{name}, min {min_members}"));
             let kept: usize = cat.halos.iter().map(|h| h.size).sum();
             assert_eq!(
                 kept,

@@ -1,36 +1,30 @@
 //! The CUDA friends-of-friends linker against the CPU reference: identical partitions and
-//! catalogues on every shared snapshot, on synthetic clustered sets of 10⁶–10⁷ particles and on
-//! hand-made edge cases, for every cell order. Ignored here (no GPU); run on the GPU machine
-//! with `--ignored`. A device that does not open fails the tests, it never skips them.
+//! results on every shared snapshot, on synthetic clustered sets of 10⁶–10⁷ particles and on
+//! hand-made edge cases (the device catalogue's own tests are in `fof_cuda_catalogue.rs`).
+//! Ignored here (no GPU); run on the GPU machine with `--ignored`. A device that does not open
+//! fails the tests, it never skips them.
 
 mod common;
 mod fof_support;
 
 use common::{shared_data, shared_reference};
+use fof_support::cuda::{assert_catalogues_agree, device};
 use fof_support::labels_sha256;
 use haloscope::backend::{Backend, BackendChoice, BackendKind};
 use haloscope::data::{LoadOptions, SpeciesKind, demo::demo_snapshot, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::halo::{
-    BoxFrame, CatalogueRequest, CellOrder, FofError, FofParams, FofResult, LinkingLength,
-    catalogue, find_halos, link_components, link_components_brute_force, link_components_cuda,
-    partition_cuda, select_particles, snapshot_box_size, synthetic,
+    BoxFrame, FofError, FofParams, FofResult, LinkingLength, catalogue, find_halos,
+    link_components, link_components_brute_force, link_components_cuda, select_particles,
+    snapshot_box_size, synthetic,
 };
 use haloscope::jobs::{CancelToken, Progress};
 use serde_json::Value;
 use std::time::Instant;
 
-const ORDERS: [CellOrder; 3] = [CellOrder::RowMajor, CellOrder::Morton, CellOrder::Hilbert];
-
 /// The CUDA back-end on device 0, as `--backend cuda` resolves it.
 fn cuda() -> Backend {
     Backend::cuda(std::sync::Arc::new(device()), BackendChoice::Cuda)
-}
-
-fn device() -> GpuDevice {
-    let device = GpuDevice::open(0).expect("these tests need a CUDA device; none opened");
-    eprintln!("device: {}", device.info());
-    device
 }
 
 /// Set ids renamed to the smallest member index of their set (ids are below N).
@@ -48,7 +42,7 @@ fn canonical(ids: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// Asserts that the CUDA linker, in every cell order, gives the CPU linker's partition.
+/// Asserts that the CUDA linker gives the CPU linker's partition.
 fn assert_same_partition(
     device: &GpuDevice,
     positions: &[[f32; 3]],
@@ -61,40 +55,28 @@ fn assert_same_partition(
         &link_components(positions, linking_length, frame, &Progress::none()).expect("cpu links"),
     );
     let cpu_seconds = start.elapsed().as_secs_f64();
-    for order in ORDERS {
-        let start = Instant::now();
-        let gpu = link_components_cuda(
-            device,
-            positions,
-            linking_length,
-            frame,
-            order,
-            &Progress::none(),
-        )
+    let start = Instant::now();
+    let gpu = link_components_cuda(device, positions, linking_length, frame, &Progress::none())
         .expect("cuda links");
-        let gpu_seconds = start.elapsed().as_secs_f64();
-        assert_eq!(gpu.set_ids.len(), positions.len());
-        assert!(
-            gpu.set_ids
-                .iter()
-                .all(|&id| (id as usize) < positions.len())
-        );
-        let gpu_canonical = canonical(&gpu.set_ids);
-        if let Some(i) = (0..cpu.len()).find(|&i| cpu[i] != gpu_canonical[i]) {
-            panic!(
-                "{what}, {}: particle {i} is in the set of {} on the CPU but of {} on the GPU",
-                order.name(),
-                cpu[i],
-                gpu_canonical[i]
-            );
-        }
-        eprintln!(
-            "{what}: n={} cells={} {}: identical; cpu {cpu_seconds:.3} s, cuda {gpu_seconds:.3} s",
-            positions.len(),
-            gpu.n_cells,
-            order.name()
+    let gpu_seconds = start.elapsed().as_secs_f64();
+    assert_eq!(gpu.set_ids.len(), positions.len());
+    assert!(
+        gpu.set_ids
+            .iter()
+            .all(|&id| (id as usize) < positions.len())
+    );
+    let gpu_canonical = canonical(&gpu.set_ids);
+    if let Some(i) = (0..cpu.len()).find(|&i| cpu[i] != gpu_canonical[i]) {
+        panic!(
+            "{what}: particle {i} is in the set of {} on the CPU but of {} on the GPU",
+            cpu[i], gpu_canonical[i]
         );
     }
+    eprintln!(
+        "{what}: n={} cells={}: identical; cpu {cpu_seconds:.3} s, cuda {gpu_seconds:.3} s",
+        positions.len(),
+        gpu.n_cells,
+    );
 }
 
 /// `find_halos` on the CUDA back-end gives the CPU's result: labels, set count, sizes and
@@ -131,6 +113,7 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
     assert_eq!(
         FofResult {
             labels: gpu.labels.clone(),
+            stage_seconds: gpu.stage_seconds.clone(),
             ..unlabelled.clone()
         },
         gpu,
@@ -152,6 +135,7 @@ fn assert_same_result(positions: &[[f32; 3]], masses: &haloscope::data::Masses, 
         FofResult {
             backend: BackendKind::Cpu,
             halos: cpu.halos.clone(),
+            stage_seconds: Vec::new(),
             ..gpu
         },
         cpu
@@ -186,61 +170,6 @@ fn extent(positions: &[[f32; 3]]) -> f64 {
             f64::from(hi) - f64::from(lo)
         })
         .fold(0.0, f64::max)
-}
-
-/// The device catalogue's contract (src/halo/cuda/catalogue.rs): labels, set count, sizes
-/// and smallest members identical; masses within a relative 1e-12; centres (minimum image when
-/// periodic) and radii within 1e-9 of `scale`; mean velocities within 1e-9 of `speed_scale`
-/// (the largest particle velocity component).
-fn assert_catalogues_agree(
-    cpu: &catalogue::Catalogue,
-    gpu: &catalogue::Catalogue,
-    frame: Option<BoxFrame>,
-    scale: f64,
-    speed_scale: f64,
-) {
-    assert_eq!(gpu.n_sets_all_sizes, cpu.n_sets_all_sizes);
-    assert!(gpu.labels == cpu.labels, "labels differ");
-    assert_eq!(gpu.halos.len(), cpu.halos.len());
-    for (k, (g, c)) in gpu.halos.iter().zip(&cpu.halos).enumerate() {
-        assert_eq!((g.size, g.min_index), (c.size, c.min_index), "halo {k}");
-        assert!(
-            (g.mass - c.mass).abs() <= 1e-12 * c.mass.abs(),
-            "halo {k}: mass {} vs {}",
-            g.mass,
-            c.mass
-        );
-        for a in 0..3 {
-            let d = g.com[a] - c.com[a];
-            let d = frame.map_or(d, |f| f.min_image(d));
-            assert!(
-                d.abs() <= 1e-9 * scale,
-                "halo {k}: com {:?} vs {:?}",
-                g.com,
-                c.com
-            );
-        }
-        assert!(
-            (g.radius_max - c.radius_max).abs() <= 1e-9 * scale,
-            "halo {k}: rmax"
-        );
-        assert!(
-            (g.radius_rms - c.radius_rms).abs() <= 1e-9 * scale,
-            "halo {k}: rrms"
-        );
-        match (g.velocity, c.velocity) {
-            (Some(gv), Some(cv)) => {
-                for a in 0..3 {
-                    assert!(
-                        (gv[a] - cv[a]).abs() <= 1e-9 * speed_scale,
-                        "halo {k}: velocity {gv:?} vs {cv:?}"
-                    );
-                }
-            }
-            (None, None) => {}
-            other => panic!("halo {k}: velocity presence differs: {other:?}"),
-        }
-    }
 }
 
 fn reference(name: &str) -> Value {
@@ -358,6 +287,7 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
             FofResult {
                 backend: BackendKind::Cpu,
                 halos: cpu.halos.clone(),
+                stage_seconds: Vec::new(),
                 ..result.clone()
             },
             cpu,
@@ -502,30 +432,19 @@ fn edge_cases_match_the_brute_force_linker() {
                 None => points.iter().filter(|p| p[0] >= 0.0).copied().collect(),
             };
             let brute = canonical(&link_components_brute_force(&positions, ll, frame));
-            for order in ORDERS {
-                let gpu =
-                    link_components_cuda(&device, &positions, ll, frame, order, &Progress::none())
-                        .expect("cuda links");
-                assert_eq!(
-                    canonical(&gpu.set_ids),
-                    brute,
-                    "ll={ll} periodic={} order={}",
-                    frame.is_some(),
-                    order.name()
-                );
-            }
+            let gpu = link_components_cuda(&device, &positions, ll, frame, &Progress::none())
+                .expect("cuda links");
+            assert_eq!(
+                canonical(&gpu.set_ids),
+                brute,
+                "ll={ll} periodic={}",
+                frame.is_some()
+            );
         }
     }
     // The chain along x links at exactly ll (as the CPU test in src/halo/cpu/link.rs).
-    let gpu = link_components_cuda(
-        &device,
-        &points[..4],
-        0.25,
-        None,
-        CellOrder::Morton,
-        &Progress::none(),
-    )
-    .expect("cuda links");
+    let gpu = link_components_cuda(&device, &points[..4], 0.25, None, &Progress::none())
+        .expect("cuda links");
     assert!(gpu.set_ids.iter().all(|&id| id == gpu.set_ids[0]));
 }
 
@@ -536,239 +455,7 @@ fn a_cancelled_run_stops_with_cancelled() {
     let points = synthetic::clustered_points(100_000, 1.0, 4);
     let token = CancelToken::new();
     token.cancel();
-    let err = link_components_cuda(
-        &device,
-        &points,
-        0.004,
-        None,
-        CellOrder::Morton,
-        &Progress::with_cancel(token),
-    )
-    .expect_err("cancelled before it started");
+    let err = link_components_cuda(&device, &points, 0.004, None, &Progress::with_cancel(token))
+        .expect_err("cancelled before it started");
     assert!(matches!(err, FofError::Cancelled), "{err}");
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn device_labels_equal_the_cpu_partition_step() {
-    let device = device();
-    let frame = BoxFrame {
-        lower: 0.0,
-        size: 1.0,
-    };
-    // 5·10⁶ particles: several pinned staging chunks each way plus a partial tail.
-    for (n, seed) in [(5_000_001usize, 31u64), (200_000, 32)] {
-        let points = synthetic::clustered_points(n, 1.0, seed);
-        let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
-        for frame in [Some(frame), None] {
-            let ids = link_components(&points, ll, frame, &Progress::none()).expect("cpu links");
-            for min_members in [1usize, 20, 5000, usize::MAX] {
-                let expected = catalogue::partition(&ids, min_members);
-                let start = Instant::now();
-                let got = partition_cuda(
-                    &device,
-                    &points,
-                    ll,
-                    frame,
-                    CellOrder::Morton,
-                    min_members,
-                    &Progress::none(),
-                )
-                .expect("cuda partition");
-                assert_eq!(
-                    got.partition.groups,
-                    expected.groups,
-                    "n={n} periodic={} min={min_members}",
-                    frame.is_some()
-                );
-                assert_eq!(got.partition.n_sets_all_sizes, expected.n_sets_all_sizes);
-                assert!(
-                    got.partition.labels == expected.labels,
-                    "n={n} min={min_members}: labels differ"
-                );
-                eprintln!(
-                    "partition n={n} periodic={} min={min_members}: {} halos, identical, {:.3} s",
-                    frame.is_some(),
-                    expected.groups.len(),
-                    start.elapsed().as_secs_f64()
-                );
-            }
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn device_catalogue_agrees_with_the_cpu_catalogue() {
-    let device = device();
-    // Periodic grids of 867, 580, 1092 and 461 cells per axis (≡ 3, 0, 0, 1 mod 4): the block
-    // linker's wrapped blocks and its offset-by-offset walk near the faces.
-    for (n, seed) in [
-        (1_000_000usize, 41u64),
-        (300_000, 42),
-        (2_000_003, 43),
-        (150_001, 44),
-    ] {
-        let points = synthetic::clustered_points(n, 1.0, seed);
-        let mut rng = synthetic::SplitMix64::new(seed);
-        let masses = haloscope::data::Masses::PerParticle(
-            (0..n).map(|_| 0.5 + rng.next_f64() as f32).collect(),
-        );
-        let velocities: Vec<[f32; 3]> = (0..n)
-            .map(|_| [0; 3].map(|_| (rng.next_f64() * 200.0 - 100.0) as f32))
-            .collect();
-        let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
-        let box_frame = BoxFrame {
-            lower: 0.0,
-            size: 1.0,
-        };
-        for frame in [Some(box_frame), None] {
-            let ids = link_components(&points, ll, frame, &Progress::none()).expect("cpu");
-            for (masses, velocities) in [
-                (&masses, Some(velocities.as_slice())),
-                (&haloscope::data::Masses::Uniform(2.5), None),
-            ] {
-                let cpu = catalogue::build(&ids, &points, masses, velocities, frame, 20);
-                let start = Instant::now();
-                let gpu = haloscope::halo::catalogue_cuda(
-                    &device,
-                    &CatalogueRequest {
-                        positions: &points,
-                        masses,
-                        velocities,
-                        linking_length: ll,
-                        frame,
-                        min_members: 20,
-                        with_labels: true,
-                    },
-                    CellOrder::Morton,
-                    &Progress::none(),
-                )
-                .expect("cuda catalogue");
-                assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 100.0);
-                assert_same_without_labels(
-                    &device,
-                    &CatalogueRequest {
-                        positions: &points,
-                        masses,
-                        velocities,
-                        linking_length: ll,
-                        frame,
-                        min_members: 20,
-                        with_labels: false,
-                    },
-                    &gpu.catalogue,
-                );
-                eprintln!(
-                    "catalogue n={n} periodic={} velocities={}: {} halos agree, {:.3} s",
-                    frame.is_some(),
-                    velocities.is_some(),
-                    cpu.halos.len(),
-                    start.elapsed().as_secs_f64()
-                );
-            }
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
-fn device_catalogue_on_a_small_clustered_set() {
-    // Small enough for compute-sanitizer: both link paths of the block table (periodic grid of
-    // 270 cells per axis, not divisible by 4, so cells near a face walk the offsets one by one;
-    // and open boundaries) and every catalogue kernel.
-    let device = device();
-    let n = 30_001;
-    let points = synthetic::clustered_points(n, 1.0, 51);
-    let velocities: Vec<[f32; 3]> = points.iter().map(|p| [p[1], -p[0], 2.0 * p[2]]).collect();
-    let masses = haloscope::data::Masses::PerParticle((0..n).map(|i| (i % 7) as f32).collect());
-    let ll = 0.2 / (n as f64).powf(1.0 / 3.0);
-    let frame = BoxFrame {
-        lower: 0.0,
-        size: 1.0,
-    };
-    for frame in [Some(frame), None] {
-        let ids = link_components(&points, ll, frame, &Progress::none()).expect("cpu");
-        let cpu = catalogue::build(&ids, &points, &masses, Some(&velocities), frame, 8);
-        let gpu = haloscope::halo::catalogue_cuda(
-            &device,
-            &CatalogueRequest {
-                positions: &points,
-                masses: &masses,
-                velocities: Some(&velocities),
-                linking_length: ll,
-                frame,
-                min_members: 8,
-                with_labels: true,
-            },
-            CellOrder::Morton,
-            &Progress::none(),
-        )
-        .expect("cuda catalogue");
-        assert!(!cpu.halos.is_empty());
-        assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 2.0);
-        assert_same_without_labels(
-            &device,
-            &CatalogueRequest {
-                positions: &points,
-                masses: &masses,
-                velocities: Some(&velocities),
-                linking_length: ll,
-                frame,
-                min_members: 8,
-                with_labels: false,
-            },
-            &gpu.catalogue,
-        );
-    }
-    // Above, 270 cells per axis: 10.5 blocks per particle, the dense block table. The same set
-    // squeezed into a quarter of the periodic box has 656 blocks per particle, so the link
-    // uses the hash of the non-empty blocks instead (src/halo/cuda/link_cells.rs).
-    let squeezed: Vec<[f32; 3]> = points.iter().map(|p| p.map(|x| 0.25 * x)).collect();
-    let frame = Some(frame_of_unit_box());
-    let ids = link_components(&squeezed, 0.25 * ll, frame, &Progress::none()).expect("cpu");
-    let cpu = catalogue::build(&ids, &squeezed, &masses, Some(&velocities), frame, 8);
-    let gpu = haloscope::halo::catalogue_cuda(
-        &device,
-        &CatalogueRequest {
-            positions: &squeezed,
-            masses: &masses,
-            velocities: Some(&velocities),
-            linking_length: 0.25 * ll,
-            frame,
-            min_members: 8,
-            with_labels: true,
-        },
-        CellOrder::Morton,
-        &Progress::none(),
-    )
-    .expect("cuda catalogue");
-    assert!(!cpu.halos.is_empty());
-    assert_catalogues_agree(&cpu, &gpu.catalogue, frame, 1.0, 2.0);
-}
-
-fn frame_of_unit_box() -> BoxFrame {
-    BoxFrame {
-        lower: 0.0,
-        size: 1.0,
-    }
-}
-
-/// `catalogue_cuda` of `unlabelled` (a request without labels) returns none and exactly
-/// `labelled`'s halos and set count.
-fn assert_same_without_labels(
-    device: &GpuDevice,
-    unlabelled: &CatalogueRequest<'_>,
-    labelled: &catalogue::Catalogue,
-) {
-    let unlabelled =
-        haloscope::halo::catalogue_cuda(device, unlabelled, CellOrder::Morton, &Progress::none())
-            .expect("cuda catalogue without labels");
-    assert_eq!(unlabelled.catalogue.labels, None);
-    assert!(labelled.labels.is_some());
-    assert_eq!(unlabelled.catalogue.halos, labelled.halos);
-    assert_eq!(
-        unlabelled.catalogue.n_sets_all_sizes,
-        labelled.n_sets_all_sizes
-    );
 }

@@ -14,7 +14,7 @@ B=$bundle/bin
 export LD_LIBRARY_PATH=$bundle/lib HALOSCOPE_SHARED=$bundle/shared HALOSCOPE_BIN=$B/haloscope
 mkdir -p "$out"
 { nvidia-smi -L; lscpu | grep -E 'Model name|^CPU\(s\)'; } > "$out/tests.log"
-for t in render_goldens render_cuda render_cuda_variants fof_cuda twopoint_cuda app_cuda movie_cuda gpu_device; do
+for t in render_goldens render_cuda render_cuda_variants fof_cuda fof_cuda_catalogue twopoint_cuda app_cuda movie_cuda gpu_device; do
     [ -x "$B/$t" ] || { echo "=== $t missing" >> "$out/tests.log"; continue; }
     echo "=== $t" >> "$out/tests.log"
     "$B/$t" --include-ignored --test-threads 1 >> "$out/tests.log" 2>&1
@@ -24,7 +24,7 @@ grep -E "^=== |test result|rc=|FAILED|panicked" "$out/tests.log"
 
 : > "$out/sanitizer.log"
 for run in "memcheck twopoint_cuda ic40_observed" "racecheck twopoint_cuda gpu_batches" \
-           "memcheck render_cuda_variants sanitizer_small_grey_scene" "memcheck fof_cuda device_catalogue_on_a_small_clustered_set"; do
+           "memcheck render_cuda_variants sanitizer_small_grey_scene" "memcheck fof_cuda_catalogue device_catalogue_on_a_small_clustered_set"; do
     set -- $run
     timeout 120 compute-sanitizer --tool "$1" "$B/$2" --ignored --test-threads 1 "$3" >> "$out/sanitizer.log" 2>&1
     echo "$run rc=$?"; tail -1 "$out/sanitizer.log"

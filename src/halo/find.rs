@@ -3,7 +3,7 @@
 
 use super::catalogue::Catalogue;
 use super::cpu::catalogue_cpu;
-use super::cuda::{CellOrder, catalogue_cuda};
+use super::cuda::catalogue_cuda;
 use super::error::FofError;
 use super::params::{CatalogueRequest, FofParams, FofResult, LinkingLength, check_lengths};
 use super::periodic::BoxFrame;
@@ -124,7 +124,11 @@ impl PreparedFof<'_> {
     /// Links and builds the catalogue on `backend`.
     pub fn find(self, backend: &Backend, progress: &Progress) -> Result<FofResult, FofError> {
         let request = self.request;
-        let (catalogue, backend) = catalogue_on(backend, &request, progress)?;
+        let Built {
+            catalogue,
+            backend,
+            stage_seconds,
+        } = catalogue_on(backend, &request, progress)?;
         Ok(FofResult {
             labels: catalogue.labels,
             halos: catalogue.halos,
@@ -137,8 +141,16 @@ impl PreparedFof<'_> {
             min_members: request.min_members,
             frame: request.frame,
             backend,
+            stage_seconds,
         })
     }
+}
+
+/// A catalogue, the back-end that made it and its device stage times (none on the CPU).
+struct Built {
+    catalogue: Catalogue,
+    backend: BackendKind,
+    stage_seconds: Vec<(&'static str, f64)>,
 }
 
 /// The catalogue from `backend`, and the back-end that made it. The CUDA back-end builds the
@@ -149,10 +161,16 @@ fn catalogue_on(
     backend: &Backend,
     request: &CatalogueRequest<'_>,
     progress: &Progress,
-) -> Result<(Catalogue, BackendKind), FofError> {
+) -> Result<Built, FofError> {
     if let Some(device) = backend.device() {
-        match catalogue_cuda(device, request, CellOrder::default(), progress) {
-            Ok(output) => return Ok((output.catalogue, BackendKind::Cuda)),
+        match catalogue_cuda(device, request, progress) {
+            Ok(output) => {
+                return Ok(Built {
+                    catalogue: output.catalogue,
+                    backend: BackendKind::Cuda,
+                    stage_seconds: output.stage_seconds,
+                });
+            }
             Err(FofError::Gpu(err)) if backend.falls_back_after(&err) => {
                 backend
                     .clone()
@@ -161,7 +179,11 @@ fn catalogue_on(
             Err(err) => return Err(err),
         }
     }
-    Ok((catalogue_cpu(request, progress)?, BackendKind::Cpu))
+    Ok(Built {
+        catalogue: catalogue_cpu(request, progress)?,
+        backend: BackendKind::Cpu,
+        stage_seconds: Vec::new(),
+    })
 }
 
 /// Selects `species` from `snapshot` (file order: gas, dark, star, other) and finds their halos.

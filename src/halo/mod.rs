@@ -24,8 +24,8 @@ pub use brute_force::link_components_brute_force;
 pub use catalogue::{Catalogue, Halo};
 pub use cpu::{AtomicUnionFind, link_components};
 pub use cuda::{
-    CellOrder, CudaCatalogueOutput, CudaLinkOutput, CudaPartitionOutput, catalogue_cuda,
-    half_stencil_offsets, link_components_cuda, partition_cuda,
+    CudaCatalogueOutput, CudaLinkOutput, CudaPartitionOutput, catalogue_cuda, half_stencil_offsets,
+    link_components_cuda, partition_cuda,
 };
 pub use error::FofError;
 pub use find::{PreparedFof, find_halos, fof_snapshot, mean_separation, prepare_fof, volume};

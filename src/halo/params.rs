@@ -73,6 +73,8 @@ pub struct FofResult {
     pub frame: Option<BoxFrame>,
     /// The back-end that ran.
     pub backend: BackendKind,
+    /// Seconds of each device stage, in run order (empty when the CPU ran).
+    pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
 impl FofResult {

@@ -2,6 +2,8 @@
 //! the references' `label_sha256`) and an independent, simple cell-list FoF.
 #![allow(dead_code)]
 
+pub mod cuda;
+
 /// SHA-256 of `data` as lower-case hex (FIPS 180-4), written out here to avoid a dependency.
 pub fn sha256_hex(data: &[u8]) -> String {
     const K: [u32; 64] = [

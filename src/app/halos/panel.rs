@@ -419,6 +419,7 @@ mod tests {
             min_members: 20,
             frame: None,
             backend: crate::backend::BackendKind::Cpu,
+            stage_seconds: Vec::new(),
         };
         panel.catalogue = Some(HaloCatalogue {
             document_id: 7,

@@ -3,7 +3,6 @@
 use super::fof_cuda::{CudaBenchOptions, best_and_median};
 use crate::backend::{Backend, BackendChoice};
 use crate::data::{LoadOptions, SpeciesKind, load_snapshot};
-use crate::halo::CellOrder;
 use crate::halo::{
     FofParams, LinkingLength, SeparationFrom, export, find_halos, link_components,
     select_particles, synthetic,
@@ -37,16 +36,13 @@ pub struct BenchFofArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Which linker to time; `cuda` times the CUDA linker on synthetic sets of `--n` particles
-    /// and the CPU linker on the same sets for the ratio.
+    /// Which back-end to time; `cuda` times `find_halos` on the CUDA back-end on synthetic sets
+    /// of `--n` particles and the CPU back-end on the same sets for the ratio.
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
     /// Sizes of the synthetic clustered sets for `--backend cuda` (periodic box 1).
     #[arg(long = "n", num_args = 1.., default_values_t = [10_000_000usize])]
     pub sizes: Vec<usize>,
-    /// Cell orders to compare on the GPU.
-    #[arg(long, value_enum, num_args = 1.., default_values_t = [CellOrder::Morton, CellOrder::Hilbert])]
-    pub orders: Vec<CellOrder>,
     /// Timed CPU runs per case with `--backend cuda` (0 skips the CPU and the partition check).
     #[arg(long, default_value_t = 2)]
     pub cpu_repeats: usize,
@@ -58,7 +54,6 @@ pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
         return super::fof_cuda::run(&CudaBenchOptions {
             sizes: &args.sizes,
             b: &args.b,
-            orders: &args.orders,
             repeats: args.repeats,
             cpu_repeats: args.cpu_repeats,
             json: args.json,

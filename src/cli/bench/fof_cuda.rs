@@ -1,11 +1,10 @@
-//! `haloscope bench fof --backend cuda`: the CUDA linker on synthetic clustered sets against the
-//! CPU linker in the same run.
+//! `haloscope bench fof --backend cuda`: what `haloscope fof` runs (`find_halos` on the resolved
+//! CUDA back-end) on synthetic clustered sets, against the CPU back-end in the same run.
 
+use crate::backend::{Backend, BackendChoice, BackendKind};
 use crate::data::Masses;
-use crate::gpu::GpuDevice;
 use crate::halo::{
-    BoxFrame, CatalogueRequest, CellOrder, catalogue, catalogue_cuda, link_components,
-    link_components_cuda, mean_separation, synthetic,
+    FofParams, FofResult, Halo, LinkingLength, find_halos, link_components, synthetic,
 };
 use crate::jobs::Progress;
 use anyhow::Context;
@@ -17,8 +16,6 @@ pub struct CudaBenchOptions<'a> {
     pub sizes: &'a [usize],
     /// Linking lengths in units of the mean separation.
     pub b: &'a [f64],
-    /// Cell orders to compare.
-    pub orders: &'a [CellOrder],
     /// Timed CUDA runs per case.
     pub repeats: usize,
     /// Timed CPU runs per case (0 skips the CPU and the partition check).
@@ -29,16 +26,15 @@ pub struct CudaBenchOptions<'a> {
 
 /// Runs `haloscope bench fof --backend cuda`.
 pub fn run(args: &CudaBenchOptions<'_>) -> anyhow::Result<()> {
-    let device = GpuDevice::open(0)?;
+    let backend = Backend::resolve(BackendChoice::Cuda)?;
+    let device = backend
+        .device()
+        .map(|device| device.info().to_string())
+        .context("the CUDA back-end has no device")?;
     eprintln!(
-        "device: {}; CPU threads: {}",
-        device.info(),
+        "device: {device}; CPU threads: {}",
         rayon::current_num_threads()
     );
-    let frame = BoxFrame {
-        lower: 0.0,
-        size: 1.0,
-    };
     let repeats = args.repeats.max(1);
     let mut cases = Vec::new();
     for &n in args.sizes {
@@ -54,13 +50,9 @@ pub fn run(args: &CudaBenchOptions<'_>) -> anyhow::Result<()> {
                 b,
                 points: &points,
                 masses: &masses,
-                linking_length: b * mean_separation(&points, Some(frame)),
-                frame,
             };
             let cpu = cpu_baseline(&case, args.cpu_repeats)?;
-            for &order in args.orders {
-                cases.push(time_order(&device, &case, order, repeats, &cpu)?);
-            }
+            cases.push(time_case(&backend, &case, repeats, &cpu)?);
         }
     }
     if args.json {
@@ -69,7 +61,7 @@ pub fn run(args: &CudaBenchOptions<'_>) -> anyhow::Result<()> {
             serde_json::json!({
                 "benchmark": "fof",
                 "backend": "cuda",
-                "device": device.info().to_string(),
+                "device": device,
                 "cpu_threads": rayon::current_num_threads(),
                 "repeats": repeats,
                 "cases": cases,
@@ -84,114 +76,111 @@ struct Case<'a> {
     b: f64,
     points: &'a [[f32; 3]],
     masses: &'a Masses,
-    linking_length: f64,
-    frame: BoxFrame,
 }
 
-/// The CPU linker and catalogue on a case: timings, and the partition and catalogue to check
-/// the device against (none when not run).
+impl Case<'_> {
+    /// What `haloscope fof` asks for on this case: periodic box 1, min members 20.
+    fn params(&self, labels: bool) -> FofParams {
+        FofParams {
+            linking_length: LinkingLength::Relative(self.b),
+            min_members: 20,
+            box_size: Some(1.0),
+            labels,
+        }
+    }
+
+    /// `find_halos` on `backend`, timed.
+    fn find(&self, backend: &Backend, labels: bool) -> anyhow::Result<(FofResult, f64)> {
+        let start = Instant::now();
+        let result = find_halos(
+            self.points,
+            self.masses,
+            None,
+            &self.params(labels),
+            backend,
+            &Progress::none(),
+        )?;
+        Ok((result, start.elapsed().as_secs_f64()))
+    }
+}
+
+/// The CPU back-end on a case: timings, and the labelled result to check the device against
+/// (none when not run).
 struct CpuBaseline {
-    /// Canonical set ids and the number of halos.
-    ids: Option<(Vec<u32>, usize)>,
-    catalogue: Option<catalogue::Catalogue>,
+    result: Option<FofResult>,
     link_best: f64,
     link_median: f64,
-    catalogue_best: f64,
+    end_to_end_best: f64,
 }
 
-/// `repeats` timed runs of the CPU linker and catalogue on `case`.
+/// `repeats` timed runs of the CPU linker alone and of `find_halos` with labels on `case`.
 fn cpu_baseline(case: &Case<'_>, repeats: usize) -> anyhow::Result<CpuBaseline> {
-    let (points, ll, frame) = (case.points, case.linking_length, case.frame);
-    let mut ids_and_groups = None;
-    let mut cpu_cat = None;
-    let mut cpu_link = Vec::new();
-    let mut cpu_catalogue = Vec::new();
+    let cpu = Backend::cpu();
+    let mut result = None;
+    let mut link = Vec::new();
+    let mut full = Vec::new();
     for _ in 0..repeats {
+        let (found, seconds) = case.find(&cpu, true)?;
+        full.push(seconds);
         let start = Instant::now();
-        let ids = link_components(points, ll, Some(frame), &Progress::none())?;
-        cpu_link.push(start.elapsed().as_secs_f64());
-        let start = Instant::now();
-        let cat = catalogue::build(&ids, points, case.masses, None, Some(frame), 20);
-        cpu_catalogue.push(start.elapsed().as_secs_f64());
-        ids_and_groups = Some((canonical(&ids), cat.halos.len()));
-        cpu_cat = Some(cat);
+        link_components(
+            case.points,
+            found.linking_length,
+            found.frame,
+            &Progress::none(),
+        )?;
+        link.push(start.elapsed().as_secs_f64());
+        result = Some(found);
     }
-    let (link_best, link_median) = best_and_median(&mut cpu_link);
-    let (catalogue_best, _) = best_and_median(&mut cpu_catalogue);
+    let (link_best, link_median) = best_and_median(&mut link);
+    let (end_to_end_best, _) = best_and_median(&mut full);
     eprintln!(
-        "n={} b={}: cpu link {link_best:.4}/{link_median:.4} s (best/median), catalogue {catalogue_best:.4} s",
-        points.len(),
+        "n={} b={}: cpu link {link_best:.4}/{link_median:.4} s (best/median), find_halos with labels {end_to_end_best:.4} s",
+        case.points.len(),
         case.b
     );
     Ok(CpuBaseline {
-        ids: ids_and_groups,
-        catalogue: cpu_cat,
+        result,
         link_best,
         link_median,
-        catalogue_best,
+        end_to_end_best,
     })
 }
 
-/// The CUDA linker in cell `order` on `case` (`repeats` timed runs after a warm-up), then end to
-/// end without and with labels, each checked against `cpu`; printed, and returned as JSON.
-fn time_order(
-    device: &GpuDevice,
+/// `find_halos` on `backend` for `case` (`repeats` timed runs after a warm-up), without and with
+/// labels, each checked against `cpu`; printed, and returned as JSON.
+fn time_case(
+    backend: &Backend,
     case: &Case<'_>,
-    order: CellOrder,
     repeats: usize,
     cpu: &CpuBaseline,
 ) -> anyhow::Result<serde_json::Value> {
-    let (points, ll, frame, b) = (case.points, case.linking_length, case.frame, case.b);
-    let n = points.len();
-    let (cpu_best, cpu_median, cat_best) = (cpu.link_best, cpu.link_median, cpu.catalogue_best);
+    let (n, b) = (case.points.len(), case.b);
     // Warm-up: NVRTC compile or cache load, first touch of the allocator.
-    let warm = link_components_cuda(device, points, ll, Some(frame), order, &Progress::none())?;
-    let identical = cpu
-        .ids
-        .as_ref()
-        .map(|(ids, _)| *ids == canonical(&warm.set_ids));
-    let mut totals = Vec::new();
-    let mut best_stages = Vec::new();
-    for _ in 0..repeats {
-        let start = Instant::now();
-        let out = link_components_cuda(device, points, ll, Some(frame), order, &Progress::none())?;
-        let seconds = start.elapsed().as_secs_f64();
-        if totals.iter().all(|&t| seconds < t) {
-            best_stages = out.stage_seconds.clone();
-        }
-        totals.push(seconds);
-    }
-    let (best, median) = best_and_median(&mut totals);
-    // End to end: link and the catalogue sums on the device, without labels (what
-    // the GUI asks for) and with the per-particle labels downloaded.
+    let (warm, _) = case.find(backend, false)?;
+    anyhow::ensure!(
+        warm.backend == BackendKind::Cuda,
+        "find_halos ran on {} instead of CUDA",
+        warm.backend.name()
+    );
     let mut runs = Vec::new();
-    for with_labels in [false, true] {
-        let request = CatalogueRequest {
-            positions: points,
-            masses: case.masses,
-            velocities: None,
-            linking_length: ll,
-            frame: Some(frame),
-            min_members: 20,
-            with_labels,
-        };
-        runs.push(end_to_end(
-            device,
-            &request,
-            frame,
-            order,
-            repeats,
-            cpu.catalogue.as_ref(),
-        )?);
+    for labels in [false, true] {
+        runs.push(end_to_end(backend, case, labels, repeats, cpu)?);
     }
     // The catalogue must not depend on whether labels were asked for.
     let same_without_labels = runs[0].last.halos == runs[1].last.halos
         && runs[0].last.n_sets_all_sizes == runs[1].last.n_sets_all_sizes;
+    // Labels equal to the CPU's: the same kept sets, so the same partition of their members.
+    let identical = runs[1]
+        .last
+        .labels
+        .as_ref()
+        .zip(cpu.result.as_ref())
+        .map(|(labels, cpu)| Some(labels) == cpu.labels.as_ref());
     for run in &runs {
         eprintln!(
-            "n={n} b={b} cuda {:<9} END TO END {} {:.4}/{:.4} s; [{}]; catalogue sums {:.4} s; catalogue bit-identical to cpu: {:?}, within tolerance (labels too when asked): {:?}; vs cpu link+catalogue {:.1}x",
-            order.name(),
-            if run.with_labels {
+            "n={n} b={b} cuda END TO END {} {:.4}/{:.4} s; [{}]; catalogue bit-identical to cpu: {:?}, within tolerance (labels too when asked): {:?}; vs cpu link+catalogue {:.1}x",
+            if run.labels {
                 "catalogue + labels"
             } else {
                 "catalogue only    "
@@ -199,45 +188,36 @@ fn time_order(
             run.best,
             run.median,
             stage_text(&run.stages),
-            run.sums_best,
             run.identical,
             run.agrees,
-            (cpu_best + cat_best) / run.best
+            cpu.end_to_end_best / run.best
         );
     }
     eprintln!(
-        "n={n} b={b} cuda {:<9} catalogue with labels == catalogue without: {same_without_labels}",
-        order.name()
+        "n={n} b={b} cuda catalogue with labels == catalogue without: {same_without_labels}; labels identical to cpu: {identical:?}"
     );
-    let stages: Vec<String> = best_stages
-        .iter()
-        .map(|(name, s)| format!("{name} {s:.4}"))
-        .collect();
-    eprintln!(
-        "n={n} b={b} cuda {:<9} link {best:.4}/{median:.4} s; cells {}; [{}]; +catalogue(cpu) {cat_best:.4} s; identical to cpu: {identical:?}; speed-up (link) {:.1}x",
-        order.name(),
-        warm.n_cells,
-        stages.join(", "),
-        cpu_best / best
-    );
+    let stage = |runs: &EndToEnd, name: &str| {
+        runs.stages
+            .iter()
+            .filter(|(stage, _)| *stage == name)
+            .map(|(_, s)| s)
+            .sum::<f64>()
+    };
     Ok(serde_json::json!({
         "n_particles": n,
         "b": b,
-        "linking_length": ll,
-        "order": order.name(),
-        "n_cells": warm.n_cells,
-        "cuda_link_seconds_best": best,
-        "cuda_link_seconds_median": median,
-        "cuda_stage_seconds": best_stages.iter().map(|(name, s)| serde_json::json!({"stage": name, "seconds": s})).collect::<Vec<_>>(),
-        "cpu_link_seconds_best": cpu_best,
-        "cpu_link_seconds_median": cpu_median,
-        "catalogue_seconds_cpu": cat_best,
-        "n_groups_cpu": cpu.ids.as_ref().map(|(_, g)| *g),
+        "linking_length": warm.linking_length,
+        "order": "morton",
+        "cuda_link_seconds": stage(&runs[0], "link"),
+        "cpu_link_seconds_best": cpu.link_best,
+        "cpu_link_seconds_median": cpu.link_median,
+        "cpu_end_to_end_seconds_best": cpu.end_to_end_best,
+        "n_groups_cpu": cpu.result.as_ref().map(|r| r.halos.len()),
         "identical_to_cpu": identical,
         "end_to_end_seconds_best": runs[0].best,
         "end_to_end_seconds_median": runs[0].median,
         "end_to_end_stage_seconds": stage_json(&runs[0].stages),
-        "catalogue_sums_seconds_best": runs[0].sums_best,
+        "catalogue_sums_seconds_best": stage(&runs[0], "catalogue sums"),
         "catalogue_identical_to_cpu": runs[0].identical,
         "catalogue_within_tolerance_of_cpu": runs[0].agrees,
         "labelled_end_to_end_seconds_best": runs[1].best,
@@ -245,18 +225,26 @@ fn time_order(
         "labelled_end_to_end_stage_seconds": stage_json(&runs[1].stages),
         "labelled_catalogue_and_labels_within_tolerance_of_cpu": runs[1].agrees,
         "catalogue_same_with_and_without_labels": same_without_labels,
+        "speedup_vs_cpu": cpu.end_to_end_best / runs[0].best,
     }))
 }
 
 /// The device catalogue's contract (src/halo/cuda/catalogue.rs): labels, set count, sizes
 /// and smallest members equal; masses within a relative 1e-12; centres (minimum image) and radii
 /// within 1e-9 of the box size.
-fn catalogues_agree(
-    cpu: &catalogue::Catalogue,
-    gpu: &catalogue::Catalogue,
-    frame: BoxFrame,
-) -> bool {
+fn catalogues_agree(cpu: &FofResult, gpu: &FofResult) -> bool {
     let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol;
+    let Some(frame) = cpu.frame else {
+        return false;
+    };
+    let same_halo = |c: &Halo, g: &Halo| {
+        c.size == g.size
+            && c.min_index == g.min_index
+            && close(c.mass, g.mass, 1e-12 * c.mass.abs())
+            && (0..3).all(|a| frame.min_image(c.com[a] - g.com[a]).abs() <= 1e-9 * frame.size)
+            && close(c.radius_max, g.radius_max, 1e-9 * frame.size)
+            && close(c.radius_rms, g.radius_rms, 1e-9 * frame.size)
+    };
     // Labels are compared when the device returned them (asked for).
     cpu.n_sets_all_sizes == gpu.n_sets_all_sizes
         && gpu
@@ -264,77 +252,58 @@ fn catalogues_agree(
             .as_ref()
             .is_none_or(|labels| Some(labels) == cpu.labels.as_ref())
         && cpu.halos.len() == gpu.halos.len()
-        && cpu.halos.iter().zip(&gpu.halos).all(|(c, g)| {
-            c.size == g.size
-                && c.min_index == g.min_index
-                && close(c.mass, g.mass, 1e-12 * c.mass.abs())
-                && (0..3).all(|a| frame.min_image(c.com[a] - g.com[a]).abs() <= 1e-9 * frame.size)
-                && close(c.radius_max, g.radius_max, 1e-9 * frame.size)
-                && close(c.radius_rms, g.radius_rms, 1e-9 * frame.size)
-        })
+        && cpu
+            .halos
+            .iter()
+            .zip(&gpu.halos)
+            .all(|(c, g)| same_halo(c, g))
 }
 
 /// Timings and checks of one end-to-end configuration.
 struct EndToEnd {
-    with_labels: bool,
+    labels: bool,
     best: f64,
     median: f64,
     stages: Vec<(&'static str, f64)>,
-    sums_best: f64,
     identical: Option<bool>,
     agrees: Option<bool>,
-    last: catalogue::Catalogue,
+    last: FofResult,
 }
 
-/// `repeats` end-to-end `catalogue_cuda` runs of `request` (periodic in `frame`), timed, each
-/// checked against the CPU catalogue.
+/// `repeats` timed `find_halos` runs of `case` on `backend` (with `labels` or without), each
+/// checked against the CPU's result.
 fn end_to_end(
-    device: &GpuDevice,
-    request: &CatalogueRequest<'_>,
-    frame: BoxFrame,
-    order: CellOrder,
+    backend: &Backend,
+    case: &Case<'_>,
+    labels: bool,
     repeats: usize,
-    cpu_cat: Option<&catalogue::Catalogue>,
+    cpu: &CpuBaseline,
 ) -> anyhow::Result<EndToEnd> {
-    let with_labels = request.with_labels;
     let mut full = Vec::new();
-    let mut sums = Vec::new();
     let mut stages = Vec::new();
     let mut identical = None;
     let mut agrees: Option<bool> = None;
     let mut last = None;
     for _ in 0..repeats {
-        let start = Instant::now();
-        let out = catalogue_cuda(device, request, order, &Progress::none())?;
-        let seconds = start.elapsed().as_secs_f64();
-        sums.push(
-            out.stage_seconds
-                .iter()
-                .filter(|(name, _)| *name == "catalogue sums")
-                .map(|(_, s)| s)
-                .sum::<f64>(),
-        );
+        let (result, seconds) = case.find(backend, labels)?;
         if full.iter().all(|&t| seconds < t) {
-            stages = out.stage_seconds.clone();
+            stages = result.stage_seconds.clone();
         }
         full.push(seconds);
-        if let Some(cpu) = cpu_cat {
+        if let Some(cpu) = &cpu.result {
             // Bit identity is judged on the halos (labels are compared for tolerance below).
-            identical = Some(cpu.halos == out.catalogue.halos);
-            let ok = catalogues_agree(cpu, &out.catalogue, frame)
-                && out.catalogue.labels.is_some() == with_labels;
+            identical = Some(cpu.halos == result.halos);
+            let ok = catalogues_agree(cpu, &result) && result.labels.is_some() == labels;
             agrees = Some(agrees.unwrap_or(true) && ok);
         }
-        last = Some(out.catalogue);
+        last = Some(result);
     }
     let (best, median) = best_and_median(&mut full);
-    let (sums_best, _) = best_and_median(&mut sums);
     Ok(EndToEnd {
-        with_labels,
+        labels,
         best,
         median,
         stages,
-        sums_best,
         identical,
         agrees,
         last: last.context("no end-to-end run")?,
@@ -355,21 +324,6 @@ fn stage_json(stages: &[(&'static str, f64)]) -> Vec<serde_json::Value> {
     stages
         .iter()
         .map(|(name, s)| serde_json::json!({"stage": name, "seconds": s}))
-        .collect()
-}
-
-/// Set ids renamed to the smallest member index of their set.
-fn canonical(ids: &[u32]) -> Vec<u32> {
-    let mut first = vec![u32::MAX; ids.len()];
-    ids.iter()
-        .enumerate()
-        .map(|(i, &id)| {
-            let slot = &mut first[id as usize];
-            if *slot == u32::MAX {
-                *slot = i as u32;
-            }
-            *slot
-        })
         .collect()
 }
 

@@ -11,7 +11,6 @@
 //! box size (or of the data extent when open), tested in tests/fof_cuda.rs. Bit identity would
 //! need the CPU catalogue to adopt the same blocked order, changing its pinned results.
 
-use super::grid::CellOrder;
 use super::link::{LinkRequest, Linked};
 use super::partition::{PartitionOnDevice, partition_on_device};
 use super::support::DeviceRun;
@@ -41,7 +40,7 @@ pub struct CudaCatalogueOutput {
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
-/// Links `request.positions` on `device` (cells in `order`), then builds the catalogue of the
+/// Links `request.positions` on `device`, then builds the catalogue of the
 /// sets with at least `request.min_members` members on the device (sizes, masses, centres,
 /// velocities, radii), and the per-particle labels only when `request.with_labels` (else
 /// neither labelled on the device nor downloaded: 4 bytes per particle saved on the bus; the
@@ -49,7 +48,6 @@ pub struct CudaCatalogueOutput {
 pub fn catalogue_cuda(
     device: &GpuDevice,
     request: &CatalogueRequest<'_>,
-    order: CellOrder,
     progress: &Progress,
 ) -> Result<CudaCatalogueOutput, FofError> {
     let n = request.positions.len();
@@ -70,7 +68,6 @@ pub fn catalogue_cuda(
         positions: request.positions,
         linking_length: request.linking_length,
         frame: request.frame,
-        order,
     };
     let (linked, part) =
         partition_on_device(&mut run, &link, request.min_members, request.with_labels)?;

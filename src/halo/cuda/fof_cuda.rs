@@ -4,16 +4,15 @@
 //! Same grid (cells of side ≤ ll/√3 whose members are all friends), same link rule (d² ≤ ll² in
 //! float64 on the wrapped float32 positions, minimum image when periodic, evaluated with the same
 //! operations: NVRTC compiles with `--fmad=false`), so the partition is identical to the CPU's.
-//! Steps, all on the device (`link.rs`): cell key per particle (row-major, Morton or Hilbert order
-//! of the cell coordinates), stable LSD radix sort of (key, index), sorted float64 positions,
-//! cell starts by scan, a hash table of the non-empty cells, one thread per cell linking its half
+//! Steps, all on the device (`link.rs`): cell key per particle (Morton order of the cell
+//! coordinates), stable LSD radix sort of (key, index), sorted float64 positions, cell starts by
+//! scan, a table of the non-empty 4×4×4 blocks of cells, one thread per cell linking its half
 //! stencil by atomic union-find, compression; then either per-particle set ids or, for the
 //! catalogue, the whole first catalogue step on the device (`partition.rs`: set sizes and smallest
 //! members by atomics, the kept sets, sorted on the host, and per-particle halo labels), so that
 //! one label array comes back instead of set ids the CPU must reduce. Positions go up and labels
 //! come down through pinned staging buffers. Memory O(N).
 
-use super::grid::CellOrder;
 use super::link::{LinkRequest, link_on_device};
 use super::partition::{LabelsArgs, partition_on_device};
 use super::support::DeviceRun;
@@ -41,7 +40,6 @@ pub fn link_components_cuda(
     positions: &[[f32; 3]],
     linking_length: f64,
     frame: Option<BoxFrame>,
-    order: CellOrder,
     progress: &Progress,
 ) -> Result<CudaLinkOutput, FofError> {
     let n = positions.len();
@@ -57,7 +55,6 @@ pub fn link_components_cuda(
         positions,
         linking_length,
         frame,
-        order,
     };
     let linked = link_on_device(&mut run, &request)?;
     let mut set_ids_dev = alloc::<u32>(run.stream, n)?;
@@ -108,7 +105,6 @@ pub fn partition_cuda(
     positions: &[[f32; 3]],
     linking_length: f64,
     frame: Option<BoxFrame>,
-    order: CellOrder,
     min_members: usize,
     progress: &Progress,
 ) -> Result<CudaPartitionOutput, FofError> {
@@ -129,7 +125,6 @@ pub fn partition_cuda(
         positions,
         linking_length,
         frame,
-        order,
     };
     let (_, on_device) = partition_on_device(&mut run, &request, min_members, true)?;
     // The label words are i32 ranks (−1 = all ones) written as u32.

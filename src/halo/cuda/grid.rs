@@ -1,5 +1,5 @@
 //! The cell grid of the CUDA linker, computed on the host exactly as the CPU's `cpu/grid.rs`
-//! builds it, and the order in which cells are laid out in device memory.
+//! builds it; cells are laid out in device memory in Morton order of their coordinates.
 
 use crate::halo::error::FofError;
 use crate::halo::periodic::BoxFrame;
@@ -11,38 +11,6 @@ pub(super) const SIDE_SHRINK: f64 = 1.0 - 1e-6;
 
 /// Same as `cpu/grid.rs`: at most 2^21 cells per axis, so packed coordinates fit in 63 bits.
 const MAX_CELLS_PER_AXIS: u64 = 1 << 21;
-
-/// The order in which cells (and so particles) are laid out in device memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum CellOrder {
-    /// Row-major cell index, x fastest (the CPU's order).
-    RowMajor,
-    /// Z-order of the cell coordinates.
-    #[default]
-    Morton,
-    /// Hilbert order of the cell coordinates.
-    Hilbert,
-}
-
-impl CellOrder {
-    /// The name used on the command line and in JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::RowMajor => "row-major",
-            Self::Morton => "morton",
-            Self::Hilbert => "hilbert",
-        }
-    }
-
-    /// The code the `fof_cell_keys` kernel takes.
-    pub(super) fn code(self) -> i32 {
-        match self {
-            Self::RowMajor => 0,
-            Self::Morton => 1,
-            Self::Hilbert => 2,
-        }
-    }
-}
 
 /// The cell grid's parameters.
 #[derive(Debug, Clone, Copy)]
@@ -61,21 +29,15 @@ impl GridSpec {
         self.dims.map(|d| d as u32)
     }
 
-    /// Bits per cell coordinate of the Morton and Hilbert keys (at least one).
+    /// Bits per cell coordinate of the Morton key (at least one).
     pub(super) fn coordinate_bits(&self) -> u32 {
         let max_dim = self.dims.iter().copied().max().unwrap_or(1);
         (64 - (max_dim - 1).leading_zeros()).max(1)
     }
 
-    /// Significant bits of a cell key in `order`: what the radix sort must sort on.
-    pub(super) fn key_bits(&self, order: CellOrder) -> u32 {
-        match order {
-            CellOrder::RowMajor => {
-                let cells = self.dims[0] * self.dims[1] * self.dims[2];
-                (64 - (cells - 1).leading_zeros()).max(1)
-            }
-            CellOrder::Morton | CellOrder::Hilbert => 3 * self.coordinate_bits(),
-        }
+    /// Significant bits of a cell's Morton key: what the radix sort must sort on.
+    pub(super) fn key_bits(&self) -> u32 {
+        3 * self.coordinate_bits()
     }
 }
 

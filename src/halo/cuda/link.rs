@@ -2,8 +2,8 @@
 //! positions and cells, linking (`link_cells.rs`), compression. Everything stays on the device
 //! for the partition and catalogue passes.
 
-use super::grid::{CellOrder, GridSpec, grid_spec};
-use super::link_cells::{LinkGeometry, SortedCells, link_by_blocks, link_by_cells};
+use super::grid::{GridSpec, grid_spec};
+use super::link_cells::{LinkGeometry, SortedCells, link_by_blocks};
 use super::stencil::half_stencil_offsets;
 use super::support::DeviceRun;
 use crate::gpu::{self, alloc, per_element, upload_pinned};
@@ -11,14 +11,12 @@ use crate::halo::error::FofError;
 use crate::halo::periodic::BoxFrame;
 use cudarc::driver::CudaSlice;
 
-/// What to link: `positions` with `linking_length` (periodic inside `frame` when given), cells
-/// laid out in `order`.
+/// What to link: `positions` with `linking_length` (periodic inside `frame` when given).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct LinkRequest<'a> {
     pub(super) positions: &'a [[f32; 3]],
     pub(super) linking_length: f64,
     pub(super) frame: Option<BoxFrame>,
-    pub(super) order: CellOrder,
 }
 
 /// The linked cells left on the device by [`link_on_device`].
@@ -77,8 +75,6 @@ crate::kernel_args! {
         dim_x: u32,
         dim_y: u32,
         dim_z: u32,
-        bits: u32,
-        order: i32,
         keys: &'a mut CudaSlice<u64>,
         values: &'a mut CudaSlice<u32>,
     }
@@ -163,7 +159,7 @@ pub(super) fn link_on_device(
     let spec = grid_spec(request.positions, request.linking_length, request.frame)?;
     let frame = DeviceFrame::of(request.frame);
     let keyed = key_particles(run, request, &spec, frame)?;
-    let (sorted_keys, order) = sort_by_cell(run, keyed.keys, keyed.indices, n, &spec, request)?;
+    let (sorted_keys, order) = sort_by_cell(run, keyed.keys, keyed.indices, n, &spec)?;
     let cells = find_cells(run, keyed.positions, sorted_keys, &order, &spec, frame)?;
     let parent = link_and_compress(run, &cells, &spec, frame, request)?;
     Ok(Linked {
@@ -175,7 +171,7 @@ pub(super) fn link_on_device(
     })
 }
 
-/// Pass 1: upload the positions and key every particle by its cell in `request.order`.
+/// Pass 1: upload the positions and key every particle by its cell's Morton key.
 fn key_particles(
     run: &mut DeviceRun<'_>,
     request: &LinkRequest<'_>,
@@ -202,8 +198,6 @@ fn key_particles(
         dim_x: dims[0],
         dim_y: dims[1],
         dim_z: dims[2],
-        bits: spec.coordinate_bits(),
-        order: request.order.code(),
         keys: &mut keys,
         values: &mut indices,
     };
@@ -226,10 +220,9 @@ fn sort_by_cell(
     indices: CudaSlice<u32>,
     n: usize,
     spec: &GridSpec,
-    request: &LinkRequest<'_>,
 ) -> Result<(CudaSlice<u64>, CudaSlice<u32>), FofError> {
     run.progress.report("cuda: sort", 0, 1);
-    let key_bits = spec.key_bits(request.order);
+    let key_bits = spec.key_bits();
     let sorted = run
         .kernels
         .sort
@@ -316,8 +309,8 @@ fn find_cells(
     })
 }
 
-/// Pass 4: every cell its own set, the neighbour cells linked (by 4×4×4 blocks in Morton order,
-/// else cell by cell), then every cell pointed at its set's root.
+/// Pass 4: every cell its own set, the neighbour cells linked (by 4×4×4 blocks of the Morton
+/// order), then every cell pointed at its set's root.
 fn link_and_compress(
     run: &mut DeviceRun<'_>,
     cells: &Cells,
@@ -362,11 +355,7 @@ fn link_and_compress(
         sy,
         sz,
     };
-    if request.order == CellOrder::Morton {
-        link_by_blocks(run, &sorted, &geometry, &stencil, &mut parent)?;
-    } else {
-        link_by_cells(run, &sorted, &geometry, &mut parent)?;
-    }
+    link_by_blocks(run, &sorted, &geometry, &stencil, &mut parent)?;
     run.stage("link")?;
     run.progress.check()?;
     let args = ParentArgs {

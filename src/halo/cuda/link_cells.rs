@@ -1,5 +1,5 @@
-//! The link step of the CUDA linker (`link.rs`): the per-cell hash linker (any cell order) and
-//! the Morton block-table linker (kernels/fof_blocks.cu).
+//! The link step of the CUDA linker (`link.rs`): the Morton block-table linker
+//! (kernels/fof_blocks.cu).
 
 use super::stencil::block_stencil_masks;
 use super::support::{DeviceRun, empty_hash_keys};
@@ -35,44 +35,6 @@ pub(super) struct LinkGeometry<'a> {
     pub(super) ll2: f64,
     pub(super) stencil: &'a CudaSlice<i32>,
     pub(super) n_stencil: u32,
-}
-
-crate::kernel_args! {
-    /// `fof_hash_insert`: `cell_coords` holds `n_cells` entries; the table (`mask` + 1 slots,
-    /// a power of two ≥ 2·n_cells) its keys and values; one thread per cell.
-    struct HashInsertArgs<'a> {
-        cell_coords: &'a CudaSlice<u64>,
-        n_cells: u32,
-        table_keys: &'a mut CudaSlice<u64>,
-        table_values: &'a mut CudaSlice<u32>,
-        mask: u64,
-    }
-}
-
-crate::kernel_args! {
-    /// `fof_link`: cells as [`SortedCells`] (`n_cells` cells over the sorted positions), the
-    /// cell hash table of `mask` + 1 slots, 3·`n_stencil` stencil ints, `parent` of `n_cells`;
-    /// one thread per cell.
-    struct LinkArgs<'a> {
-        cell_start: &'a CudaSlice<u32>,
-        cell_coords: &'a CudaSlice<u64>,
-        n_cells: u32,
-        sx: &'a CudaSlice<f64>,
-        sy: &'a CudaSlice<f64>,
-        sz: &'a CudaSlice<f64>,
-        table_keys: &'a CudaSlice<u64>,
-        table_values: &'a CudaSlice<u32>,
-        mask: u64,
-        stencil: &'a CudaSlice<i32>,
-        n_stencil: u32,
-        dim_x: u32,
-        dim_y: u32,
-        dim_z: u32,
-        periodic: i32,
-        box_size: f64,
-        ll2: f64,
-        parent: &'a mut CudaSlice<u32>,
-    }
 }
 
 crate::kernel_args! {
@@ -141,63 +103,6 @@ crate::kernel_args! {
     }
 }
 
-/// Any cell order: a hash table of the non-empty cells, one probe per half-stencil offset.
-pub(super) fn link_by_cells(
-    run: &mut DeviceRun<'_>,
-    sorted: &SortedCells<'_>,
-    g: &LinkGeometry<'_>,
-    parent: &mut CudaSlice<u32>,
-) -> Result<(), FofError> {
-    let stream = run.stream;
-    let n_cells32 = g.n_cells as u32;
-    let (mut table_keys, mask) = empty_hash_keys(stream, g.n_cells)?;
-    let mut table_values = alloc::<u32>(stream, table_keys.len())?;
-    let args = HashInsertArgs {
-        cell_coords: sorted.cell_coords,
-        n_cells: n_cells32,
-        table_keys: &mut table_keys,
-        table_values: &mut table_values,
-        mask,
-    };
-    // SAFETY: the table has at least 2·n_cells slots (mask = len − 1, a power of two), so
-    // linear probing always finds an empty slot; one thread per cell.
-    unsafe {
-        gpu::launch(
-            stream,
-            &run.kernels.hash_insert,
-            per_element(g.n_cells, 0),
-            args,
-        )
-    }?;
-    run.stage("cell hash")?;
-    run.progress.check()?;
-    run.progress.report("cuda: linking", 0, 1);
-    let args = LinkArgs {
-        cell_start: sorted.cell_start,
-        cell_coords: sorted.cell_coords,
-        n_cells: n_cells32,
-        sx: sorted.sx,
-        sy: sorted.sy,
-        sz: sorted.sz,
-        table_keys: &table_keys,
-        table_values: &table_values,
-        mask,
-        stencil: g.stencil,
-        n_stencil: g.n_stencil,
-        dim_x: g.dims32[0],
-        dim_y: g.dims32[1],
-        dim_z: g.dims32[2],
-        periodic: g.periodic,
-        box_size: g.box_size,
-        ll2: g.ll2,
-        parent,
-    };
-    // SAFETY: cell indices from the table are < n_cells; member ranges from cell_start lie in
-    // 0..n (the sorted arrays' length); stencil holds 3·n_stencil ints.
-    unsafe { gpu::launch(stream, &run.kernels.link, per_element(g.n_cells, 0), args) }?;
-    Ok(())
-}
-
 /// Whether the block table is a dense array over all ceil(dims / 4) blocks of the grid (no
 /// count, no hashing, no probing) rather than a hash of the non-empty blocks: when the grid
 /// has at most `limit` blocks per particle.
@@ -206,7 +111,7 @@ pub(super) fn dense_block_table(dims: [u32; 3], n_particles: usize, limit: u64) 
     blocks <= limit.saturating_mul(n_particles as u64)
 }
 
-/// Morton order: a table of the non-empty 4×4×4 blocks (first cell, occupancy mask), one
+/// A table of the non-empty 4×4×4 blocks of the Morton order (first cell, occupancy mask), one
 /// lookup per neighbour block instead of one per neighbour cell (kernels/fof_blocks.cu). The
 /// table is dense (indexed by the block's row-major position) when the grid has at most
 /// [`DENSE_BLOCKS_PER_PARTICLE`] blocks per particle, else a hash of the non-empty blocks.

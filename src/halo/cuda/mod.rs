@@ -17,7 +17,6 @@ mod support;
 
 pub use catalogue::{CudaCatalogueOutput, catalogue_cuda};
 pub use fof_cuda::{CudaLinkOutput, CudaPartitionOutput, link_components_cuda, partition_cuda};
-pub use grid::CellOrder;
 pub use stencil::half_stencil_offsets;
 
 #[cfg(test)]
