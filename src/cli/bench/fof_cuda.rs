@@ -4,7 +4,8 @@
 use crate::backend::{Backend, BackendChoice, BackendKind};
 use crate::data::Masses;
 use crate::halo::{
-    FofParams, FofResult, Halo, LinkingLength, find_halos, link_components, synthetic,
+    FofParams, FofResult, Halo, LinkingLength, SeparationFrom, find_halos, link_components,
+    synthetic,
 };
 use crate::jobs::Progress;
 use anyhow::Context;
@@ -85,6 +86,8 @@ impl Case<'_> {
             linking_length: LinkingLength::Relative(self.b),
             min_members: 20,
             box_size: Some(1.0),
+            // One mass: the mean separation, as `bench fof` on the CPU pins it.
+            separation_from: SeparationFrom::Mean,
             labels,
         }
     }
