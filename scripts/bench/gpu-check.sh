@@ -3,18 +3,20 @@
 # headline benchmarks of BENCHMARKS.md, for one bundle made by scripts/device-bundle.sh (and,
 # for a before/after table, a second "before" binary run alternately in the same call).
 #
-#   scripts/bench/gpu-check.sh BUNDLE_DIR OUT_DIR [BEFORE_BINARY]
+#   scripts/bench/gpu-check.sh tests|bench BUNDLE_DIR OUT_DIR [BEFORE_BINARY]
 #
+# `tests` runs the GPU tests and the sanitizers, `bench` the benchmarks (each fits one device call).
 # BUNDLE_DIR holds bin/ (haloscope and the test binaries), lib/ and shared/; OUT_DIR gets
 # tests.log, sanitizer.log and bench.log. The test binaries read the shared data from
 # $HALOSCOPE_SHARED and the project root from the working directory (run it from the checkout).
 set -u
-bundle=$1; out=$2; before=${3:-}
+mode=$1; bundle=$2; out=$3; before=${4:-}
 B=$bundle/bin
 export LD_LIBRARY_PATH=$bundle/lib HALOSCOPE_SHARED=$bundle/shared HALOSCOPE_BIN=$B/haloscope
 mkdir -p "$out"
+if [ "$mode" = tests ]; then
 { nvidia-smi -L; lscpu | grep -E 'Model name|^CPU\(s\)'; } > "$out/tests.log"
-for t in render_goldens render_cuda render_cuda_variants fof_cuda fof_cuda_catalogue twopoint_cuda app_cuda movie_cuda gpu_device; do
+for t in render_goldens render_cuda render_cuda_variants fof_cuda fof_cuda_catalogue fof_zoom twopoint_cuda app_cuda movie_cuda gpu_device; do
     [ -x "$B/$t" ] || { echo "=== $t missing" >> "$out/tests.log"; continue; }
     echo "=== $t" >> "$out/tests.log"
     "$B/$t" --include-ignored --test-threads 1 >> "$out/tests.log" 2>&1
@@ -29,22 +31,24 @@ for run in "memcheck twopoint_cuda ic40_observed" "racecheck twopoint_cuda gpu_b
     timeout 120 compute-sanitizer --tool "$1" "$B/$2" --ignored --test-threads 1 "$3" >> "$out/sanitizer.log" 2>&1
     echo "$run rc=$?"; tail -1 "$out/sanitizer.log"
 done
+exit 0
+fi
 
 E=$bundle/shared/data/events/IC86-2011
 benches() {
     local bin=$1 tag=$2
     echo "### $tag render cuda"
-    "$bin" bench render --backend cuda --large gpu --particles 100000000 --sizes 2048 --repeat 3 2>&1 | grep -E '^ +[0-9]' | cut -c1-120
+    "$bin" bench render --backend cuda --large gpu --particles 100000000 --sizes 2048 --colour none,Density --repeat 3 2>&1 | grep -vE '^\s*$'
     echo "### $tag twopoint cuda"
-    "$bin" bench twopoint --backend cuda --threads 16 --launch-sizes 512 --gpu-trials 1024 "$E/upgoing_events.txt" "$E/downgoing_events.txt" 2>&1 | tail -4 | cut -c1-200
+    "$bin" bench twopoint --backend cuda --threads 16 --launch-sizes 512 --gpu-trials 1024 "$E/upgoing_events.txt" "$E/downgoing_events.txt" 2>&1 | grep -vE '^\s*$'
     echo "### $tag fof cuda"
-    "$bin" bench fof --backend cuda --n 100000000 --repeats 3 --cpu-repeats 0 2>&1 | tail -6 | cut -c1-200
+    "$bin" bench fof --backend cuda --n 100000000 --repeats 3 --cpu-repeats 0 2>&1 | grep -vE '^\s*$'
     echo "### $tag render cpu 1 thread"
-    RAYON_NUM_THREADS=1 "$bin" bench render --backend cpu --particles 10000000 --sizes 2048 --radii 1 --repeat 3 2>&1 | grep -E '^ +[0-9]' | cut -c1-120
+    RAYON_NUM_THREADS=1 "$bin" bench render --backend cpu --particles 10000000 --sizes 2048 --radii 1 --repeat 3 2>&1 | grep -vE '^\s*$'
 }
 : > "$out/bench.log"
 for round in 1 2; do
     [ -n "$before" ] && benches "$before" "before-$round" >> "$out/bench.log" 2>&1
     benches "$B/haloscope" "after-$round" >> "$out/bench.log" 2>&1
 done
-cat "$out/bench.log"
+grep -E "^###|^\[colour|per trial|trials/s|speed|s/" "$out/bench.log" | cut -c1-160
