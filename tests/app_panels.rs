@@ -292,10 +292,13 @@ fn two_point_panel_shows_the_library_counts_and_live_plots() {
         egui::pos2(0.0, WINDOW.y - 30.0),
         WINDOW.to_pos2(),
     ));
+    // The summary lines at the top of the view change from run to run (trials/s, and the line
+    // under it, the best bin's significance, was seen drawn differently in one of two identical
+    // runs); that text is checked through its label elsewhere.
     let central = app(&harness).viewport.rect();
     harness.mask(egui::Rect::from_min_max(
         egui::pos2(central.left(), 0.0),
-        egui::pos2(WINDOW.x, 78.0),
+        egui::pos2(WINDOW.x, 94.0),
     ));
     harness.snapshot("app_two_point");
 }

@@ -14,7 +14,7 @@ use haloscope::backend::{Backend, BackendChoice, BackendKind};
 use haloscope::data::{LoadOptions, SpeciesKind, demo::demo_snapshot, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::halo::{
-    BoxFrame, FofError, FofParams, FofResult, LinkingLength, catalogue, find_halos,
+    BoxFrame, FofError, FofParams, FofResult, LinkingLength, SeparationFrom, catalogue, find_halos,
     link_components, link_components_brute_force, link_components_cuda, select_particles,
     snapshot_box_size, synthetic,
 };
@@ -247,9 +247,11 @@ fn shared_snapshots_give_the_cpu_partition_and_the_references() {
             (true, None) => Some(1.0),
         };
         let selected = select_particles(&snapshot, species).expect("selection");
+        // The mean separation of all particles, as the references were made and so that test4's
+        // cluster stays the dense stress case (its zoom-in spacing is tests/fof_zoom.rs's).
         let params = FofParams {
             linking_length: LinkingLength::Relative(b),
-            separation_from: Default::default(),
+            separation_from: SeparationFrom::Mean,
             min_members,
             box_size,
             labels: true,
