@@ -244,7 +244,7 @@ fn run_chunks(
             let small = passes.small(&chunk, &sorted)?;
             let medium = passes.medium(&chunk, &small)?;
             if wide_border > 0.0 {
-                passes.wide(&chunk, &medium)?;
+                passes.wide(copy, &medium)?;
             }
             let copy_start = Instant::now();
             passes.large(copy, tuning.large, &medium, (si, &mut large_host))?;

@@ -227,10 +227,25 @@ impl Passes<'_> {
     }
 
     /// The wide-border tiles: large splats with the centre on the image and R below the wide
-    /// border (large splats on the GPU only).
-    pub(super) fn wide(&mut self, c: &Chunk<'_>, start: &Mark) -> Result<(), GpuError> {
+    /// border (large splats on the GPU only). The launch covers exactly the wide segments, whose
+    /// count comes back on the `copy` stream (which waits only for the scan, so the small and
+    /// medium passes queued before keep the device busy meanwhile): a bound of one block per
+    /// tile and per WIDE_SEGMENT particles left about 4·10^5 empty 1024-thread blocks at 10^8
+    /// particles, about 1 ms even when no splat is wide.
+    pub(super) fn wide(&mut self, copy: &Arc<CudaStream>, start: &Mark) -> Result<(), GpuError> {
+        let n = self.plan.n_tiles;
+        let first = copy.clone_dtoh(&self.sort.seg_start.slice(n..n + 1))?;
+        let last = copy.clone_dtoh(&self.sort.seg_start.slice(2 * n..2 * n + 1))?;
+        let blocks = match (first.first(), last.first()) {
+            (Some(&a), Some(&b)) => b.saturating_sub(a) as usize,
+            _ => 0,
+        };
+        if blocks == 0 {
+            let e5 = self.mark()?;
+            self.timer.stage("wide_tiles", start, &e5);
+            return Ok(());
+        }
         let p = &self.plan;
-        let blocks = p.n_tiles + c.len.div_ceil(WIDE_SEGMENT as usize);
         let args = TileArgs {
             sorted: &self.sort.sorted,
             tile_start: &self.sort.tile_start,
