@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages Haloscope needs when they are missing (Debian/Ubuntu).
-# Build: libhdf5-dev, pkg-config. Run/test: a software Vulkan driver and EGL (mesa) so wgpu works
+# Build: libhdf5-dev, pkg-config, nasm (OpenH264's SIMD assembly: without it the MP4 encoder
+# builds in plain C, several times slower). Run/test: a software Vulkan driver and EGL (mesa) so wgpu works
 # without a GPU, and Xvfb for the real-window test.
 set -euo pipefail
 
-packages=(pkg-config libhdf5-dev mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0
+packages=(pkg-config libhdf5-dev nasm mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0
           libgl1-mesa-dri libxkbcommon-x11-0 xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do

@@ -5,9 +5,9 @@
 //! by [`Mp4Encoder::finish`]; dropping the encoder before that (error, cancel) deletes it, so a
 //! failed export never leaves a truncated MP4 under the final name.
 
+use super::segments::{CodedSegment, SegmentPipeline, with_parameter_sets};
 use image::RgbImage;
-use openh264::OpenH264API;
-use openh264::encoder::{Encoder, EncoderConfig, FrameRate, IntraFramePeriod, RateControlMode};
+use openh264::encoder::{EncoderConfig, FrameRate, IntraFramePeriod, RateControlMode};
 use openh264::formats::{RgbSliceU8, YUVBuffer};
 use std::fs::File;
 use std::io::BufWriter;
@@ -19,10 +19,6 @@ use tempfile::TempPath;
 const TRACK_TIMESCALE: u32 = 90_000;
 /// Movie (mvhd) timescale: milliseconds.
 const MOVIE_TIMESCALE: u32 = 1_000;
-/// H.264 NAL unit types (ITU-T H.264 Table 7-1).
-const NAL_IDR_SLICE: u8 = 5;
-const NAL_SPS: u8 = 7;
-const NAL_PPS: u8 = 8;
 
 /// Encoder settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,21 +122,32 @@ pub struct Mp4Summary {
 }
 
 /// Streams RGB frames into an H.264 MP4. Create, [`push_frame`](Self::push_frame) each frame in
-/// order, then [`finish`](Self::finish).
+/// order, then [`finish`](Self::finish). Frames are coded in key-frame segments on several
+/// threads ([`SegmentPipeline`]) and written in order.
 pub struct Mp4Encoder {
     final_path: PathBuf,
     temp_path: TempPath,
-    writer: mp4::Mp4Writer<BufWriter<File>>,
-    encoder: Encoder,
-    yuv: YUVBuffer,
+    track: Mp4Track,
+    pipeline: SegmentPipeline,
     /// Frame size as given.
     width: u32,
     height: u32,
     /// Encoded size: rounded up to even, as 4:2:0 chroma needs.
     encoded_width: u32,
     encoded_height: u32,
-    sample_duration: u32,
     frames: usize,
+}
+
+/// The MP4 being written: its video track is added with the first segment's parameter sets.
+struct Mp4Track {
+    path: PathBuf,
+    writer: mp4::Mp4Writer<BufWriter<File>>,
+    width: u16,
+    height: u16,
+    sample_duration: u32,
+    /// The parameter sets in the avcC box, once the track exists.
+    parameter_sets: Option<(Vec<u8>, Vec<u8>)>,
+    written: usize,
 }
 
 impl std::fmt::Debug for Mp4Encoder {
@@ -220,19 +227,33 @@ impl Mp4Encoder {
             .intra_frame_period(IntraFramePeriod::from_num_frames(
                 settings.keyframe_interval,
             ));
-        let encoder = Encoder::with_api_config(OpenH264API::from_source(), config)
-            .map_err(|err| h264_error(path, err))?;
+        // Each segment is one key-frame interval and starts with its own IDR frame, so the
+        // segments' frame types are those of one encoder coding the whole movie.
+        let segment_len = (settings.keyframe_interval > 0).then_some(settings.keyframe_interval);
+        let pipeline = SegmentPipeline::start(
+            path,
+            config,
+            encoded_width as usize,
+            encoded_height as usize,
+            segment_len.map(|n| n as usize),
+        );
         Ok(Self {
-            final_path,
+            final_path: final_path.clone(),
             temp_path,
-            writer,
-            encoder,
-            yuv: YUVBuffer::new(encoded_width as usize, encoded_height as usize),
+            track: Mp4Track {
+                path: final_path,
+                writer,
+                width: encoded_width as u16,
+                height: encoded_height as u16,
+                sample_duration: sample_ticks as u32,
+                parameter_sets: None,
+                written: 0,
+            },
+            pipeline,
             width,
             height,
             encoded_width,
             encoded_height,
-            sample_duration: sample_ticks as u32,
             frames: 0,
         })
     }
@@ -260,89 +281,16 @@ impl Mp4Encoder {
             });
         }
         let size = (self.encoded_width as usize, self.encoded_height as usize);
+        let mut yuv = YUVBuffer::new(size.0, size.1);
         if (self.encoded_width, self.encoded_height) == (self.width, self.height) {
-            self.yuv.read_rgb8(RgbSliceU8::new(image.as_raw(), size));
+            yuv.read_rgb8(RgbSliceU8::new(image.as_raw(), size));
         } else {
             let padded = pad_to(image, self.encoded_width, self.encoded_height);
-            self.yuv.read_rgb8(RgbSliceU8::new(padded.as_raw(), size));
+            yuv.read_rgb8(RgbSliceU8::new(padded.as_raw(), size));
         }
-        let timestamp_ms = (self.frames as u64 * u64::from(self.sample_duration) * 1000)
-            / u64::from(TRACK_TIMESCALE);
-        let bitstream = self
-            .encoder
-            .encode_at(&self.yuv, openh264::Timestamp::from_millis(timestamp_ms))
-            .map_err(|err| h264_error(&self.final_path, err))?;
-        let mut sample = Vec::new();
-        let mut sps = None;
-        let mut pps = None;
-        let mut is_sync = false;
-        for layer_index in 0..bitstream.num_layers() {
-            let Some(layer) = bitstream.layer(layer_index) else {
-                continue;
-            };
-            for nal_index in 0..layer.nal_count() {
-                let Some(nal) = layer.nal_unit(nal_index).map(strip_start_code) else {
-                    continue;
-                };
-                let Some(&header) = nal.first() else {
-                    continue;
-                };
-                match header & 0x1f {
-                    // Parameter sets go into the avcC box, not the samples.
-                    NAL_SPS => sps = Some(nal.to_vec()),
-                    NAL_PPS => pps = Some(nal.to_vec()),
-                    nal_type => {
-                        is_sync |= nal_type == NAL_IDR_SLICE;
-                        // AVC sample format: each NAL prefixed by its 4-byte big-endian length
-                        // (ISO/IEC 14496-15 §5.3.2, lengthSizeMinusOne = 3 in mp4's avcC).
-                        let length = u32::try_from(nal.len()).map_err(|_| EncodeError::Mp4 {
-                            path: self.final_path.clone(),
-                            message: format!("NAL unit of {} bytes", nal.len()),
-                        })?;
-                        sample.extend_from_slice(&length.to_be_bytes());
-                        sample.extend_from_slice(nal);
-                    }
-                }
-            }
-        }
-        if sample.is_empty() {
-            return Err(EncodeError::EmptyFrame {
-                path: self.final_path.clone(),
-                frame: self.frames,
-            });
-        }
-        if self.frames == 0 {
-            let (Some(seq_param_set), Some(pic_param_set)) = (sps, pps) else {
-                return Err(EncodeError::Mp4 {
-                    path: self.final_path.clone(),
-                    message: "the first frame carries no SPS/PPS".into(),
-                });
-            };
-            let track = mp4::TrackConfig {
-                track_type: mp4::TrackType::Video,
-                timescale: TRACK_TIMESCALE,
-                language: "und".into(),
-                media_conf: mp4::MediaConfig::AvcConfig(mp4::AvcConfig {
-                    width: self.encoded_width as u16,
-                    height: self.encoded_height as u16,
-                    seq_param_set,
-                    pic_param_set,
-                }),
-            };
-            self.writer
-                .add_track(&track)
-                .map_err(|err| mp4_error(&self.final_path, err))?;
-        }
-        let mp4_sample = mp4::Mp4Sample {
-            start_time: self.frames as u64 * u64::from(self.sample_duration),
-            duration: self.sample_duration,
-            rendering_offset: 0,
-            is_sync,
-            bytes: mp4::Bytes::from(sample),
-        };
-        self.writer
-            .write_sample(1, &mp4_sample)
-            .map_err(|err| mp4_error(&self.final_path, err))?;
+        let track = &mut self.track;
+        self.pipeline
+            .push(yuv, |segment| track.write_segment(segment))?;
         self.frames += 1;
         Ok(())
     }
@@ -353,7 +301,11 @@ impl Mp4Encoder {
         if self.frames == 0 {
             return Err(EncodeError::NoFrames { path });
         }
-        self.writer
+        let track = &mut self.track;
+        self.pipeline
+            .finish(|segment| track.write_segment(segment))?;
+        self.track
+            .writer
             .write_end()
             .map_err(|err| mp4_error(&path, err))?;
         let io_error = |source| EncodeError::Io {
@@ -361,6 +313,7 @@ impl Mp4Encoder {
             source,
         };
         let file = self
+            .track
             .writer
             .into_writer()
             .into_inner()
@@ -381,13 +334,63 @@ impl Mp4Encoder {
     }
 }
 
-/// The NAL unit without its Annex B start code (00 00 01 or 00 00 00 01).
-fn strip_start_code(nal: &[u8]) -> &[u8] {
-    let zeros = nal.iter().take_while(|&&b| b == 0).count();
-    if zeros >= 2 && nal.get(zeros) == Some(&1) {
-        &nal[zeros + 1..]
-    } else {
-        nal
+impl Mp4Track {
+    /// Appends a coded segment's frames as samples; the first segment's parameter sets make the
+    /// track's avcC box, and a later segment whose encoder wrote other ones carries its own in
+    /// its first sample.
+    fn write_segment(&mut self, segment: CodedSegment) -> Result<(), EncodeError> {
+        let in_band = match (&self.parameter_sets, segment.sps, segment.pps) {
+            (None, Some(sps), Some(pps)) => {
+                self.add_track(&sps, &pps)?;
+                self.parameter_sets = Some((sps, pps));
+                None
+            }
+            (None, _, _) => {
+                return Err(EncodeError::Mp4 {
+                    path: self.path.clone(),
+                    message: "the first frame carries no SPS/PPS".into(),
+                });
+            }
+            (Some(known), Some(sps), Some(pps)) if (&known.0, &known.1) != (&sps, &pps) => {
+                Some((sps, pps))
+            }
+            (Some(_), _, _) => None,
+        };
+        for (i, frame) in segment.frames.into_iter().enumerate() {
+            let bytes = match (&in_band, i) {
+                (Some((sps, pps)), 0) => with_parameter_sets(sps, pps, &frame.data),
+                _ => frame.data,
+            };
+            let sample = mp4::Mp4Sample {
+                start_time: self.written as u64 * u64::from(self.sample_duration),
+                duration: self.sample_duration,
+                rendering_offset: 0,
+                is_sync: frame.is_sync,
+                bytes: mp4::Bytes::from(bytes),
+            };
+            self.writer
+                .write_sample(1, &sample)
+                .map_err(|err| mp4_error(&self.path, err))?;
+            self.written += 1;
+        }
+        Ok(())
+    }
+
+    fn add_track(&mut self, sps: &[u8], pps: &[u8]) -> Result<(), EncodeError> {
+        let track = mp4::TrackConfig {
+            track_type: mp4::TrackType::Video,
+            timescale: TRACK_TIMESCALE,
+            language: "und".into(),
+            media_conf: mp4::MediaConfig::AvcConfig(mp4::AvcConfig {
+                width: self.width,
+                height: self.height,
+                seq_param_set: sps.to_vec(),
+                pic_param_set: pps.to_vec(),
+            }),
+        };
+        self.writer
+            .add_track(&track)
+            .map_err(|err| mp4_error(&self.path, err))
     }
 }
 
@@ -397,13 +400,6 @@ fn pad_to(image: &RgbImage, width: u32, height: u32) -> RgbImage {
     RgbImage::from_fn(width, height, |x, y| {
         *image.get_pixel(x.min(max_x), y.min(max_y))
     })
-}
-
-fn h264_error(path: &Path, err: openh264::Error) -> EncodeError {
-    EncodeError::H264 {
-        path: path.to_path_buf(),
-        message: err.to_string(),
-    }
 }
 
 fn mp4_error(path: &Path, err: mp4::Error) -> EncodeError {
@@ -416,13 +412,6 @@ fn mp4_error(path: &Path, err: mp4::Error) -> EncodeError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn start_codes_of_both_lengths_are_stripped() {
-        assert_eq!(strip_start_code(&[0, 0, 0, 1, 0x67, 9]), &[0x67, 9]);
-        assert_eq!(strip_start_code(&[0, 0, 1, 0x68]), &[0x68]);
-        assert_eq!(strip_start_code(&[0x65, 1]), &[0x65, 1]);
-    }
 
     #[test]
     fn odd_frames_are_padded_by_repeating_the_edge() {

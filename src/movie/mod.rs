@@ -18,6 +18,7 @@ pub mod keyframe;
 pub mod path;
 pub mod path_file;
 pub mod presets;
+pub mod segments;
 
 pub use encode::{EncodeError, Mp4Encoder, Mp4Settings};
 pub use frame_renderer::{FrameRenderer, fill_missing_smoothing_lengths};
