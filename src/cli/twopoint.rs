@@ -54,28 +54,35 @@ pub struct TwopointArgs {
 
 /// Runs `haloscope twopoint`.
 pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
-    let started = Instant::now();
+    let mut stages = StageSeconds::start();
     let backend = Backend::resolve(args.backend).context("--backend cuda")?;
     let progress = super::progress_bar::terminal_progress();
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
-    let list = events::read(&paths, &progress)?;
+    let list = stages.time("read", || events::read(&paths, &progress))?;
     let config = TwoPointConfig {
         bin_step_deg: args.bin_step,
         bin_count: args.bins,
         cut_fractions: args.cuts.clone(),
     };
-    let mut prepared = prepare(&list, &config).context("two-point configuration")?;
-    prepared.set_scramble(args.scramble).context("--scramble")?;
-    let mut run = TwoPointRun::observe(prepared, args.seed, args.first_trial, &backend)?;
+    let prepared = stages.time("prepare", || -> anyhow::Result<_> {
+        let mut prepared = prepare(&list, &config).context("two-point configuration")?;
+        prepared.set_scramble(args.scramble).context("--scramble")?;
+        Ok(prepared)
+    })?;
+    let mut run = stages.time("observe", || {
+        TwoPointRun::observe(prepared, args.seed, args.first_trial, &backend)
+    })?;
     let batch = args.batch.unwrap_or_else(|| default_batch(&backend));
-    run.run_trials(args.trials, Batches::Fixed(batch), &progress, |_| {})?;
+    stages.time("trials", || {
+        run.run_trials(args.trials, Batches::Fixed(batch), &progress, |_| {})
+    })?;
     let (prepared, analysis) = (&run.prepared, &run.analysis);
     let backend = backend.kind().name();
-    let summary = analysis.summary();
-    let post_trial = analysis.post_trial();
-    let seconds = started.elapsed().as_secs_f64();
+    let (summary, post_trial) =
+        stages.time("statistics", || (analysis.summary(), analysis.post_trial()));
+    let seconds = stages.total();
     let report = report_json(
-        &args, prepared, analysis, &summary, post_trial, backend, seconds,
+        &args, prepared, analysis, &summary, post_trial, backend, &stages,
     );
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
@@ -108,8 +115,9 @@ fn report_json(
     summary: &Summary,
     post_trial: PostTrialSignificance,
     backend: &str,
-    seconds: f64,
+    stages: &StageSeconds,
 ) -> Value {
+    let seconds = stages.total();
     let n_bins = prepared.bins.len();
     let mut cuts = Map::new();
     for cut in &prepared.cuts {
@@ -164,6 +172,9 @@ fn report_json(
         "post_trial": post_trial.to_json(),
         "backend": backend,
         "seconds": seconds,
+        // Where the time went, so the end-to-end time per trial can be set beside the kernel's.
+        "stage_seconds": stages.to_json(),
+        "seconds_per_trial": (analysis.trials() > 0).then(|| seconds / analysis.trials() as f64),
     })
 }
 
@@ -215,4 +226,43 @@ fn human_report(
     }
     out += &format!("{} of the most significant bin\n", post_trial.text());
     out
+}
+
+/// Wall-clock seconds of the named stages of one run, in order, and of the whole run.
+#[derive(Debug)]
+struct StageSeconds {
+    started: Instant,
+    stages: Vec<(&'static str, f64)>,
+}
+
+impl StageSeconds {
+    /// Starts the run's clock.
+    fn start() -> Self {
+        Self {
+            started: Instant::now(),
+            stages: Vec::new(),
+        }
+    }
+
+    /// Seconds since [`Self::start`].
+    fn total(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Runs `stage` and records its time under `name`.
+    fn time<T>(&mut self, name: &'static str, stage: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = stage();
+        self.stages.push((name, start.elapsed().as_secs_f64()));
+        out
+    }
+
+    fn to_json(&self) -> Value {
+        Value::Object(
+            self.stages
+                .iter()
+                .map(|(name, s)| ((*name).to_owned(), json!(s)))
+                .collect(),
+        )
+    }
 }

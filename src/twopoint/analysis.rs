@@ -107,92 +107,126 @@ impl TwoPointRun {
 
     /// Runs the next trials until the analysis holds `total`, calling `on_batch` with the
     /// analysis after each batch. `Err(Cancelled)` keeps every batch done so far.
+    ///
+    /// The back-end counts on the calling thread while the statistics (and `on_batch`) follow on
+    /// a second one, so the next launch never waits for the last batch's bookkeeping.
     pub fn run_trials(
         &mut self,
         total: u64,
         batches: Batches,
         progress: &Progress,
-        on_batch: impl FnMut(&Analysis),
+        on_batch: impl FnMut(&Analysis) + Send,
     ) -> Result<(), TwoPointError> {
-        match batches {
-            Batches::Fixed(batch) => self.run_fixed(total, batch, progress, on_batch),
-            Batches::Paced { target, max } => {
-                self.run_paced(total, target, max, progress, on_batch)
-            }
-        }
-    }
-
-    /// All remaining trials in one back-end run of `batch`-sized batches; a batch the
-    /// analysis refuses is reported after the run.
-    fn run_fixed(
-        &mut self,
-        total: u64,
-        batch: usize,
-        progress: &Progress,
-        mut on_batch: impl FnMut(&Analysis),
-    ) -> Result<(), TwoPointError> {
-        let first = self.analysis.next_trial();
-        let count = total.saturating_sub(self.analysis.trials());
+        let Self {
+            prepared,
+            analysis,
+            backend,
+        } = self;
+        let first = analysis.next_trial();
+        let count = total.saturating_sub(analysis.trials());
         let trials = first..first.saturating_add(count);
-        let analysis = &mut self.analysis;
-        let mut batch_error = None;
-        run_trials_on(
-            &self.backend,
-            &self.prepared,
-            analysis.seed,
-            trials,
-            batch,
-            progress,
-            |batch| match analysis.add_batch(batch) {
-                Ok(()) => on_batch(analysis),
-                Err(e) => {
-                    batch_error.get_or_insert(e);
+        let seed = analysis.seed;
+        let (sender, receiver) = crossbeam_channel::bounded::<TrialBatch>(BATCHES_IN_FLIGHT);
+        std::thread::scope(|scope| {
+            let statistics = scope.spawn(move || add_batches(analysis, receiver, on_batch));
+            let counted = match batches {
+                Batches::Fixed(batch) => {
+                    run_trials_on(backend, prepared, seed, trials, batch, progress, |b| {
+                        // A closed channel means the statistics failed: reported below.
+                        let _ = sender.send(b);
+                    })
                 }
-            },
-        )?;
-        batch_error.map_or(Ok(()), Err)
+                Batches::Paced { target, max } => {
+                    let pace = Pace { target, max };
+                    run_paced(backend, prepared, seed, trials, pace, progress, &sender)
+                }
+            };
+            drop(sender);
+            let added = statistics.join().unwrap_or_else(|_| {
+                Err(TwoPointError::BadInput(
+                    "the two-point statistics thread panicked".into(),
+                ))
+            });
+            // A refused batch is the root cause of anything the counting reports after it.
+            added.and(counted)
+        })
     }
+}
 
-    /// One back-end run per batch, each batch sized from the last one's time per trial.
-    fn run_paced(
-        &mut self,
-        total: u64,
-        target: Duration,
-        max: u64,
-        progress: &Progress,
-        mut on_batch: impl FnMut(&Analysis),
-    ) -> Result<(), TwoPointError> {
-        let analysis = &mut self.analysis;
-        let mut batch: u64 = 2;
-        while analysis.trials() < total {
-            progress.check()?;
-            progress.report("trials", analysis.trials(), total);
-            let next = analysis.next_trial();
-            let count = batch.min(total - analysis.trials());
-            let batch_start = Instant::now();
-            let mut batches = Vec::new();
-            run_trials_on(
-                &self.backend,
-                &self.prepared,
-                analysis.seed,
-                next..next + count,
-                count as usize,
-                progress,
-                |b| batches.push(b),
-            )?;
-            for b in batches {
-                analysis.add_batch(b)?;
-            }
-            let seconds = batch_start.elapsed().as_secs_f64();
-            on_batch(analysis);
-            // Grow or shrink towards the target batch time.
-            let per_trial = seconds / count as f64;
-            let wanted = (target.as_secs_f64() / per_trial.max(1e-6)) as u64;
-            batch = wanted.clamp(1, max).min(batch * 4);
+/// Batches handed from the counting thread to the statistics thread at most at once: enough to
+/// keep the GPU busy while a batch is added, few enough to bound memory.
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// Adds every received batch to `analysis` in order, calling `on_batch` after each; after a
+/// refused batch it keeps draining (so the counting thread never blocks) and returns the error.
+fn add_batches(
+    analysis: &mut Analysis,
+    batches: crossbeam_channel::Receiver<TrialBatch>,
+    mut on_batch: impl FnMut(&Analysis),
+) -> Result<(), TwoPointError> {
+    let mut refused = None;
+    for batch in batches {
+        if refused.is_some() {
+            continue;
         }
-        progress.report("trials", analysis.trials(), total);
-        Ok(())
+        match analysis.add_batch(batch) {
+            Ok(()) => on_batch(analysis),
+            Err(e) => refused = Some(e),
+        }
     }
+    refused.map_or(Ok(()), Err)
+}
+
+/// The fields of [`Batches::Paced`].
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    target: Duration,
+    max: u64,
+}
+
+/// One back-end run per batch, each batch sized from the last one's time per trial, sent to
+/// `sender` in trial order.
+fn run_paced(
+    backend: &Backend,
+    prepared: &Prepared,
+    seed: u64,
+    trials: Range<u64>,
+    Pace { target, max }: Pace,
+    progress: &Progress,
+    sender: &crossbeam_channel::Sender<TrialBatch>,
+) -> Result<(), TwoPointError> {
+    let total = trials.end - trials.start;
+    let mut next = trials.start;
+    let mut batch: u64 = 2;
+    while next < trials.end {
+        progress.check()?;
+        progress.report("trials", next - trials.start, total);
+        let count = batch.min(trials.end - next);
+        let batch_start = Instant::now();
+        let mut batches = Vec::new();
+        run_trials_on(
+            backend,
+            prepared,
+            seed,
+            next..next + count,
+            count as usize,
+            progress,
+            |b| batches.push(b),
+        )?;
+        let seconds = batch_start.elapsed().as_secs_f64();
+        for b in batches {
+            if sender.send(b).is_err() {
+                return Ok(());
+            }
+        }
+        next += count;
+        // Grow or shrink towards the target batch time.
+        let per_trial = seconds / count as f64;
+        let wanted = (target.as_secs_f64() / per_trial.max(1e-6)) as u64;
+        batch = wanted.clamp(1, max).min(batch * 4);
+    }
+    progress.report("trials", total, total);
+    Ok(())
 }
 
 #[cfg(test)]

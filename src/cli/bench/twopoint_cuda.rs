@@ -6,8 +6,11 @@
 use crate::backend::{Backend, BackendChoice};
 use crate::data::events;
 use crate::jobs::Progress;
-use crate::twopoint::cuda::CudaPairCounter;
-use crate::twopoint::{TwoPointConfig, count_pairs, prepare, scrambled_ra_on};
+use crate::twopoint::cuda::{CudaPairCounter, DEFAULT_TRIALS_PER_LAUNCH};
+use crate::twopoint::{
+    Batches, Prepared, TwoPointConfig, TwoPointRun, count_pairs, default_batch, prepare,
+    scrambled_ra_on,
+};
 use anyhow::Context;
 use clap::Args;
 use serde_json::json;
@@ -26,6 +29,11 @@ pub struct CudaBenchArgs {
     /// Trials timed per launch size (rounded up to whole launches).
     #[arg(long, default_value_t = 512)]
     pub gpu_trials: u64,
+    /// Trials of the end-to-end run (what `haloscope twopoint --backend cuda` does after
+    /// reading: observed counts, trials with their statistics, summary and post-trial p);
+    /// 0 = skip it.
+    #[arg(long, default_value_t = 20_000)]
+    pub end_to_end_trials: u64,
 }
 
 /// Runs the CUDA benchmark; one JSON object on stdout with `--json`, else a table on stderr.
@@ -98,6 +106,13 @@ pub fn run(
             "pairs_left_to_host": counter.pairs_left_to_host(),
         }));
     }
+    let kernel_ms = rows
+        .iter()
+        .find(|row| row["trials_per_launch"] == json!(DEFAULT_TRIALS_PER_LAUNCH))
+        .and_then(|row| row["per_trial_ms"].as_f64());
+    let end_to_end = (args.end_to_end_trials > 0)
+        .then(|| end_to_end(&backend, &prepared, seed, args.end_to_end_trials, kernel_ms))
+        .transpose()?;
     let report = json!({
         "device": device.info().to_string(),
         "count_kernel": counter.kernel().function_name(),
@@ -110,6 +125,7 @@ pub fn run(
         "cpu_threads": threads,
         "cpu_trial_ms": cpu_trial_s * 1e3,
         "gpu": rows,
+        "end_to_end": end_to_end,
         "counts_equal_cpu": true,
     });
     if json_out {
@@ -118,6 +134,43 @@ pub fn run(
         eprintln!("{}", serde_json::to_string_pretty(&report)?);
     }
     Ok(())
+}
+
+/// The CLI's path after reading, timed by stage: [`TwoPointRun`] observed counts, `trials`
+/// trials in the CLI's default batches with the statistics beside them, then the summary and
+/// post-trial p; per trial next to the kernel's (`kernel_ms`, the launches the CLI uses).
+fn end_to_end(
+    backend: &Backend,
+    prepared: &Prepared,
+    seed: u64,
+    trials: u64,
+    kernel_ms: Option<f64>,
+) -> anyhow::Result<serde_json::Value> {
+    let start = Instant::now();
+    let mut run = TwoPointRun::observe(prepared.clone(), seed, 0, backend)?;
+    let observe_s = start.elapsed().as_secs_f64();
+    let batches = Batches::Fixed(default_batch(backend));
+    let trials_start = Instant::now();
+    run.run_trials(trials, batches, &Progress::none(), |_| {})?;
+    let trials_s = trials_start.elapsed().as_secs_f64();
+    let statistics_start = Instant::now();
+    let summary = run.analysis.summary();
+    let post_trial = run.analysis.post_trial();
+    let statistics_s = statistics_start.elapsed().as_secs_f64();
+    let seconds = start.elapsed().as_secs_f64();
+    let per_trial_ms = seconds * 1e3 / trials as f64;
+    Ok(json!({
+        "trials": trials,
+        "seconds": seconds,
+        "observe_s": observe_s,
+        "trials_s": trials_s,
+        "statistics_s": statistics_s,
+        "per_trial_ms": per_trial_ms,
+        "kernel_per_trial_ms": kernel_ms,
+        "end_to_end_over_kernel": kernel_ms.map(|k| per_trial_ms / k),
+        "bins": summary.bins.len(),
+        "post_trial": post_trial.to_json(),
+    }))
 }
 
 fn min_seconds(
