@@ -290,3 +290,59 @@ fn movie_frames_have_the_usual_mode_and_stale_temporaries_go() {
     left.sort();
     assert_eq!(left, ["frame_00000.png", "frame_00001.png"]);
 }
+
+/// Ctrl-C (SIGINT) during a movie stops it with one error, keeps the finished frames and
+/// removes the temporary MP4 and frame files at once.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_movie_leaves_no_temporary_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let frames = dir.path().join("frames");
+    let mp4 = dir.path().join("movie.mp4");
+    let mut child = Command::new(haloscope_bin())
+        .args([
+            "movie", "--demo", "100000", "--path", DEMO_PATH, "--frames", "2000",
+        ])
+        .args(["--width", "320", "--height", "240", "--out"])
+        .arg(&frames)
+        .arg("--mp4")
+        .arg(&mp4)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start haloscope");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !frames.join("frame_00003.png").exists() {
+        assert!(std::time::Instant::now() < deadline, "no frames after 60 s");
+        assert!(child.try_wait().expect("wait").is_none(), "ended too early");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let pid = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: sends SIGINT to the child this test started and still holds.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().expect("kill");
+            panic!("the movie did not stop within 60 s of Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    for folder in [dir.path(), frames.as_path()] {
+        let parts: Vec<_> = std::fs::read_dir(folder)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .filter(|name| name.to_string_lossy().ends_with(".part"))
+            .collect();
+        assert!(parts.is_empty(), "{}: {parts:?}", folder.display());
+    }
+    assert!(
+        frames.join("frame_00003.png").exists(),
+        "finished frames are kept"
+    );
+    assert!(!mp4.exists(), "no MP4 of a cancelled export");
+}

@@ -8,7 +8,8 @@ use crate::data::{LoadOptions, demo::demo_snapshot, load_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
-    FramePlan, FrameRenderer, Mp4Settings, export_frames, fill_missing_smoothing_lengths, load_path,
+    ExportError, FramePlan, FrameRenderer, Mp4Settings, export_frames,
+    fill_missing_smoothing_lengths, load_path,
 };
 use crate::output::{OutputPlan, check_writable};
 use crate::render::RenderError;
@@ -110,6 +111,8 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     } else {
         terminal_progress()
     };
+    // Ctrl-C stops at the next frame: finished frames stay, temporary files are removed.
+    crate::cli::interrupt::cancel_on_interrupt(progress.cancel_token().clone());
     let mut snapshot = match (&args.file, args.demo) {
         (Some(file), _) => load_snapshot(file, &LoadOptions::default(), &progress)
             .with_context(|| format!("reading {}", file.display()))?,
@@ -142,7 +145,14 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         args.mp4.as_deref().map(|mp4| (mp4, &mp4_settings)),
         |sample, _index| renderer.frame(&snapshot, sample),
         &progress,
-    )?;
+    )
+    .map_err(|err| match err {
+        ExportError::Cancelled(_) if crate::cli::interrupt::interrupted() => anyhow::anyhow!(
+            "{}: interrupted; the finished frames are kept and the same command resumes",
+            args.out.display()
+        ),
+        err => err.into(),
+    })?;
     let backend = renderer.backend().name();
     if args.json {
         let report = serde_json::json!({
