@@ -122,3 +122,48 @@ pub fn target_of_temporary(candidate: &std::ffi::OsStr) -> Option<&[u8]> {
     let random = random.strip_prefix(b".")?;
     (!target.is_empty() && random.iter().all(u8::is_ascii_alphanumeric)).then_some(target)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn temporary_names_are_recognised_exactly() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("movie.mp4");
+        let temp = temporary_beside(&target).expect("temporary");
+        let name = temp.path().file_name().expect("name");
+        assert_eq!(target_of_temporary(name), Some(&b"movie.mp4"[..]));
+        assert_eq!(
+            target_of_temporary(OsStr::new(".a.b.Ab12Cd.part")),
+            Some(&b"a.b"[..])
+        );
+        for other in [
+            ".movie.mp4.part",
+            "movie.mp4.Ab12Cd.part",
+            "..Ab12Cd.part",
+            ".x.Ab-2Cd.part",
+        ] {
+            assert_eq!(target_of_temporary(OsStr::new(other)), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn the_temporary_path_variant_renames_only_on_success() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("out.bin");
+        write_via_temporary_path(&target, |temp| {
+            std::fs::write(temp, b"new").map_err(|e| OutputError::io(temp, e))
+        })
+        .expect("written");
+        assert_eq!(std::fs::read(&target).expect("read"), b"new");
+        let failed: Result<(), OutputError> = write_via_temporary_path(&target, |temp| {
+            std::fs::write(temp, b"partial").map_err(|e| OutputError::io(temp, e))?;
+            Err(OutputError::io(temp, std::io::Error::other("disk full")))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&target).expect("read"), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 1);
+    }
+}

@@ -194,3 +194,100 @@ fn clash(output: &Entry, other: &Entry, what: &'static str) -> OutputError {
         what,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same_file(result: Result<(), OutputError>) -> (String, String) {
+        match result {
+            Err(OutputError::SameFile {
+                role, other_role, ..
+            }) => (role, other_role),
+            other => panic!("expected SameFile, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_output_is_refused_under_every_spelling_of_an_input() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).expect("mkdir");
+        let input = sub.join("snap");
+        std::fs::write(&input, b"x").expect("write");
+        let link = dir.path().join("link");
+        std::fs::hard_link(&input, &link).expect("hard link");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&sub, dir.path().join("alias")).expect("symlink");
+        let spellings = [
+            input.clone(),
+            dir.path().join("sub/../sub/snap"),
+            sub.join(".").join("snap"),
+            link,
+            dir.path().join("alias/snap"),
+        ];
+        for output in spellings {
+            let mut plan = OutputPlan::new();
+            plan.input("FILE", &input).expect("input");
+            let roles = same_file(plan.output("--out", &output));
+            assert_eq!(roles, ("--out".to_owned(), "FILE".to_owned()), "{output:?}");
+        }
+    }
+
+    #[test]
+    fn two_outputs_may_not_be_one_file_even_before_it_exists() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut plan = OutputPlan::new();
+        plan.output("--out", &dir.path().join("a.png"))
+            .expect("first");
+        let roles = same_file(plan.output("--tau-out", &dir.path().join("./a.png")));
+        assert_eq!(roles, ("--tau-out".to_owned(), "--out".to_owned()));
+        plan.output("--labels", &dir.path().join("b.png"))
+            .expect("another file");
+    }
+
+    #[test]
+    fn empty_nameless_and_special_outputs_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut plan = OutputPlan::new();
+        let err = plan.output("--out", Path::new("")).expect_err("empty");
+        assert_eq!(
+            err.to_string(),
+            "--out: the path is empty; give a file name"
+        );
+        let err = plan
+            .output("--out", &dir.path().join(".."))
+            .expect_err("no name");
+        assert!(matches!(
+            err,
+            OutputError::NotRegular {
+                kind: "a directory",
+                ..
+            }
+        ));
+        let err = plan.output("--out", Path::new("/")).expect_err("root");
+        assert!(matches!(err, OutputError::NotRegular { .. }), "{err:?}");
+        let err = plan
+            .output("--out", &dir.path().join("missing/a.png"))
+            .expect_err("no folder");
+        assert!(matches!(err, OutputError::Folder { .. }), "{err:?}");
+        let file = dir.path().join("file");
+        std::fs::write(&file, b"x").expect("write");
+        let err = plan.output_folder("--out", &file).expect_err("a file");
+        assert!(matches!(err, OutputError::NotFolder { .. }), "{err:?}");
+        plan.output_folder("--out", dir.path()).expect("a folder");
+    }
+
+    #[test]
+    fn the_window_checks_against_its_open_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let open = dir.path().join("events.txt");
+        std::fs::write(&open, b"x").expect("write");
+        let open_files = [open.clone(), dir.path().join("gone")];
+        let err = OutputPlan::check_against_open_files("screenshot", &open, &open_files)
+            .expect_err("an open file");
+        assert!(err.to_string().contains("the input open file"), "{err}");
+        let new = dir.path().join("not-yet/movie.mp4");
+        OutputPlan::check_against_open_files("movie", &new, &open_files).expect("new folder");
+    }
+}
