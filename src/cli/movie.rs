@@ -72,13 +72,13 @@ pub struct MovieArgs {
 /// Runs `haloscope movie`.
 pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     // Before any work: no output over the snapshot or the camera path, nor frames over a file.
-    let mut plan = OutputPlan::new();
+    let mut files = OutputPlan::new();
     if let Some(file) = &args.file {
-        plan.input("FILE", file)?;
+        files.input("FILE", file)?;
     }
-    plan.input("--path", &args.path)?;
-    plan.output_folder("--out", &args.out)?;
-    plan.maybe_output("--mp4", args.mp4.as_deref())?;
+    files.input("--path", &args.path)?;
+    files.output_folder("--out", &args.out)?;
+    files.maybe_output("--mp4", args.mp4.as_deref())?;
     let path = load_path(&args.path)?;
     let plan = match (args.frames, args.duration) {
         (Some(n_frames), _) => FramePlan {
