@@ -190,6 +190,22 @@ fn movie_never_writes_its_mp4_over_the_snapshot_or_the_camera_path() {
     ]);
     assert_refused_same_file(&output, &camera, &camera_before, "movie --mp4 = --path");
     assert!(!frames.exists(), "no frame folder is made");
+    // A camera path under a frame's name in the frame folder would become frame 0.
+    std::fs::create_dir(&frames).expect("mkdir");
+    let camera_as_frame = frames.join("frame_00000.png");
+    std::fs::copy(DEMO_PATH, &camera_as_frame).expect("copy path");
+    let output = haloscope(&[
+        "movie".as_ref(),
+        "--demo".as_ref(),
+        "100".as_ref(),
+        "--path".as_ref(),
+        camera_as_frame.as_os_str(),
+        "--out".as_ref(),
+        frames.join("..").join("frames").as_os_str(),
+        "--frames".as_ref(),
+        "1".as_ref(),
+    ]);
+    assert_refused_same_file(&output, &camera_as_frame, &camera_before, "frame = --path");
 }
 
 /// Writes `old` at `path`, then a write that fails half-way must leave it byte for byte.

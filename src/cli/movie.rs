@@ -77,7 +77,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         files.input("FILE", file)?;
     }
     files.input("--path", &args.path)?;
-    files.output_folder("--out", &args.out)?;
+    files.output_folder("--out", &args.out, crate::movie::frames::is_frame_file_name)?;
     files.maybe_output("--mp4", args.mp4.as_deref())?;
     let path = load_path(&args.path)?;
     let plan = match (args.frames, args.duration) {

@@ -96,7 +96,7 @@ pub fn frame_file_name(index: usize) -> String {
 }
 
 /// Whether `name` (bytes) is a [`frame_file_name`]: `frame_` digits `.png`.
-fn is_frame_file_name(name: &[u8]) -> bool {
+pub fn is_frame_file_name(name: &[u8]) -> bool {
     name.strip_prefix(b"frame_")
         .and_then(|rest| rest.strip_suffix(b".png"))
         .is_some_and(|digits| !digits.is_empty() && digits.iter().all(u8::is_ascii_digit))

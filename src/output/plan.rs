@@ -66,6 +66,38 @@ struct Entry {
 pub struct OutputPlan {
     inputs: Vec<Entry>,
     outputs: Vec<Entry>,
+    folders: Vec<Folder>,
+}
+
+/// An output folder and which file names (bytes) the command writes in it.
+#[derive(Debug)]
+struct Folder {
+    role: String,
+    path: PathBuf,
+    resolved: PathBuf,
+    writes: fn(&[u8]) -> bool,
+}
+
+impl Folder {
+    /// Whether the command writes the file `identity` in this folder.
+    fn writes_over(&self, identity: &Identity) -> bool {
+        identity.resolved.parent() == Some(self.resolved.as_path())
+            && identity
+                .resolved
+                .file_name()
+                .is_some_and(|name| (self.writes)(name.as_encoded_bytes()))
+    }
+
+    /// The clash of `entry` (an input or output, `what`) with a file this folder writes.
+    fn clash(&self, entry: &Entry, what: &'static str) -> OutputError {
+        OutputError::SameFile {
+            role: self.role.clone(),
+            path: self.path.join(entry.path.file_name().unwrap_or_default()),
+            other_role: entry.role.clone(),
+            other_path: entry.path.clone(),
+            what,
+        }
+    }
 }
 
 impl OutputPlan {
@@ -99,6 +131,9 @@ impl OutputPlan {
             .find(|o| o.identity.same_file(&entry.identity))
         {
             return Err(clash(output, &entry, "input"));
+        }
+        if let Some(folder) = self.folders.iter().find(|f| f.writes_over(&entry.identity)) {
+            return Err(folder.clash(&entry, "input"));
         }
         self.inputs.push(entry);
         Ok(())
@@ -139,25 +174,59 @@ impl OutputPlan {
         {
             return Err(clash(&entry, output, "output"));
         }
+        if let Some(folder) = self.folders.iter().find(|f| f.writes_over(&entry.identity)) {
+            return Err(folder.clash(&entry, "output"));
+        }
         self.outputs.push(entry);
         Ok(())
     }
 
-    /// Adds an output folder named by `role` (movie frames): refuses an empty path and one that
-    /// exists but is not a folder (an input file, say). Files in it are the caller's to name.
-    pub fn output_folder(&mut self, role: &str, path: &Path) -> Result<(), OutputError> {
+    /// Adds an output folder named by `role` (movie frames) in which the command writes the
+    /// files whose names satisfy `writes`: refuses an empty path, one that exists but is not a
+    /// folder (an input file, say), and one where such a name is an input or another output.
+    pub fn output_folder(
+        &mut self,
+        role: &str,
+        path: &Path,
+        writes: fn(&[u8]) -> bool,
+    ) -> Result<(), OutputError> {
         if path.as_os_str().is_empty() {
             return Err(OutputError::Empty {
                 role: role.to_owned(),
             });
         }
         match std::fs::metadata(path) {
-            Ok(metadata) if !metadata.is_dir() => Err(OutputError::NotFolder {
-                role: role.to_owned(),
-                path: path.to_path_buf(),
-            }),
-            _ => Ok(()),
+            Ok(metadata) if !metadata.is_dir() => {
+                return Err(OutputError::NotFolder {
+                    role: role.to_owned(),
+                    path: path.to_path_buf(),
+                });
+            }
+            Ok(_) => {}
+            // A folder still to be made holds no input and no other output yet.
+            Err(_) => return Ok(()),
         }
+        let Ok(resolved) = path.canonicalize() else {
+            return Ok(());
+        };
+        let folder = Folder {
+            role: role.to_owned(),
+            path: path.to_path_buf(),
+            resolved,
+            writes,
+        };
+        if let Some(input) = self.inputs.iter().find(|e| folder.writes_over(&e.identity)) {
+            return Err(folder.clash(input, "input"));
+        }
+        if let Some(output) = self
+            .outputs
+            .iter()
+            .find(|e| folder.writes_over(&e.identity))
+        {
+            return Err(folder.clash(output, "output"));
+        }
+        self.folders.push(folder);
+        Ok(())
     }
 
     /// Checks one output (`role`, e.g. `screenshot`) of the window against the files it has
@@ -273,9 +342,35 @@ mod tests {
         assert!(matches!(err, OutputError::Folder { .. }), "{err:?}");
         let file = dir.path().join("file");
         std::fs::write(&file, b"x").expect("write");
-        let err = plan.output_folder("--out", &file).expect_err("a file");
+        let frames = |name: &[u8]| name.starts_with(b"frame_");
+        let err = plan
+            .output_folder("--out", &file, frames)
+            .expect_err("a file");
         assert!(matches!(err, OutputError::NotFolder { .. }), "{err:?}");
-        plan.output_folder("--out", dir.path()).expect("a folder");
+        plan.output_folder("--out", dir.path(), frames)
+            .expect("a folder");
+    }
+
+    #[test]
+    fn a_folder_refuses_the_names_it_writes_when_they_are_inputs_or_outputs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let frames = |name: &[u8]| name.starts_with(b"frame_");
+        let camera = dir.path().join("frame_7.toml");
+        std::fs::write(&camera, b"x").expect("write");
+        let mut plan = OutputPlan::new();
+        plan.input("--path", &camera).expect("input");
+        let roles = same_file(plan.output_folder("--out", &dir.path().join("."), frames));
+        assert_eq!(roles, ("--out".to_owned(), "--path".to_owned()));
+
+        let mut plan = OutputPlan::new();
+        plan.input("--path", &dir.path().join("cam.toml"))
+            .expect("input");
+        plan.output_folder("--out", dir.path(), frames)
+            .expect("no clash");
+        let roles = same_file(plan.output("--mp4", &dir.path().join("frame_1.mp4")));
+        assert_eq!(roles, ("--out".to_owned(), "--mp4".to_owned()));
+        plan.output("--mp4", &dir.path().join("movie.mp4"))
+            .expect("not a frame name");
     }
 
     #[test]
