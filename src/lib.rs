@@ -2,8 +2,10 @@
 //!
 //! Rooms (see ARCHITECTURE.md): `data` (models and readers), `order` (space-filling curves),
 //! `render` (Splotch renderer), `halo` (friends-of-friends), `twopoint` (event autocorrelation),
-//! `gpu` (CUDA infrastructure), `movie` (camera paths and export), `jobs` (progress and
-//! cancellation), `app` (desktop UI) and `cli` (headless subcommands).
+//! `gpu` (CUDA infrastructure), `movie` (camera paths and export), `output` (the one rule of
+//! every writer: no output over an input, temporary file and rename; inputs must be regular
+//! files), `jobs` (progress and cancellation), `app` (desktop UI) and `cli` (headless
+//! subcommands).
 
 pub mod app;
 pub mod backend;
@@ -14,5 +16,6 @@ pub mod halo;
 pub mod jobs;
 pub mod movie;
 pub mod order;
+pub mod output;
 pub mod render;
 pub mod twopoint;

@@ -12,7 +12,20 @@ fn main() -> ExitCode {
         logger.filter_module(haloscope::app::startup_log::TARGET, log::LevelFilter::Info);
     }
     logger.init();
-    let cli = haloscope::cli::Cli::parse();
+    // Usage errors exit 1, as every other error (README); clap's own exit would give 2.
+    // --help and --version print to stdout and exit 0.
+    let cli = match haloscope::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Printing fails only when stdout/stderr is closed; nothing more to say then.
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
     if cli.command.is_some() {
         // Headless output is piped into other tools (`… --json | head`): end quietly when the
         // reader goes away, as Unix tools do, rather than panic in `println!`.

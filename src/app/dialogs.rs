@@ -116,8 +116,31 @@ impl HaloscopeApp {
         }
     }
 
+    /// Whether the window may write `path`: not when it is one of the open files (a clear error
+    /// in the status bar then).
+    pub fn output_allowed(&mut self, role: &str, path: &std::path::Path) -> bool {
+        let open_files = self.documents.open_paths();
+        match crate::output::OutputPlan::check_against_open_files(role, path, &open_files) {
+            Ok(()) => true,
+            Err(err) => {
+                self.notify(Notice::Error(err.to_string()));
+                false
+            }
+        }
+    }
+
+    /// Writes the halo catalogue to `path` on a worker, unless `path` is an open file.
+    pub fn export_catalogue_to(&mut self, path: PathBuf) {
+        if self.output_allowed("catalogue", &path) {
+            self.halos.export_to(path);
+        }
+    }
+
     /// Renders the current view at the screenshot size on a worker and saves it to `path`.
     pub fn save_screenshot_to(&mut self, path: PathBuf) {
+        if !self.output_allowed("screenshot", &path) {
+            return;
+        }
         let Some(document) = self.documents.shown_snapshot() else {
             self.notify(Notice::Error("screenshot: no snapshot is shown".to_owned()));
             return;
@@ -181,7 +204,7 @@ impl HaloscopeApp {
                     .flat_map(|c| c.to_srgba_unmultiplied())
                     .collect();
                 let saved = image::RgbaImage::from_raw(w as u32, h as u32, rgba)
-                    .map(|buffer| buffer.save_with_format(&path, image::ImageFormat::Png));
+                    .map(|buffer| super::viewport::screenshot::save_png(&path, &buffer));
                 match saved {
                     Some(Ok(())) => log::info!("saved window to {}", path.display()),
                     Some(Err(err)) => log::error!("{}: {err}", path.display()),
@@ -289,7 +312,7 @@ impl HaloscopeApp {
             }
             BrowsePurpose::ExportCatalogue => {
                 if let Some(path) = paths.into_iter().next() {
-                    self.halos.export_to(path);
+                    self.export_catalogue_to(path);
                 }
             }
         }

@@ -295,7 +295,7 @@ impl HaloscopeApp {
                     }
                 }
                 DialogAnswer::SaveScreenshot(Some(path)) => self.save_screenshot_to(path),
-                DialogAnswer::ExportCatalogue(Some(path)) => self.halos.export_to(path),
+                DialogAnswer::ExportCatalogue(Some(path)) => self.export_catalogue_to(path),
                 DialogAnswer::SaveScreenshot(None) | DialogAnswer::ExportCatalogue(None) => {}
                 DialogAnswer::Unavailable(purpose) => self.system_dialog_unavailable(purpose),
             }

@@ -7,6 +7,7 @@ use crate::halo::{
     self, FofParams, FofResult, LinkingLength, SeparationFrom, export, parse_species,
     snapshot_box_size,
 };
+use crate::output::{OutputPlan, check_writable};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use std::path::PathBuf;
@@ -79,6 +80,14 @@ impl From<LlFrom> for SeparationFrom {
 /// Runs `haloscope fof`.
 pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let file = &args.file;
+    // Before any work: no output over the snapshot or over the other output.
+    let mut plan = OutputPlan::new();
+    plan.input("FILE", file)?;
+    plan.maybe_output("--out", args.out.as_deref())?;
+    plan.maybe_output("--labels", args.labels.as_deref())?;
+    for path in [&args.out, &args.labels].into_iter().flatten() {
+        check_writable(path)?;
+    }
     let in_file = |e: halo::FofError| anyhow!("{}: {e}", file.display());
     let species = parse_species(&args.species).map_err(in_file)?;
     let progress = terminal_progress();
@@ -128,7 +137,7 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let species_names: Vec<&str> = selected.species.iter().map(|k| k.name()).collect();
     if args.json {
         let json = result_json(&result, file, &species_names, seconds);
-        println!("{json}");
+        println!("{}", crate::cli::with_lossy_note(json, [file.as_path()]));
     } else {
         print_summary(&result, file, &species_names, seconds);
     }
@@ -160,7 +169,7 @@ pub fn result_json(
         })
         .collect();
     serde_json::json!({
-        "file": file.display().to_string(),
+        "file": crate::cli::json_path(file),
         "species": species,
         "n_particles": result.n_particles,
         "b": result.b,

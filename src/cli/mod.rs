@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod fof;
 pub mod info;
+pub mod interrupt;
 pub mod movie;
 pub mod progress_bar;
 pub mod render;
@@ -10,7 +11,7 @@ pub mod style_args;
 pub mod twopoint;
 
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Command line of `haloscope`.
 #[derive(Debug, Parser)]
@@ -56,4 +57,35 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Movie(args)) => movie::run(args),
         Some(Command::Bench(command)) => bench::run(command),
     }
+}
+
+/// A path as a JSON string: lossy where it is not UTF-8 (U+FFFD for each bad sequence); see
+/// [`with_lossy_note`].
+pub fn json_path(path: &Path) -> serde_json::Value {
+    path.to_string_lossy().into_owned().into()
+}
+
+/// Adds `"path_lossy": true` to a JSON report, and says so on stderr, when one of `paths` is
+/// not UTF-8 and so is only approximately in the report ([`json_path`]).
+pub fn with_lossy_note<'a>(
+    mut report: serde_json::Value,
+    paths: impl IntoIterator<Item = &'a Path>,
+) -> serde_json::Value {
+    let lossy: Vec<&Path> = paths
+        .into_iter()
+        .filter(|path| path.to_str().is_none())
+        .collect();
+    if !lossy.is_empty() {
+        for path in &lossy {
+            eprintln!(
+                "note: {} is not UTF-8; the JSON holds it with U+FFFD for the bad bytes \
+                 (\"path_lossy\": true)",
+                path.display()
+            );
+        }
+        if let Some(object) = report.as_object_mut() {
+            object.insert("path_lossy".into(), true.into());
+        }
+    }
+    report
 }

@@ -3,13 +3,16 @@
 use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
+use crate::cli::{json_path, with_lossy_note};
 use crate::data::{LoadOptions, demo::demo_snapshot, load_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
-    FramePlan, FrameRenderer, Mp4Settings, export_frames, fill_missing_smoothing_lengths, load_path,
+    ExportError, FramePlan, FrameRenderer, Mp4Settings, export_frames,
+    fill_missing_smoothing_lengths, load_path,
 };
-use crate::render::{RenderError, output};
+use crate::output::{OutputPlan, check_writable};
+use crate::render::RenderError;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -68,6 +71,14 @@ pub struct MovieArgs {
 
 /// Runs `haloscope movie`.
 pub fn run(args: MovieArgs) -> anyhow::Result<()> {
+    // Before any work: no output over the snapshot or the camera path, nor frames over a file.
+    let mut files = OutputPlan::new();
+    if let Some(file) = &args.file {
+        files.input("FILE", file)?;
+    }
+    files.input("--path", &args.path)?;
+    files.output_folder("--out", &args.out, crate::movie::frames::is_frame_file_name)?;
+    files.maybe_output("--mp4", args.mp4.as_deref())?;
     let path = load_path(&args.path)?;
     let plan = match (args.frames, args.duration) {
         (Some(n_frames), _) => FramePlan {
@@ -82,7 +93,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         (None, None) => FramePlan::real_time(&path, args.fps, args.width, args.height),
     };
     if let Some(mp4) = &args.mp4 {
-        output::check_writable(mp4)?;
+        check_writable(mp4)?;
     }
     let source = match &args.file {
         Some(file) => file.display().to_string(),
@@ -100,6 +111,8 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     } else {
         terminal_progress()
     };
+    // Ctrl-C stops at the next frame: finished frames stay, temporary files are removed.
+    crate::cli::interrupt::cancel_on_interrupt(progress.cancel_token().clone());
     let mut snapshot = match (&args.file, args.demo) {
         (Some(file), _) => load_snapshot(file, &LoadOptions::default(), &progress)
             .with_context(|| format!("reading {}", file.display()))?,
@@ -132,19 +145,26 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         args.mp4.as_deref().map(|mp4| (mp4, &mp4_settings)),
         |sample, _index| renderer.frame(&snapshot, sample),
         &progress,
-    )?;
+    )
+    .map_err(|err| match err {
+        ExportError::Cancelled(_) if crate::cli::interrupt::interrupted() => anyhow::anyhow!(
+            "{}: interrupted; the finished frames are kept and the same command resumes",
+            args.out.display()
+        ),
+        err => err.into(),
+    })?;
     let backend = renderer.backend().name();
     if args.json {
         let report = serde_json::json!({
-            "path": args.path,
-            "out": args.out,
+            "path": json_path(&args.path),
+            "out": json_path(&args.out),
             "frames": summary.n_frames,
             "rendered": summary.rendered,
             "skipped": summary.skipped,
             "width": plan.width,
             "height": plan.height,
             "fps": plan.fps,
-            "mp4": summary.mp4.as_ref().map(|m| &m.path),
+            "mp4": summary.mp4.as_ref().map(|m| json_path(&m.path)),
             "mp4_bytes": summary.mp4.as_ref().map(|m| m.bytes),
             "backend": backend,
             "fallback_reason": renderer.fallback_reason(),
@@ -154,7 +174,12 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             "seconds": summary.seconds,
             "render_seconds": summary.render_seconds,
         });
-        println!("{report}");
+        let paths = [
+            Some(args.path.as_path()),
+            Some(args.out.as_path()),
+            args.mp4.as_deref(),
+        ];
+        println!("{}", with_lossy_note(report, paths.into_iter().flatten()));
     } else {
         eprintln!(
             "{} frames in {} ({} rendered on the {backend}, {} already there) in {:.1} s",

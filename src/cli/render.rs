@@ -3,11 +3,13 @@
 use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
+use crate::cli::{json_path, with_lossy_note};
 use crate::data::{LoadOptions, Snapshot, load_snapshot};
+use crate::output::{self, OutputPlan};
 use crate::render::palette::palette_names;
 use crate::render::resolve::validate_settings;
 use crate::render::{
-    BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, npy, output,
+    BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, npy, png,
 };
 use anyhow::{Context, bail};
 use clap::Args;
@@ -104,6 +106,11 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let (Some(file), Some(out)) = (args.file.clone(), args.out.clone()) else {
         bail!("render needs FILE and --out");
     };
+    // Before any work: no output over the snapshot or over the other output.
+    let mut plan = OutputPlan::new();
+    plan.input("FILE", &file)?;
+    plan.output("--out", &out)?;
+    plan.maybe_output("--tau-out", args.tau_out.as_deref())?;
     if args.width == 0 || args.height == 0 {
         bail!(
             "{}: image size {}x{} must be at least 1x1",
@@ -142,7 +149,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let backend = renderer.kind();
 
     let write_start = Instant::now();
-    output::save_png(&out, &output.image(&settings.tone))?;
+    png::save_png(&out, &output.image(&settings.tone))?;
     if let Some(tau_path) = &args.tau_out {
         npy::write_tau_npy(tau_path, &output.tau)?;
     }
@@ -158,9 +165,9 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     if args.json {
         let report = serde_json::json!({
             "backend": backend.name(),
-            "file": file.display().to_string(),
-            "out": out.display().to_string(),
-            "tau_out": args.tau_out.as_ref().map(|p| p.display().to_string()),
+            "file": json_path(&file),
+            "out": json_path(&out),
+            "tau_out": args.tau_out.as_deref().map(json_path),
             "width": settings.width,
             "height": settings.height,
             "species": settings.species.iter().map(|s| s.kind.name()).collect::<Vec<_>>(),
@@ -178,7 +185,12 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             "render_seconds": stats.seconds,
             "stages": stages,
         });
-        println!("{report}");
+        let paths = [
+            Some(file.as_path()),
+            Some(out.as_path()),
+            args.tau_out.as_deref(),
+        ];
+        println!("{}", with_lossy_note(report, paths.into_iter().flatten()));
     } else {
         eprintln!(
             "rendered {} particles ({} active: {} small, {} medium, {} large) at {}x{} on the {}, \

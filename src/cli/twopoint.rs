@@ -55,6 +55,11 @@ pub struct TwopointArgs {
 /// Runs `haloscope twopoint`.
 pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     let mut stages = StageSeconds::start();
+    // Event lists must be regular files: a FIFO would block the read forever.
+    let mut plan = crate::output::OutputPlan::new();
+    for file in &args.files {
+        plan.input("FILE", file)?;
+    }
     let backend = Backend::resolve(args.backend).context("--backend cuda")?;
     let progress = super::progress_bar::terminal_progress();
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
@@ -85,6 +90,7 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
         &args, prepared, analysis, &summary, post_trial, backend, &stages,
     );
     if args.json {
+        let report = crate::cli::with_lossy_note(report, args.files.iter().map(PathBuf::as_path));
         println!("{}", serde_json::to_string(&report)?);
     } else {
         eprint!(
@@ -140,7 +146,7 @@ fn report_json(
     };
     json!({
         "n_events": prepared.len(),
-        "files": args.files,
+        "files": args.files.iter().map(|f| crate::cli::json_path(f)).collect::<Vec<_>>(),
         "bins_deg": prepared.bins.edges_deg,
         "energy_cuts": cuts,
         "coordinate_grid_deg": prepared.coordinate_grid.map(|g| g.step_deg()),

@@ -210,6 +210,7 @@ pub fn read(paths: &[&Path], progress: &Progress) -> Result<EventList, ReadError
     let mut events = EventList::default();
     let mut bytes_before = 0u64;
     for path in paths {
+        crate::output::require_regular_file(path).map_err(|e| ReadError::io(*path, e))?;
         let file = std::fs::File::open(path).map_err(|e| ReadError::io(*path, e))?;
         let file_bytes = file.metadata().map(|m| m.len()).unwrap_or(0);
         let mut reader = BufReader::with_capacity(1 << 16, file);

@@ -73,13 +73,14 @@ pub fn load_any(
     }
 }
 
-/// A directory opens like a file on Linux and only fails on the first read; say what it is.
+/// Refuses what is not a regular file before opening it: a directory opens like a file on Linux
+/// and only fails on the first read, a FIFO or device would block or never end the read.
 fn reject_directory(path: &Path) -> Result<(), ReadError> {
-    if path.is_dir() {
-        return Err(ReadError::invalid(
+    match crate::output::special_file_kind(path) {
+        Some(kind) => Err(ReadError::invalid(
             path,
-            "is a directory, not a snapshot or event list",
-        ));
+            format!("is {kind}, not a snapshot or event list"),
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }

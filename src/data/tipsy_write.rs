@@ -3,7 +3,7 @@
 use super::WriteError;
 use super::tipsy_format::{ByteOrder, FAMILIES};
 use super::{Snapshot, Species, SpeciesKind};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 /// How to encode a tipsy file.
@@ -78,30 +78,35 @@ pub fn write(
         .try_fold(0i32, |acc, &n| acc.checked_add(n))
         .ok_or_else(|| unsupported("more than 2³¹ particles in total".to_owned()))?;
 
-    let io = |io_error| WriteError::Io {
-        path: path.to_path_buf(),
-        io_error,
-    };
-    let file = std::fs::File::create(path).map_err(io)?;
-    let mut out = Encoder {
-        inner: BufWriter::with_capacity(1 << 20, file),
-        order: options.byte_order,
-    };
-    out.f64(snapshot.header.time).map_err(io)?;
-    let mut ints = vec![nbodies, 3, as_i32[0], as_i32[1], as_i32[2]];
-    if options.header_bytes == 32 {
-        ints.push(0);
-    }
-    for v in ints {
-        out.u32(v as u32).map_err(io)?;
-    }
-    for (kind, extras) in FAMILIES {
-        let Some(species) = snapshot.species(kind) else {
-            continue;
+    // crate::output's rule: a temporary file beside `path`, renamed into place when complete.
+    crate::output::write_atomically_io(path, |writer| {
+        let mut out = Encoder {
+            inner: writer,
+            order: options.byte_order,
         };
-        write_family(&mut out, species, extras, options.double_positions).map_err(io)?;
-    }
-    out.inner.flush().map_err(io)
+        out.f64(snapshot.header.time)?;
+        let mut ints = vec![nbodies, 3, as_i32[0], as_i32[1], as_i32[2]];
+        if options.header_bytes == 32 {
+            ints.push(0);
+        }
+        for v in ints {
+            out.u32(v as u32)?;
+        }
+        for (kind, extras) in FAMILIES {
+            let Some(species) = snapshot.species(kind) else {
+                continue;
+            };
+            write_family(&mut out, species, extras, options.double_positions)?;
+        }
+        Ok(())
+    })
+    .map_err(|err| match err {
+        crate::output::OutputError::Io { path, io_error } => WriteError::Io { path, io_error },
+        other => WriteError::Unsupported {
+            path: path.to_path_buf(),
+            message: other.to_string(),
+        },
+    })
 }
 
 /// Writes one family's records.

@@ -32,6 +32,9 @@ pub enum ExportError {
         /// The extensions accepted.
         expected: &'static str,
     },
+    /// The output was refused or its temporary file could not be made or renamed.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }
 
 /// Lower-case extension of `path`.
@@ -101,19 +104,18 @@ fn write_npy(path: &Path, descr: &str, shape: &str, data: &[u8]) -> Result<(), E
     })
 }
 
-/// Creates `path` and runs `body` on a buffered writer, mapping I/O errors to the file.
+/// Writes `path` through `body` on a buffered writer, atomically (crate::output's rule: a
+/// failed write leaves an older file untouched), mapping I/O errors to the file.
 fn write_with(
     path: &Path,
-    body: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+    body: impl FnOnce(&mut std::io::BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
 ) -> Result<(), ExportError> {
-    let io_error = |io_error| ExportError::Io {
-        path: path.to_owned(),
-        io_error,
-    };
-    let file = std::fs::File::create(path).map_err(io_error)?;
-    let mut out = std::io::BufWriter::new(file);
-    body(&mut out).map_err(io_error)?;
-    out.flush().map_err(io_error)
+    crate::output::write_atomically(path, |out| {
+        body(out).map_err(|io_error| ExportError::Io {
+            path: path.to_owned(),
+            io_error,
+        })
+    })
 }
 
 /// Catalogue as CSV: one header line, one row per halo in catalogue order.
@@ -147,14 +149,26 @@ pub fn write_catalogue_csv(path: &Path, result: &FofResult) -> Result<(), Export
 
 /// Catalogue as HDF5: one dataset per column (`size`, `min_index`, `mass`, `com` (n, 3),
 /// `velocity` (n, 3) when known, `radius_max`, `radius_rms`) and run attributes on the root.
+/// Written to a temporary file beside `path` and renamed into place when complete.
 pub fn write_catalogue_hdf5(path: &Path, result: &FofResult) -> Result<(), ExportError> {
-    write_hdf5(path, result).map_err(|e| ExportError::Hdf5 {
-        path: path.to_owned(),
-        message: e.to_string(),
+    write_catalogue_hdf5_with(path, |temp| write_hdf5(temp, result))
+}
+
+/// Runs `write` (the HDF5 writes, given the temporary file's path) and renames the file into
+/// place only if it succeeded; public so that a test can make the writes fail mid-way.
+pub fn write_catalogue_hdf5_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> hdf5::Result<()>,
+) -> Result<(), ExportError> {
+    crate::output::write_via_temporary_path(path, |temp| {
+        write(temp).map_err(|e| ExportError::Hdf5 {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })
     })
 }
 
-/// The HDF5 writes, with the library's own error type.
+/// The HDF5 writes, with the library's own error type; the file is closed on return.
 fn write_hdf5(path: &Path, result: &FofResult) -> hdf5::Result<()> {
     let file = hdf5::File::create(path)?;
     let halos = &result.halos;

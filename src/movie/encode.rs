@@ -104,6 +104,9 @@ pub enum EncodeError {
         /// The MP4.
         path: PathBuf,
     },
+    /// The temporary file beside the MP4 could not be made (crate::output's rule).
+    #[error(transparent)]
+    Output(crate::output::OutputError),
 }
 
 /// What [`Mp4Encoder::finish`] wrote.
@@ -190,21 +193,9 @@ impl Mp4Encoder {
                 fps,
             });
         }
-        let io_error = |source| EncodeError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let dir = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        let file_name = path
-            .file_name()
-            .map_or_else(|| "movie".into(), |n| n.to_string_lossy().into_owned());
-        let prefix = format!(".{file_name}.");
-        let mut builder = crate::render::output::usual_mode_builder();
-        builder.prefix(&prefix).suffix(".part");
-        let temp = builder.tempfile_in(dir).map_err(io_error)?;
+        // `.<name>.XXXXXX.part` beside the MP4: an interrupted run's file is recognisable, and
+        // the next run of the same MP4 removes it (export_frames).
+        let temp = crate::output::temporary_beside(path).map_err(EncodeError::Output)?;
         let (file, temp_path) = temp.into_parts();
         let config = mp4::Mp4Config {
             major_brand: mp4::FourCC::from(*b"isom"),

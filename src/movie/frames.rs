@@ -14,7 +14,6 @@ use crossbeam_channel::{Receiver, bounded};
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::{ImageEncoder, RgbImage};
 use std::error::Error as StdError;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,6 +95,13 @@ pub fn frame_file_name(index: usize) -> String {
     format!("frame_{index:05}.png")
 }
 
+/// Whether `name` (bytes) is a [`frame_file_name`]: `frame_` digits `.png`.
+pub fn is_frame_file_name(name: &[u8]) -> bool {
+    name.strip_prefix(b"frame_")
+        .and_then(|rest| rest.strip_suffix(b".png"))
+        .is_some_and(|digits| !digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
+}
+
 /// Frame export failed or was cancelled.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -148,6 +154,9 @@ pub enum ExportError {
     /// The user cancelled.
     #[error(transparent)]
     Cancelled(#[from] Cancelled),
+    /// A file could not be planned or written (crate::output's rule).
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }
 
 /// What an export did.
@@ -186,11 +195,18 @@ where
     E: Into<Box<dyn StdError + Send + Sync>>,
 {
     let started = Instant::now();
+    let started_at = std::time::SystemTime::now();
     plan.check()?;
     std::fs::create_dir_all(out_dir).map_err(|source| ExportError::CreateDir {
         path: out_dir.to_path_buf(),
         source,
     })?;
+    // Temporary files an interrupted run left (frames, the MP4), older than this run and
+    // removed before it makes its own.
+    crate::output::remove_stale_temporaries_in(out_dir, started_at, is_frame_file_name)?;
+    if let Some((mp4_path, _)) = mp4 {
+        crate::output::remove_stale_temporaries(mp4_path, started_at)?;
+    }
     let frame_paths: Vec<PathBuf> = (0..plan.n_frames)
         .map(|i| out_dir.join(frame_file_name(i)))
         .collect();
@@ -383,38 +399,26 @@ fn encode_frames(
     Ok(encoder)
 }
 
-/// Writes `image` as an 8-bit RGB PNG to a temporary file beside `path`, then renames it.
+/// Writes `image` as an 8-bit RGB PNG to a temporary file beside `path`, then renames it
+/// (crate::output's rule: the usual mode, an older file untouched on failure).
 pub fn write_png_atomic(path: &Path, image: &RgbImage) -> Result<(), ExportError> {
     let fail = |message: String| ExportError::WritePng {
         path: path.to_path_buf(),
         message,
     };
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or_else(|| "frame".into(), |n| n.to_string_lossy().into_owned());
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|err| fail(err.to_string()))?;
-    {
-        let mut writer = BufWriter::new(temp.as_file_mut());
+    crate::output::write_atomically(path, |writer| {
         // Fast deflate: frames are a lossless master that is written once and read rarely.
-        PngEncoder::new_with_quality(&mut writer, CompressionType::Fast, FilterType::Adaptive)
+        PngEncoder::new_with_quality(writer, CompressionType::Fast, FilterType::Adaptive)
             .write_image(
                 image.as_raw(),
                 image.width(),
                 image.height(),
                 image::ExtendedColorType::Rgb8,
             )
-            .map_err(|err| fail(err.to_string()))?;
-        writer.flush().map_err(|err| fail(err.to_string()))?;
-    }
-    temp.persist(path)
-        .map_err(|err| fail(err.error.to_string()))?;
-    Ok(())
+            .map_err(|err| fail(err.to_string()))
+    })
+    .map_err(|err| match err {
+        ExportError::Output(err) => fail(err.to_string()),
+        other => other,
+    })
 }

@@ -45,13 +45,16 @@ pub enum PathFileError {
         /// What is wrong.
         message: String,
     },
+    /// The file could not be written (crate::output's rule).
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }
 
 impl PathFileError {
     /// The 1-based line the error points at, where it points at one.
     pub fn line(&self) -> Option<usize> {
         match self {
-            Self::Io { .. } => None,
+            Self::Io { .. } | Self::Output(_) => None,
             Self::Invalid { line, .. } => Some(*line),
         }
     }
@@ -179,6 +182,11 @@ fn error_offset(err: &PathError, document: &PathDocument) -> usize {
 
 /// Reads and checks a camera path file.
 pub fn load_path(path: &Path) -> Result<CameraPath, PathFileError> {
+    // A FIFO or device would block the read below; a folder fails only on reading.
+    crate::output::require_regular_file(path).map_err(|source| PathFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let text = std::fs::read_to_string(path).map_err(|source| PathFileError::Io {
         path: path.to_path_buf(),
         source,
@@ -216,16 +224,9 @@ pub fn save_path(path: &CameraPath, file: &Path) -> Result<(), PathFileError> {
         path: file.to_path_buf(),
         source,
     };
-    let dir = match file.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let mut temp = crate::render::output::usual_mode_builder()
-        .tempfile_in(dir)
-        .map_err(io_error)?;
-    std::io::Write::write_all(&mut temp, to_toml_string(path).as_bytes()).map_err(io_error)?;
-    temp.persist(file).map_err(|err| io_error(err.error))?;
-    Ok(())
+    crate::output::write_atomically(file, |writer| {
+        std::io::Write::write_all(writer, to_toml_string(path).as_bytes()).map_err(io_error)
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! the exposure ([`exposure`]), then 1 − exp(−τ), gamma/contrast and quantisation ([`tone`]).
 //!
 //! Entry points: [`Renderer`] (the resolved back-end, reusing every buffer and the resident data
-//! across frames), [`render_cpu`] (one CPU frame), [`tone::tone_map`], [`output::save_png`],
+//! across frames), [`render_cpu`] (one CPU frame), [`tone::tone_map`], [`png::save_png`],
 //! [`npy::write_tau_npy`].
 
 pub mod camera;
@@ -16,8 +16,8 @@ pub mod exposure;
 pub mod normalise;
 pub mod npy;
 pub mod options;
-pub mod output;
 pub mod palette;
+pub mod png;
 pub mod project;
 pub mod renderer;
 pub mod resolve;
@@ -109,6 +109,9 @@ pub enum RenderError {
     /// Not a `#[source]`: the message already holds the GPU error, which `{:#}` would repeat.
     #[error("CUDA: {0}")]
     Gpu(crate::gpu::GpuError),
+    /// An output was refused or could not be written (crate::output's rule).
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }
 
 impl From<crate::gpu::GpuError> for RenderError {

@@ -2,8 +2,8 @@
 //! (H, W, 3), row 0 at the top. Spec: numpy.lib.format (NEP 1).
 
 use super::RenderError;
-use super::output::write_atomically;
 use super::tau::TauBuffer;
+use crate::output::write_atomically;
 use std::io::Write;
 use std::path::Path;
 

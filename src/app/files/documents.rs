@@ -129,6 +129,14 @@ pub struct Documents {
 }
 
 impl Documents {
+    /// The files of the open snapshots and event lists (for refusing to save over one).
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        let snapshots = self.snapshots.iter().filter_map(|d| d.path.clone());
+        snapshots
+            .chain(self.events.iter().filter_map(|d| d.path.clone()))
+            .collect()
+    }
+
     /// Nothing open; loads wake the UI through `waker`.
     pub fn new(waker: Waker, recent: Vec<PathBuf>) -> Self {
         Self {

@@ -171,13 +171,23 @@ impl MoviePanel {
         });
     }
 
-    /// Handles the answers of the file dialogs that have closed.
-    pub(super) fn poll_dialogs(&mut self) {
+    /// Handles the answers of the file dialogs that have closed; a camera path is never saved
+    /// over one of the window's `open_files`.
+    pub(super) fn poll_dialogs(&mut self, open_files: &[std::path::PathBuf]) {
         while let Ok(answer) = self.dialog_rx.try_recv() {
             self.dialog_open = false;
             match answer {
                 MovieDialog::Load(Some(file)) => self.load_from(&file),
-                MovieDialog::Save(Some(file)) => self.save_to(&file),
+                MovieDialog::Save(Some(file)) => {
+                    match crate::output::OutputPlan::check_against_open_files(
+                        "camera path",
+                        &file,
+                        open_files,
+                    ) {
+                        Ok(()) => self.save_to(&file),
+                        Err(err) => self.message = Some(Notice::Error(err.to_string())),
+                    }
+                }
                 MovieDialog::OutDir(Some(dir)) => {
                     self.render.settings.out_dir = dir.display().to_string();
                 }

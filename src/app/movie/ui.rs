@@ -17,7 +17,8 @@ const KEYFRAME_LIST_HEIGHT: f32 = 220.0;
 impl HaloscopeApp {
     /// Per frame: dialog answers, the render worker's messages and the preview's playback step.
     pub(in crate::app) fn poll_movie(&mut self, ctx: &egui::Context) {
-        self.movie.poll_dialogs();
+        let open_files = self.documents.open_paths();
+        self.movie.poll_dialogs(&open_files);
         if let Some(ended) = self.movie.render.poll() {
             self.notify(match ended {
                 Ok(text) => Notice::Info(text),
@@ -91,6 +92,15 @@ impl HaloscopeApp {
         };
         let out_dir = PathBuf::from(settings.out_dir.trim());
         let mp4 = (settings.format == MovieFormat::PngAndMp4).then(|| out_dir.join(MP4_FILE_NAME));
+        if let Some(mp4) = &mp4 {
+            let open_files = self.documents.open_paths();
+            if let Err(err) =
+                crate::output::OutputPlan::check_against_open_files("movie", mp4, &open_files)
+            {
+                self.movie.render.last = Some(MovieEnd::Failed(err.to_string()));
+                return;
+            }
+        }
         let job = MovieJob {
             snapshot: document.snapshot.clone(),
             style: self.style.clone(),

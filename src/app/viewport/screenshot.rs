@@ -29,6 +29,16 @@ impl Default for ScreenshotSettings {
     }
 }
 
+/// Writes `image` as PNG at `path` through crate::output's rule (temporary file, rename, the
+/// usual mode): a failed write leaves an older file as it was.
+pub fn save_png(path: &Path, image: &image::RgbaImage) -> anyhow::Result<()> {
+    crate::output::write_atomically(path, |writer| {
+        image
+            .write_to(writer, image::ImageFormat::Png)
+            .map_err(|e| anyhow::anyhow!("{}: writing PNG: {e}", path.display()))
+    })
+}
+
 /// Overlay text and lines are this many points for an image this many pixels tall, so they look
 /// the same on a 1080-line and a 2160-line screenshot relative to the image.
 const POINTS_PER_IMAGE_HEIGHT: f32 = 800.0;
@@ -46,9 +56,7 @@ pub fn save_screenshot(
     progress.report("writing", 1, 2);
     let buffer = image::RgbaImage::from_raw(image.width_px, image.height_px, image.rgba)
         .context("the renderer returned an image of the wrong size")?;
-    buffer
-        .save_with_format(path, image::ImageFormat::Png)
-        .with_context(|| format!("{}: writing PNG", path.display()))?;
+    save_png(path, &buffer)?;
     progress.report("writing", 2, 2);
     Ok(path.to_path_buf())
 }

@@ -211,16 +211,19 @@ fn brute_force_check(
         .map(|n| n.3.abs())
         .fold(f64::INFINITY, f64::min);
     if let Some(path) = dump {
-        let mut out = std::io::BufWriter::new(
-            std::fs::File::create(path).with_context(|| format!("{}", path.display()))?,
-        );
-        for &(i, j, b, gap) in &near {
-            writeln!(
-                out,
-                "{} {} {} {:e}",
-                prepared.original_index[i as usize], prepared.original_index[j as usize], b, gap
-            )?;
-        }
+        crate::output::write_atomically_io(path, |out| {
+            for &(i, j, b, gap) in &near {
+                writeln!(
+                    out,
+                    "{} {} {} {:e}",
+                    prepared.original_index[i as usize],
+                    prepared.original_index[j as usize],
+                    b,
+                    gap
+                )?;
+            }
+            Ok(())
+        })?;
     }
     Ok((
         agrees,

@@ -116,7 +116,7 @@ pub fn run(
     let report = json!({
         "device": device.info().to_string(),
         "count_kernel": counter.kernel().function_name(),
-        "files": files,
+        "files": files.iter().map(|f| crate::cli::json_path(f)).collect::<Vec<_>>(),
         "n_events": prepared.len(),
         "pairs_within_max_angle_trial0": cpu_trial.get(0, prepared.bins.len() - 1),
         "first_gpu_call_incl_compile_s": first_call_s,
