@@ -10,6 +10,7 @@ use crate::jobs::Progress;
 use crate::movie::{
     CameraPath, FramePlan, FrameRenderer, PlanError, Mp4Settings, export_frames, fill_missing_smoothing_lengths, load_path,
 };
+use crate::render::resolve::validate_settings;
 use crate::render::{RenderError, output};
 use anyhow::Context;
 use clap::Args;
@@ -149,6 +150,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             Some(first.pose.to_render_camera()),
         )
         .with_context(|| source.clone())?;
+    validate_settings(&snapshot, &settings).with_context(|| source.clone())?;
     fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
         .with_context(|| source.clone())?;
     let backend = Backend::resolve(args.backend)

@@ -12,6 +12,31 @@ use std::time::{Duration, Instant};
 /// Trials per batch on the CPU: small enough for a responsive progress bar and cancel.
 const CPU_BATCH: usize = 8;
 
+/// Most bytes of trial counts an analysis may store (4 bytes per trial and bin, 8 where a
+/// count exceeds 32 bits): 10⁷ trials of 80 bins take 3.2 GB. The post-trial p-value needs every
+/// trial's row, so the rows grow with the trials and the trial count is bounded up front.
+pub const MAX_STORED_TRIAL_BYTES: u64 = 8 << 30;
+
+/// Most trials an analysis of `n_values` bins (cuts × angles) may hold, see
+/// [`MAX_STORED_TRIAL_BYTES`].
+pub fn max_trials(n_values: usize) -> u64 {
+    MAX_STORED_TRIAL_BYTES / (4 * n_values.max(1) as u64)
+}
+
+/// Refuses `trials` trials of `n_values` bins when their counts would not fit
+/// [`MAX_STORED_TRIAL_BYTES`].
+pub fn check_trials(trials: u64, n_values: usize) -> Result<(), TwoPointError> {
+    let max = max_trials(n_values);
+    if trials > max {
+        return Err(TwoPointError::Config(format!(
+            "{trials} trials: storing {n_values} counts per trial allows at most {max} trials \
+             ({} GiB of trial counts)",
+            MAX_STORED_TRIAL_BYTES >> 30
+        )));
+    }
+    Ok(())
+}
+
 /// Exact cumulative counts of the observed RAs on `backend`.
 pub fn count_observed(backend: &Backend, prepared: &Prepared) -> Result<Counts, TwoPointError> {
     match backend.device() {
@@ -114,6 +139,7 @@ impl TwoPointRun {
         progress: &Progress,
         on_batch: impl FnMut(&Analysis),
     ) -> Result<(), TwoPointError> {
+        check_trials(total, self.analysis.observed.values.len())?;
         match batches {
             Batches::Fixed(batch) => self.run_fixed(total, batch, progress, on_batch),
             Batches::Paced { target, max } => {
