@@ -117,7 +117,10 @@ fn error_lines_quote_at_most_80_characters_of_the_input() {
     let long_value = "9".repeat(5000) + "x";
     let (_, result) = read_text(format!("RA Dec logE\n{long_value} 2 3\n").as_bytes());
     let err = result.expect_err("not a number");
-    assert!(err.contains("… (5001 bytes in all)` is not a number"), "{err}");
+    assert!(
+        err.contains("… (5001 bytes in all)` is not a number"),
+        "{err}"
+    );
     assert!(err.len() < 300, "{err}");
 }
 

@@ -37,7 +37,9 @@ fn refused(args: &[&str], out: &Path) -> String {
 
 fn movie(extra: &[&str], out: &Path) -> String {
     let out_s = out.to_str().expect("utf-8 temp path");
-    let mut args = vec!["movie", "--demo", "1000", "--path", DEMO_PATH, "--out", out_s];
+    let mut args = vec![
+        "movie", "--demo", "1000", "--path", DEMO_PATH, "--out", out_s,
+    ];
     args.extend_from_slice(extra);
     refused(&args, out)
 }
@@ -51,15 +53,31 @@ fn huge_or_meaningless_movie_options_name_the_option() {
         (&["--fps", "0"], "--fps: frame rate 0 frames/s"),
         (&["--fps", "NaN"], "--fps: frame rate NaN frames/s"),
         (&["--fps=-30"], "--fps: frame rate -30 frames/s"),
-        (&["--frames", "1000000000000"], "--frames: 1000000000000 frames"),
-        (&["--frames", "0"], "--frames: 0 frames: a movie has 1 to 1000000 frames"),
+        (
+            &["--frames", "1000000000000"],
+            "--frames: 1000000000000 frames",
+        ),
+        (
+            &["--frames", "0"],
+            "--frames: 0 frames: a movie has 1 to 1000000 frames",
+        ),
         (&["--duration", "0"], "--duration: duration 0 s must be"),
         (&["--duration", "NaN"], "--duration: duration NaN s must be"),
         (&["--duration=-3"], "--duration: duration -3 s must be"),
-        (&["--duration", "1e12"], "--duration with --fps: 1000000000000 s at 30 frames/s"),
+        (
+            &["--duration", "1e12"],
+            "--duration with --fps: 1000000000000 s at 30 frames/s",
+        ),
         (&["--width", "0"], "--width/--height: frame size 0×1080"),
         (
-            &["--width", "1", "--height", "1", "--mp4", "/nonexistent-dir/x.mp4"],
+            &[
+                "--width",
+                "1",
+                "--height",
+                "1",
+                "--mp4",
+                "/nonexistent-dir/x.mp4",
+            ],
             "--mp4 with --width/--height: frame size 1×1: an H.264 MP4 needs at least 16",
         ),
     ];
@@ -68,10 +86,17 @@ fn huge_or_meaningless_movie_options_name_the_option() {
         assert!(line.contains(expected), "{extra:?}: {line}");
     }
     let line = refused(
-        &["movie", "--demo", "10000000000000", "--path", DEMO_PATH, "--out"]
-            .into_iter()
-            .chain([out.to_str().expect("utf-8")])
-            .collect::<Vec<_>>(),
+        &[
+            "movie",
+            "--demo",
+            "10000000000000",
+            "--path",
+            DEMO_PATH,
+            "--out",
+        ]
+        .into_iter()
+        .chain([out.to_str().expect("utf-8")])
+        .collect::<Vec<_>>(),
         &out,
     );
     assert!(

@@ -78,10 +78,7 @@ fn nan_and_negative_masses_are_refused() {
     masses[7] = -2.5;
     masses[8] = f32::NAN;
     dark.masses = Masses::PerParticle(masses);
-    for (name, write) in [
-        ("m.tbin", true),
-        ("m.hdf5", false),
-    ] {
+    for (name, write) in [("m.tbin", true), ("m.hdf5", false)] {
         let path = dir.path().join(name);
         if write {
             tipsy::write(&path, &snapshot, &TipsyWriteOptions::default()).expect("write");
@@ -163,7 +160,10 @@ fn a_dataset_in_external_storage_is_refused_before_it_is_read() {
         )),
         "{err}"
     );
-    assert!(err.ends_with("external storage is refused, as it would read files outside the snapshot"), "{err}");
+    assert!(
+        err.ends_with("external storage is refused, as it would read files outside the snapshot"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -205,19 +205,17 @@ fn a_two_column_density_is_named_with_its_shape() {
 fn text_is_no_snapshot_of_any_known_format() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("passwd");
-    std::fs::write(
-        &path,
-        "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
-    )
-    .expect("write");
+    let text = "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n";
+    std::fs::write(&path, text).expect("write");
     let err = load(&path).expect_err("text");
     assert_eq!(
         err,
         format!(
-            "{}: not a snapshot of any known format: it starts with text; tried tipsy (big- and \
-             little-endian, 28- and 32-byte headers) and Gadget/SWIFT/AREPO HDF5 (no HDF5 \
-             signature)",
-            path.display()
+            "{}: not a snapshot of any known format: its {} bytes start with text; tried tipsy \
+             (big- and little-endian, 28- and 32-byte headers) and Gadget/SWIFT/AREPO HDF5 (no \
+             HDF5 signature)",
+            path.display(),
+            text.len()
         )
     );
 }

@@ -8,7 +8,8 @@ use crate::data::{LoadOptions, load_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
-    CameraPath, FramePlan, FrameRenderer, PlanError, Mp4Settings, export_frames, fill_missing_smoothing_lengths, load_path,
+    CameraPath, FramePlan, FrameRenderer, Mp4Settings, PlanError, export_frames,
+    fill_missing_smoothing_lengths, load_path,
 };
 use crate::render::resolve::validate_settings;
 use crate::render::{RenderError, output};
@@ -78,6 +79,13 @@ fn check_demo_size(demo: Option<u64>) -> anyhow::Result<()> {
     }
 }
 
+/// Checks the options that need no snapshot (`--demo` size, frame plan) and returns the plan,
+/// each limit refused with the option that broke it.
+pub fn check_options(args: &MovieArgs, path: &CameraPath) -> anyhow::Result<FramePlan> {
+    check_demo_size(args.demo)?;
+    frame_plan(args, path)
+}
+
 /// The frame plan of the options, each limit refused with the option that broke it.
 fn frame_plan(args: &MovieArgs, path: &CameraPath) -> anyhow::Result<FramePlan> {
     let (width, height, fps) = (args.width, args.height, args.fps);
@@ -111,9 +119,8 @@ fn frame_plan(args: &MovieArgs, path: &CameraPath) -> anyhow::Result<FramePlan> 
 
 /// Runs `haloscope movie`.
 pub fn run(args: MovieArgs) -> anyhow::Result<()> {
-    check_demo_size(args.demo)?;
     let path = load_path(&args.path)?;
-    let plan = frame_plan(&args, &path)?;
+    let plan = check_options(&args, &path)?;
     if let Some(mp4) = &args.mp4 {
         output::check_writable(mp4)?;
     }

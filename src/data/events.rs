@@ -334,12 +334,12 @@ fn read_one(
         }
         line_no += 1;
         bytes_read += n as u64;
-        if buf.contains(&0) {
-            return Err(invalid(line_no, "holds a NUL byte (binary file?)".into()));
-        }
         let Ok(mut line) = std::str::from_utf8(&buf) else {
             return Err(invalid(line_no, "not UTF-8 text (binary file?)".into()));
         };
+        if buf.contains(&0) {
+            return Err(invalid(line_no, "holds a NUL byte (binary file?)".into()));
+        }
         if line_no == 1 {
             line = line.strip_prefix('\u{feff}').unwrap_or(line);
         }
@@ -384,7 +384,10 @@ fn read_one(
             let raw = &text[fields[index].clone()];
             let fail = |what: &str| {
                 let name = quote(&columns.names[index]);
-                invalid(line_no, format!("column {name}: `{}` is {what}", quote(raw)))
+                invalid(
+                    line_no,
+                    format!("column {name}: `{}` is {what}", quote(raw)),
+                )
             };
             match raw.parse::<f64>() {
                 Ok(v) if v.is_finite() => Ok(v),

@@ -168,7 +168,8 @@ pub fn read_from<R: Read + Seek>(
     reader.seek(SeekFrom::Start(0)).map_err(io)?;
     let mut head = vec![0u8; file_bytes.min(32) as usize];
     reader.read_exact(&mut head).map_err(io)?;
-    let layout = detect_layout(&head, file_bytes).map_err(|m| unknown_format(path, &head, m))?;
+    let layout =
+        detect_layout(&head, file_bytes).map_err(|m| unknown_format(path, &head, file_bytes, m))?;
     reader
         .seek(SeekFrom::Start(u64::from(layout.header_bytes)))
         .map_err(io)?;
@@ -231,7 +232,7 @@ pub fn read_from<R: Read + Seek>(
 /// The error for a file whose header fits no tipsy layout: a text file is told it is no snapshot
 /// of any known format (its bytes read as counts mean nothing); a binary file also gets the
 /// tipsy counts tried, as it is most likely a damaged tipsy file.
-fn unknown_format(path: &Path, head: &[u8], tipsy_message: String) -> ReadError {
+fn unknown_format(path: &Path, head: &[u8], file_bytes: u64, tipsy_message: String) -> ReadError {
     let hdf5 = if head.starts_with(&super::gadget_hdf5::HDF5_SIGNATURE) {
         "HDF5 signature present"
     } else {
@@ -243,12 +244,17 @@ fn unknown_format(path: &Path, head: &[u8], tipsy_message: String) -> ReadError 
         Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok(),
         Err(_) => None,
     };
-    let text = !head.is_empty()
-        && valid.is_some_and(|t| t.chars().all(|c| !c.is_control() || c.is_ascii_whitespace()));
+    // Shorter files keep the tipsy message, which says they are shorter than any header.
+    let text = head.len() >= 28
+        && valid.is_some_and(|t| {
+            t.chars()
+                .all(|c| !c.is_control() || c.is_ascii_whitespace())
+        });
     let message = if text {
         format!(
-            "not a snapshot of any known format: it starts with text; tried tipsy (big- and \
-             little-endian, 28- and 32-byte headers) and Gadget/SWIFT/AREPO HDF5 ({hdf5})"
+            "not a snapshot of any known format: its {file_bytes} bytes start with text; tried \
+             tipsy (big- and little-endian, 28- and 32-byte headers) and Gadget/SWIFT/AREPO \
+             HDF5 ({hdf5})"
         )
     } else {
         format!("{tipsy_message}; and not Gadget/SWIFT/AREPO HDF5 ({hdf5})")

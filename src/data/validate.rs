@@ -14,7 +14,14 @@ pub(crate) fn check_species(
 ) -> Result<(), ReadError> {
     if let Some(h) = &species.smoothing_lengths {
         let bad = |x: f32| !(x.is_finite() && x > 0.0);
-        check_values(path, species, smoothing_name, h, bad, "NaN, infinite, zero or negative")?;
+        check_values(
+            path,
+            species,
+            smoothing_name,
+            h,
+            bad,
+            "NaN, infinite, zero or negative",
+        )?;
     }
     let bad = |x: f32| !(x.is_finite() && x >= 0.0);
     match &species.masses {

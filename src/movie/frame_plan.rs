@@ -231,6 +231,10 @@ mod tests {
         let plan = FramePlan::try_with_duration(2.0, 24.0, 1, 1).expect("plan");
         assert_eq!(plan.n_frames, 48);
         assert!(plan.check_mp4().is_err());
-        assert!(FramePlan::try_frames(3, 30.0, 16, 16).and_then(|p| p.check_mp4()).is_ok());
+        assert!(
+            FramePlan::try_frames(3, 30.0, 16, 16)
+                .and_then(|p| p.check_mp4())
+                .is_ok()
+        );
     }
 }

@@ -21,8 +21,8 @@ pub mod path_file;
 pub mod presets;
 
 pub use encode::{EncodeError, Mp4Encoder, Mp4Settings};
-pub use frame_renderer::{FrameRenderer, fill_missing_smoothing_lengths};
 pub use frame_plan::PlanError;
+pub use frame_renderer::{FrameRenderer, fill_missing_smoothing_lengths};
 pub use frames::{ExportError, ExportSummary, FramePlan, export_frames, frame_file_name};
 pub use interpolate::PathSample;
 pub use keyframe::{CameraPose, Keyframe, PathError, RenderSettings, Timing};

@@ -127,8 +127,9 @@ impl Summary {
 
 /// Observed counts and the accumulating scrambled background. Cloning copies a few small
 /// vectors and shares the stored trials and histograms (`Arc`), so a GUI can snapshot it after
-/// every batch. Memory: about 4 bytes per trial and bin (u32 counts) plus one exact histogram
-/// per bin over the range of its trial counts.
+/// every batch. Memory: about 4 bytes per trial and bin (u32 counts, bounded up front by
+/// [`super::analysis::check_trials`]) plus one exact histogram per bin, dense over a narrow
+/// range of trial counts and sparse over a wide one.
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// Observed counts.
