@@ -133,3 +133,66 @@ fn a_path_of_1e300_seconds_is_refused() {
         "{line}"
     );
 }
+
+#[test]
+fn trials_whose_counts_would_not_fit_are_refused_up_front() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let events = dir.path().join("events.txt");
+    std::fs::write(
+        &events,
+        "RA Dec logE\n10 20 3\n10.5 20.2 3.1\n200 -40 2.5\n201 -41 4\n",
+    )
+    .expect("write");
+    let json = dir.path().join("out.json");
+    let events_s = events.to_str().expect("utf-8");
+    let line = refused(
+        &[
+            "twopoint",
+            events_s,
+            "--backend",
+            "cpu",
+            "--trials",
+            "10000000000",
+            "--bins",
+            "10",
+        ],
+        &json,
+    );
+    assert!(
+        line.contains(
+            "--trials: 10000000000 trials: storing 40 counts per trial (10 bins × 4 cuts) allows \
+             at most 53687091 trials (8 GiB of trial counts)"
+        ),
+        "{line}"
+    );
+    let line = refused(
+        &["twopoint", events_s, "--backend", "cpu", "--batch", "0"],
+        &json,
+    );
+    assert!(
+        line.contains("--batch 0: a batch has 1 to 1048576 trials"),
+        "{line}"
+    );
+}
+
+/// OpenH264 refuses pictures below 16 pixels a side; the limit the options check must be the
+/// encoder's own.
+#[test]
+fn the_mp4_minimum_side_is_the_encoders() {
+    use haloscope::movie::{Mp4Encoder, Mp4Settings};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let encode = |side: u32| -> Result<(), String> {
+        let path = dir.path().join(format!("m{side}.mp4"));
+        let mut encoder = Mp4Encoder::create(&path, side, side, 30.0, &Mp4Settings::default())
+            .map_err(|e| e.to_string())?;
+        let frame = image::RgbImage::from_pixel(side, side, image::Rgb([200, 30, 90]));
+        encoder.push_frame(&frame).map_err(|e| e.to_string())?;
+        encoder.push_frame(&frame).map_err(|e| e.to_string())?;
+        encoder.finish().map(|_| ()).map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        encode(haloscope::movie::frame_plan::MIN_MP4_SIDE_PX),
+        Ok(())
+    );
+    assert!(encode(haloscope::movie::frame_plan::MIN_MP4_SIDE_PX - 2).is_err());
+}

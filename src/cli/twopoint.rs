@@ -70,7 +70,7 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     };
     let mut prepared = prepare(&list, &config).context("two-point configuration")?;
     prepared.set_scramble(args.scramble).context("--scramble")?;
-    check_trials(args.trials, prepared.cuts.len() * prepared.bins.len())
+    check_trials(args.trials, prepared.bins.len(), prepared.cuts.len())
         .map_err(|err| anyhow::anyhow!("--trials: {err}"))?;
     if let Some(batch) = args.batch
         && !(1..=MAX_BATCH).contains(&batch)

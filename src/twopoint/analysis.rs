@@ -23,14 +23,15 @@ pub fn max_trials(n_values: usize) -> u64 {
     MAX_STORED_TRIAL_BYTES / (4 * n_values.max(1) as u64)
 }
 
-/// Refuses `trials` trials of `n_values` bins when their counts would not fit
-/// [`MAX_STORED_TRIAL_BYTES`].
-pub fn check_trials(trials: u64, n_values: usize) -> Result<(), TwoPointError> {
+/// Refuses `trials` trials of `n_bins` angle bins × `n_cuts` energy cuts when their counts
+/// would not fit [`MAX_STORED_TRIAL_BYTES`].
+pub fn check_trials(trials: u64, n_bins: usize, n_cuts: usize) -> Result<(), TwoPointError> {
+    let n_values = n_bins * n_cuts;
     let max = max_trials(n_values);
     if trials > max {
         return Err(TwoPointError::Config(format!(
-            "{trials} trials: storing {n_values} counts per trial allows at most {max} trials \
-             ({} GiB of trial counts)",
+            "{trials} trials: storing {n_values} counts per trial ({n_bins} bins × {n_cuts} \
+             cuts) allows at most {max} trials ({} GiB of trial counts)",
             MAX_STORED_TRIAL_BYTES >> 30
         )));
     }
@@ -139,7 +140,8 @@ impl TwoPointRun {
         progress: &Progress,
         on_batch: impl FnMut(&Analysis),
     ) -> Result<(), TwoPointError> {
-        check_trials(total, self.analysis.observed.values.len())?;
+        let observed = &self.analysis.observed;
+        check_trials(total, observed.n_bins, observed.n_cuts)?;
         match batches {
             Batches::Fixed(batch) => self.run_fixed(total, batch, progress, on_batch),
             Batches::Paced { target, max } => {
@@ -225,6 +227,27 @@ impl TwoPointRun {
 mod tests {
     use super::*;
     use crate::twopoint::{TwoPointConfig, prepare};
+
+    /// The bound follows the stored bytes: 8 GiB / (4 bytes × 80 counts).
+    #[test]
+    fn trials_are_bounded_by_their_stored_counts() {
+        assert_eq!(max_trials(80), 26_843_545);
+        assert!(check_trials(26_843_545, 20, 4).is_ok());
+        let err = check_trials(26_843_546, 20, 4).expect_err("over");
+        assert!(
+            err.to_string()
+                .starts_with("26843546 trials: storing 80 counts"),
+            "{err}"
+        );
+        let events = crate::data::demo::demo_events(300, 3);
+        let prepared = prepare(&events, &TwoPointConfig::default()).expect("prepare");
+        let mut run = TwoPointRun::observe(prepared, 1, 0, &Backend::cpu()).expect("observe");
+        let err = run
+            .run_trials(10_000_000_000, Batches::Fixed(8), &Progress::none(), |_| {})
+            .expect_err("refused before any trial");
+        assert!(err.to_string().starts_with("10000000000 trials"), "{err}");
+        assert_eq!(run.analysis.trials(), 0);
+    }
 
     /// Fixed and paced batches, from scratch or resumed, give the library's statistics.
     #[test]
