@@ -101,6 +101,15 @@ fn every_truncation_of_a_tipsy_file_is_an_error_naming_the_size() {
         for len in 0..bytes.len() {
             let cut = &bytes[..len];
             let text = match read_bytes(cut) {
+                // The same misread (see below) whose values the reader's checks refuse.
+                Err(e) if e.to_string().contains("particles are NaN, infinite") => {
+                    let layout = tipsy::detect_layout(&cut[..32], len as u64).expect("fits");
+                    assert!(
+                        options.double_positions && !layout.double_positions,
+                        "{len}: {e}"
+                    );
+                    continue;
+                }
                 Err(e) => e.to_string(),
                 Ok(misread) => {
                     // A double-position file cut by 12 bytes per particle (± the 4-byte pad)

@@ -4,15 +4,17 @@ use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::cli::{json_path, with_lossy_note};
-use crate::data::{LoadOptions, demo::demo_snapshot, load_snapshot};
+use crate::data::demo::{MAX_DEMO_PARTICLES, demo_snapshot};
+use crate::data::{LoadOptions, load_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
-    ExportError, FramePlan, FrameRenderer, Mp4Settings, export_frames,
+    CameraPath, ExportError, FramePlan, FrameRenderer, Mp4Settings, PlanError, export_frames,
     fill_missing_smoothing_lengths, load_path,
 };
 use crate::output::{OutputPlan, check_writable};
 use crate::render::RenderError;
+use crate::render::resolve::validate_settings;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -69,6 +71,54 @@ pub struct MovieArgs {
     pub json: bool,
 }
 
+/// Checks `--demo N` against the demo generator's limit before anything is allocated.
+fn check_demo_size(demo: Option<u64>) -> anyhow::Result<()> {
+    match demo {
+        Some(n) if n > MAX_DEMO_PARTICLES => anyhow::bail!(
+            "--demo {n}: the demo snapshot has at most {MAX_DEMO_PARTICLES} particles"
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the options that need no snapshot (`--demo` size, frame plan) and returns the plan,
+/// each limit refused with the option that broke it.
+pub fn check_options(args: &MovieArgs, path: &CameraPath) -> anyhow::Result<FramePlan> {
+    check_demo_size(args.demo)?;
+    frame_plan(args, path)
+}
+
+/// The frame plan of the options, each limit refused with the option that broke it.
+fn frame_plan(args: &MovieArgs, path: &CameraPath) -> anyhow::Result<FramePlan> {
+    let (width, height, fps) = (args.width, args.height, args.fps);
+    let plan = match (args.frames, args.duration) {
+        (Some(n_frames), _) => FramePlan::try_frames(n_frames, fps, width, height),
+        (None, Some(duration_s)) => FramePlan::try_with_duration(duration_s, fps, width, height),
+        (None, None) => FramePlan::try_real_time(path, fps, width, height),
+    };
+    let plan = plan.map_err(|err| {
+        let option = match &err {
+            PlanError::Fps(_) => "--fps".to_owned(),
+            PlanError::Frames(_) => "--frames".to_owned(),
+            PlanError::Duration(_) => "--duration".to_owned(),
+            PlanError::TooLong { .. } if args.duration.is_some() => "--duration with --fps".into(),
+            PlanError::TooLong { .. } => format!(
+                "the camera path {} at --fps (give --frames or --duration)",
+                args.path.display()
+            ),
+            PlanError::Size { .. } | PlanError::TooSmallForMp4 { .. } => {
+                "--width/--height".to_owned()
+            }
+        };
+        anyhow::anyhow!("{option}: {err}")
+    })?;
+    if args.mp4.is_some() {
+        plan.check_mp4()
+            .map_err(|err| anyhow::anyhow!("--mp4 with --width/--height: {err}"))?;
+    }
+    Ok(plan)
+}
+
 /// Runs `haloscope movie`.
 pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     // Before any work: no output over the snapshot or the camera path, nor frames over a file.
@@ -80,18 +130,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     files.output_folder("--out", &args.out, crate::movie::frames::is_frame_file_name)?;
     files.maybe_output("--mp4", args.mp4.as_deref())?;
     let path = load_path(&args.path)?;
-    let plan = match (args.frames, args.duration) {
-        (Some(n_frames), _) => FramePlan {
-            n_frames,
-            fps: args.fps,
-            width: args.width,
-            height: args.height,
-        },
-        (None, Some(duration_s)) => {
-            FramePlan::with_duration(duration_s, args.fps, args.width, args.height)
-        }
-        (None, None) => FramePlan::real_time(&path, args.fps, args.width, args.height),
-    };
+    let plan = check_options(&args, &path)?;
     if let Some(mp4) = &args.mp4 {
         check_writable(mp4)?;
     }
@@ -130,6 +169,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             Some(first.pose.to_render_camera()),
         )
         .with_context(|| source.clone())?;
+    validate_settings(&snapshot, &settings).with_context(|| source.clone())?;
     fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
         .with_context(|| source.clone())?;
     let backend = Backend::resolve(args.backend)

@@ -2,6 +2,7 @@
 
 use crate::backend::{Backend, BackendChoice};
 use crate::data::events;
+use crate::twopoint::analysis::check_trials;
 use crate::twopoint::{
     Analysis, Batches, PostTrialSignificance, Prepared, ScrambleChoice, Summary, TwoPointConfig,
     TwoPointRun, bin_edges_on_grid, default_batch, edges_on_grid_note, prepare, scramble_note,
@@ -52,6 +53,9 @@ pub struct TwopointArgs {
     pub json: bool,
 }
 
+/// Most trials per batch: a batch's counts are held until it is handed over.
+const MAX_BATCH: usize = 1 << 20;
+
 /// Runs `haloscope twopoint`.
 pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     let mut stages = StageSeconds::start();
@@ -74,6 +78,13 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
         prepared.set_scramble(args.scramble).context("--scramble")?;
         Ok(prepared)
     })?;
+    check_trials(args.trials, prepared.bins.len(), prepared.cuts.len())
+        .map_err(|err| anyhow::anyhow!("--trials: {err}"))?;
+    if let Some(batch) = args.batch
+        && !(1..=MAX_BATCH).contains(&batch)
+    {
+        anyhow::bail!("--batch {batch}: a batch has 1 to {MAX_BATCH} trials");
+    }
     let mut run = stages.time("observe", || {
         TwoPointRun::observe(prepared, args.seed, args.first_trial, &backend)
     })?;

@@ -248,6 +248,10 @@ fn unit_vector(u: f64, v: f64) -> [f64; 3] {
     [s * (TAU * v).cos(), s * (TAU * v).sin(), z]
 }
 
+/// Most particles a demo snapshot may have (about 5 GB of particle data): faces check a
+/// user's size against it before generating.
+pub const MAX_DEMO_PARTICLES: u64 = 100_000_000;
+
 /// A synthetic snapshot of `n_particles` particles (40 % gas with `Density` and `Temperature`,
 /// 50 % dark matter, 10 % stars; every family with smoothing lengths) in a periodic box of side
 /// 1, the same for the same `seed` whatever the number of threads.

@@ -2,7 +2,8 @@
 //!
 //! Accepted layout: optional comment lines, one header line naming the columns (a leading `#` is
 //! optional), then one event per line. Fields are separated by whitespace (spaces or tabs), or by
-//! commas when the header contains a comma. Line ends may be LF or CRLF. After the header, blank
+//! commas when the header contains a comma. Line ends may be LF, CRLF or a lone CR, and a UTF-8
+//! byte-order mark before the first line is skipped. After the header, blank
 //! lines and lines starting with `#` are skipped. Columns are found by name, case-insensitively,
 //! ignoring bracketed units (`RA[deg]` is `RA`):
 //!
@@ -16,7 +17,9 @@
 //!
 //! Other columns (`Azimuth`, `Zenith`, …) are ignored. Angles become radians; RA must lie in
 //! [0°, 360°] and RA = 360° becomes 0; Dec must lie in [−90°, 90°]; every value read must be a
-//! finite number. Anything else is a [`ReadError`] naming the file, the line and the column.
+//! finite number. Anything else is a [`ReadError`] naming the file, the line and the column;
+//! quoted input in messages is cut to [`QUOTE_CHARS`] characters, and a line longer than
+//! [`MAX_LINE_BYTES`] is refused, so memory stays in proportion to the events read.
 
 use super::{EventList, ReadError};
 use crate::jobs::Progress;
@@ -25,6 +28,59 @@ use std::path::Path;
 
 /// How many bytes [`looks_like_events`] reads to decide.
 const PEEK_BYTES: usize = 8192;
+
+/// Longest line accepted: far beyond any event row or header, small enough that a file with no
+/// line ends (a sparse or binary file) is refused after this much, not read whole.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// Most characters of input quoted in an error message.
+pub const QUOTE_CHARS: usize = 80;
+
+/// `text` cut to [`QUOTE_CHARS`] characters, with `…` and the full length where it was cut.
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        None => text.to_owned(),
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &text[..cut], text.len()),
+    }
+}
+
+/// Why the next line could not be taken.
+enum LineError {
+    Io(std::io::Error),
+    TooLong,
+}
+
+/// Reads the next line into `buf` (without its end: LF, CRLF or a lone CR); returns the bytes
+/// consumed, 0 at the end of the input. Never holds more than [`MAX_LINE_BYTES`] of one line.
+fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> Result<usize, LineError> {
+    buf.clear();
+    let mut consumed = 0;
+    loop {
+        let available = reader.fill_buf().map_err(LineError::Io)?;
+        if available.is_empty() {
+            return Ok(consumed);
+        }
+        let end = available.iter().position(|&b| b == b'\n' || b == b'\r');
+        let take = end.unwrap_or(available.len());
+        if buf.len() + take > MAX_LINE_BYTES {
+            return Err(LineError::TooLong);
+        }
+        buf.extend_from_slice(&available[..take]);
+        let Some(end) = end else {
+            reader.consume(take);
+            consumed += take;
+            continue;
+        };
+        let was_cr = available[end] == b'\r';
+        reader.consume(end + 1);
+        consumed += end + 1;
+        if was_cr && reader.fill_buf().map_err(LineError::Io)?.first() == Some(&b'\n') {
+            reader.consume(1);
+            consumed += 1;
+        }
+        return Ok(consumed);
+    }
+}
 
 /// Report progress and check for cancellation every this many lines.
 const LINES_PER_REPORT: u64 = 16_384;
@@ -139,12 +195,12 @@ fn parse_header(line: &str) -> Result<Header, String> {
         };
         let slot = &mut slots[quantity as usize];
         if slot.is_some() {
-            return Err(format!("header names column `{name}` twice"));
+            return Err(format!("header names column `{}` twice", quote(name)));
         }
         *slot = Some(index);
     }
     let [ra, dec, energy, ang_err, mjd] = slots;
-    let listed = names.join(" ");
+    let listed = quote(&names.join(" "));
     let Some(ra) = ra else {
         return Err(format!("no RA column in header `{listed}`"));
     };
@@ -192,7 +248,8 @@ pub fn looks_like_events_bytes(head: &[u8]) -> bool {
         }
         Err(_) => return false,
     };
-    text.lines()
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.split(['\n', '\r'])
         .filter(|line| !line.trim().is_empty())
         .take(16)
         .any(|line| names_ra_and_dec(&header_names(line).1))
@@ -259,25 +316,34 @@ fn read_one(
     let invalid = |line_no: u64, message: String| {
         ReadError::invalid(path, format!("line {line_no}: {message}"))
     };
-    let mut line = String::new();
+    let mut buf = Vec::new();
     let mut line_no = 0u64;
     let mut bytes_read = 0u64;
     let mut header: Option<Header> = None;
     let mut fields: Vec<std::ops::Range<usize>> = Vec::new();
     let n_before = events.len();
     loop {
-        line.clear();
-        let n = reader.read_line(&mut line).map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => {
-                invalid(line_no + 1, "not UTF-8 text (binary file?)".into())
-            }
-            _ => ReadError::io(path, e),
+        let n = next_line(reader, &mut buf).map_err(|e| match e {
+            LineError::Io(e) => ReadError::io(path, e),
+            LineError::TooLong => invalid(
+                line_no + 1,
+                format!("line longer than {MAX_LINE_BYTES} bytes (not an event list?)"),
+            ),
         })?;
         if n == 0 {
             break;
         }
         line_no += 1;
         bytes_read += n as u64;
+        let Ok(mut line) = std::str::from_utf8(&buf) else {
+            return Err(invalid(line_no, "not UTF-8 text (binary file?)".into()));
+        };
+        if buf.contains(&0) {
+            return Err(invalid(line_no, "holds a NUL byte (binary file?)".into()));
+        }
+        if line_no == 1 {
+            line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        }
         if line_no.is_multiple_of(LINES_PER_REPORT) {
             if progress.is_cancelled() {
                 return Err(ReadError::Cancelled {
@@ -310,38 +376,38 @@ fn read_one(
                 format!(
                     "expected {} fields ({}), found {}",
                     columns.names.len(),
-                    columns.names.join(" "),
+                    quote(&columns.names.join(" ")),
                     fields.len()
                 ),
             ));
         }
         let value = |index: usize| -> Result<f64, ReadError> {
-            let name = &columns.names[index];
             let raw = &text[fields[index].clone()];
+            let fail = |what: &str| {
+                let name = quote(&columns.names[index]);
+                invalid(
+                    line_no,
+                    format!("column {name}: `{}` is {what}", quote(raw)),
+                )
+            };
             match raw.parse::<f64>() {
                 Ok(v) if v.is_finite() => Ok(v),
-                Ok(_) => Err(invalid(
-                    line_no,
-                    format!("column {name}: `{raw}` is not finite"),
-                )),
-                Err(_) => Err(invalid(
-                    line_no,
-                    format!("column {name}: `{raw}` is not a number"),
-                )),
+                Ok(_) => Err(fail("not finite")),
+                Err(_) => Err(fail("not a number")),
             }
         };
         let ra_deg = value(columns.ra)?;
         let dec_deg = value(columns.dec)?;
         let energy = value(columns.energy)?;
         if !(0.0..=360.0).contains(&ra_deg) {
-            let name = &columns.names[columns.ra];
+            let name = quote(&columns.names[columns.ra]);
             return Err(invalid(
                 line_no,
                 format!("column {name}: RA {ra_deg} outside [0, 360] degrees"),
             ));
         }
         if !(-90.0..=90.0).contains(&dec_deg) {
-            let name = &columns.names[columns.dec];
+            let name = quote(&columns.names[columns.dec]);
             return Err(invalid(
                 line_no,
                 format!("column {name}: Dec {dec_deg} outside [-90, 90] degrees"),
@@ -357,7 +423,7 @@ fn read_one(
         if let (Some(err), Some(column)) = (ang_err_deg, columns.ang_err)
             && err < 0.0
         {
-            let name = &columns.names[column];
+            let name = quote(&columns.names[column]);
             return Err(invalid(
                 line_no,
                 format!("column {name}: angular error {err} is negative"),

@@ -8,6 +8,7 @@
 
 pub use super::gadget_hdf5_write::{GadgetWriteOptions, write};
 
+use super::gadget_hdf5_checks as checks;
 use super::gadget_hdf5_meta::{self as meta, Part, Plan};
 use super::subsample::Subsample;
 use super::{Field, LoadOptions, Masses, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species};
@@ -18,7 +19,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The 8-byte signature at the start of an HDF5 file (at offset 0 when there is no user block).
-const HDF5_SIGNATURE: [u8; 8] = [0x89, b'H', b'D', b'F', b'\r', b'\n', 0x1a, b'\n'];
+pub(crate) const HDF5_SIGNATURE: [u8; 8] = [0x89, b'H', b'D', b'F', b'\r', b'\n', 0x1a, b'\n'];
 
 /// Rows per hyperslab read: large enough to stream at disk speed, small enough to bound memory.
 const CHUNK_ROWS: usize = 1 << 18;
@@ -42,6 +43,9 @@ pub fn read(
     progress: &Progress,
 ) -> Result<Snapshot, ReadError> {
     let plan = meta::plan(path)?;
+    for file in &plan.files {
+        checks::check_box_size(&file.path, &file.handle)?;
+    }
     let total: u64 = plan
         .species
         .iter()
@@ -58,7 +62,14 @@ pub fn read(
     };
     let mut species = Vec::new();
     for planned in &plan.species {
-        species.push(reader.read_species(&plan, planned)?);
+        let decoded = reader.read_species(&plan, planned)?;
+        let smoothing_name = planned
+            .parts
+            .iter()
+            .find_map(|p| p.smoothing_name.as_deref())
+            .unwrap_or("SmoothingLength");
+        super::validate::check_species(path, &decoded, smoothing_name)?;
+        species.push(decoded);
     }
     progress.report("reading", reader.total, reader.total);
     Ok(Snapshot {
@@ -131,6 +142,16 @@ impl ChunkReader<'_> {
             species.smoothing_lengths = Some(h);
         }
         species.masses = self.read_masses(plan, planned, n_kept)?;
+        for part in &planned.parts {
+            let group_name = format!("PartType{}", part.ptype);
+            if let Ok(group) = plan.files[part.file].handle.group(&group_name) {
+                for left_out in checks::multi_column_datasets(&group, &group_name, part.count) {
+                    if !species.left_out.iter().any(|(name, _)| *name == left_out.0) {
+                        species.left_out.push(left_out);
+                    }
+                }
+            }
+        }
         for (name, units) in &planned.fields {
             let mut values = vec![0f32; n_kept];
             self.read_column(plan, planned, |_| Some(name.as_str()), &mut values, 1)?;

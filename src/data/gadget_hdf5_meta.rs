@@ -463,6 +463,7 @@ fn plan_columns(
 /// Checks that `ds` has `rows` rows of `width` values (shape `(rows,)` or `(rows, width)`) and
 /// stores enough bytes for them, so a lying shape cannot make the reader allocate.
 pub(crate) fn check_dataset(ds: &hdf5::Dataset, rows: u64, width: usize) -> Result<(), String> {
+    super::gadget_hdf5_checks::refuse_external(ds)?;
     let shape = ds.shape();
     let expected: Vec<usize> = if width == 1 {
         vec![rows as usize]

@@ -5,12 +5,14 @@
 
 mod error;
 mod events_model;
+mod gadget_hdf5_checks;
 mod gadget_hdf5_meta;
 mod gadget_hdf5_write;
 mod snapshot;
 mod subsample;
 mod tipsy_format;
 mod tipsy_write;
+mod validate;
 mod write_error;
 
 pub mod demo;

@@ -89,6 +89,8 @@ pub struct Species {
     pub smoothing_lengths: Option<Vec<f32>>,
     /// Other named scalars.
     pub fields: Vec<Field>,
+    /// Per-particle datasets the reader left out, as (name, why), e.g. a 2-D `Density`.
+    pub left_out: Vec<(String, String)>,
 }
 
 impl Species {
@@ -102,6 +104,7 @@ impl Species {
             ids: None,
             smoothing_lengths: None,
             fields: Vec::new(),
+            left_out: Vec::new(),
         }
     }
 

@@ -168,7 +168,8 @@ pub fn read_from<R: Read + Seek>(
     reader.seek(SeekFrom::Start(0)).map_err(io)?;
     let mut head = vec![0u8; file_bytes.min(32) as usize];
     reader.read_exact(&mut head).map_err(io)?;
-    let layout = detect_layout(&head, file_bytes).map_err(|m| ReadError::invalid(path, m))?;
+    let layout =
+        detect_layout(&head, file_bytes).map_err(|m| unknown_format(path, &head, file_bytes, m))?;
     reader
         .seek(SeekFrom::Start(u64::from(layout.header_bytes)))
         .map_err(io)?;
@@ -202,7 +203,9 @@ pub fn read_from<R: Read + Seek>(
             record_bytes: record_bytes(extras.len(), layout.double_positions),
         };
         let columns = file.read_family(&family)?;
-        species.push(columns.into_species(kind, extras));
+        let decoded = columns.into_species(kind, extras);
+        super::validate::check_species(path, &decoded, "hsmooth")?;
+        species.push(decoded);
         first_global += count;
     }
     progress.report("reading", total_bytes, total_bytes);
@@ -224,6 +227,39 @@ pub fn read_from<R: Read + Seek>(
             particles_in_file: total,
         },
     })
+}
+
+/// The error for a file whose header fits no tipsy layout: a text file is told it is no snapshot
+/// of any known format (its bytes read as counts mean nothing); a binary file also gets the
+/// tipsy counts tried, as it is most likely a damaged tipsy file.
+fn unknown_format(path: &Path, head: &[u8], file_bytes: u64, tipsy_message: String) -> ReadError {
+    let hdf5 = if head.starts_with(&super::gadget_hdf5::HDF5_SIGNATURE) {
+        "HDF5 signature present"
+    } else {
+        "no HDF5 signature"
+    };
+    // A character cut by the 32-byte window still counts as text.
+    let valid = match std::str::from_utf8(head) {
+        Ok(t) => Some(t),
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&head[..e.valid_up_to()]).ok(),
+        Err(_) => None,
+    };
+    // Shorter files keep the tipsy message, which says they are shorter than any header.
+    let text = head.len() >= 28
+        && valid.is_some_and(|t| {
+            t.chars()
+                .all(|c| !c.is_control() || c.is_ascii_whitespace())
+        });
+    let message = if text {
+        format!(
+            "not a snapshot of any known format: its {file_bytes} bytes start with text; tried \
+             tipsy (big- and little-endian, 28- and 32-byte headers) and Gadget/SWIFT/AREPO \
+             HDF5 ({hdf5})"
+        )
+    } else {
+        format!("{tipsy_message}; and not Gadget/SWIFT/AREPO HDF5 ({hdf5})")
+    };
+    ReadError::invalid(path, message)
 }
 
 /// One family's place in the file.
@@ -307,6 +343,7 @@ impl Columns {
             ids: None,
             smoothing_lengths,
             fields,
+            left_out: Vec::new(),
         }
     }
 }

@@ -6,6 +6,8 @@
 //! encoded on one more (in frame order), so the renderer works on the next frame while earlier
 //! ones are written and encoded, and PNG deflate is not a one-thread bottleneck.
 
+pub use super::frame_plan::{FramePlan, PlanError};
+
 use super::encode::{EncodeError, Mp4Encoder, Mp4Settings, Mp4Summary};
 use super::interpolate::PathSample;
 use super::path::CameraPath;
@@ -33,63 +35,6 @@ pub fn png_workers() -> usize {
         .clamp(1, MAX_PNG_WORKERS)
 }
 
-/// Which frames to make: how many, at what rate and size.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FramePlan {
-    /// Number of frames; they sample the whole path evenly, first and last keyframe included.
-    pub n_frames: usize,
-    /// Frames per second of the movie.
-    pub fps: f64,
-    /// Frame width in pixels.
-    pub width: u32,
-    /// Frame height in pixels.
-    pub height: u32,
-}
-
-impl FramePlan {
-    /// A plan that plays `path` in real time at `fps`: round(duration·fps) + 1 frames.
-    pub fn real_time(path: &CameraPath, fps: f64, width: u32, height: u32) -> Self {
-        let n_frames = (path.duration_s() * fps).round().max(0.0) as usize + 1;
-        Self {
-            n_frames,
-            fps,
-            width,
-            height,
-        }
-    }
-
-    /// A plan of `duration_s` seconds at `fps`, the path stretched or squeezed to fit.
-    pub fn with_duration(duration_s: f64, fps: f64, width: u32, height: u32) -> Self {
-        let n_frames = (duration_s * fps).round().max(1.0) as usize;
-        Self {
-            n_frames,
-            fps,
-            width,
-            height,
-        }
-    }
-
-    /// Path time of frame `index`: the frames cover [start, end] evenly.
-    pub fn time_of_frame(&self, path: &CameraPath, index: usize) -> f64 {
-        if self.n_frames < 2 {
-            return path.start_s();
-        }
-        path.start_s() + path.duration_s() * index as f64 / (self.n_frames - 1) as f64
-    }
-
-    fn check(&self) -> Result<(), ExportError> {
-        if self.n_frames == 0
-            || !self.fps.is_finite()
-            || self.fps <= 0.0
-            || self.width == 0
-            || self.height == 0
-        {
-            return Err(ExportError::InvalidPlan(*self));
-        }
-        Ok(())
-    }
-}
-
 /// File name of frame `index`: `frame_00000.png`.
 pub fn frame_file_name(index: usize) -> String {
     format!("frame_{index:05}.png")
@@ -105,9 +50,9 @@ pub fn is_frame_file_name(name: &[u8]) -> bool {
 /// Frame export failed or was cancelled.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    /// The plan has no frames, a bad frame rate or an empty frame size.
-    #[error("invalid frame plan: {0:?}")]
-    InvalidPlan(FramePlan),
+    /// The plan breaks a limit: no or too many frames, a bad frame rate or frame size.
+    #[error("frame plan: {0}")]
+    InvalidPlan(#[from] PlanError),
     /// The output folder could not be created.
     #[error("{}: {source}", path.display())]
     CreateDir {
@@ -197,6 +142,9 @@ where
     let started = Instant::now();
     let started_at = std::time::SystemTime::now();
     plan.check()?;
+    if mp4.is_some() {
+        plan.check_mp4()?;
+    }
     std::fs::create_dir_all(out_dir).map_err(|source| ExportError::CreateDir {
         path: out_dir.to_path_buf(),
         source,

@@ -147,6 +147,10 @@ impl Default for Timing {
     }
 }
 
+/// Largest keyframe time in seconds, either side of 0 (11.6 days): longer paths only come from
+/// typing errors, and their frame counts and clocks would lose precision.
+pub const MAX_PATH_TIME_S: f64 = 1e6;
+
 /// Why a list of keyframes is not a usable path. `index` counts from 0; messages count from 1.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PathError {
@@ -163,6 +167,14 @@ pub enum PathError {
         index: usize,
         /// Which field.
         field: &'static str,
+    },
+    /// A keyframe time lies outside ±[`MAX_PATH_TIME_S`].
+    #[error("keyframe {}: time_s = {} is outside ±{MAX_PATH_TIME_S} s", index + 1, short(*time_s))]
+    TimeOutOfRange {
+        /// Which keyframe.
+        index: usize,
+        /// Its time.
+        time_s: f64,
     },
     /// Keyframe times must increase strictly.
     #[error("keyframe {}: time_s = {time_s} is not after the previous keyframe's {previous_s}", index + 1)]
@@ -213,12 +225,23 @@ pub enum PathError {
     ConstantSpeedWithoutMotion,
 }
 
+/// A number as Display writes it, or in exponent form where that would run to many digits.
+fn short(x: f64) -> String {
+    if x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 impl PathError {
     /// The keyframe index and the field name the error is about, where it is about one.
     pub fn location(&self) -> Option<(usize, &'static str)> {
         match *self {
             Self::NonFinite { index, field } => Some((index, field)),
-            Self::TimeNotIncreasing { index, .. } => Some((index, "time_s")),
+            Self::TimeNotIncreasing { index, .. } | Self::TimeOutOfRange { index, .. } => {
+                Some((index, "time_s"))
+            }
             Self::LookAtAtPosition { index } => Some((index, "look_at")),
             Self::UpAlongView { index } => Some((index, "up")),
             Self::FovOutOfRange { index, .. } => Some((index, "fov_deg")),

@@ -11,6 +11,7 @@
 //! resident across frames, exposure fixed from the first frame).
 
 pub mod encode;
+pub mod frame_plan;
 pub mod frame_renderer;
 pub mod frames;
 pub mod interpolate;
@@ -21,6 +22,7 @@ pub mod presets;
 pub mod segments;
 
 pub use encode::{EncodeError, Mp4Encoder, Mp4Settings};
+pub use frame_plan::PlanError;
 pub use frame_renderer::{FrameRenderer, fill_missing_smoothing_lengths};
 pub use frames::{ExportError, ExportSummary, FramePlan, export_frames, frame_file_name};
 pub use interpolate::PathSample;

@@ -1,7 +1,7 @@
 //! Camera paths: the keyframes with their timing and projection, checked and ready to sample.
 
 use super::interpolate::{PathInterpolator, PathSample};
-use super::keyframe::{Keyframe, PathError, Timing};
+use super::keyframe::{Keyframe, MAX_PATH_TIME_S, PathError, Timing};
 use glam::DVec3;
 
 /// Smallest |sin| of the angle between the view direction and the up vector that we accept:
@@ -117,6 +117,12 @@ fn validate(keyframes: &[Keyframe], timing: &Timing) -> Result<(), PathError> {
             }
         };
         finite(&[key.time_s], "time_s")?;
+        if key.time_s.abs() > MAX_PATH_TIME_S {
+            return Err(PathError::TimeOutOfRange {
+                index,
+                time_s: key.time_s,
+            });
+        }
         finite(&key.position, "position")?;
         finite(&key.look_at, "look_at")?;
         finite(&key.up, "up")?;

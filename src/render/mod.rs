@@ -62,7 +62,15 @@ pub enum RenderError {
         /// The species present.
         present: String,
     },
-    /// A style names a field the species does not have.
+    /// A style names a dataset the reader left out (several values per particle).
+    #[error("species {species}: {why}")]
+    FieldLeftOut {
+        /// Species name.
+        species: String,
+        /// Which dataset, its shape and the rule.
+        why: String,
+    },
+    /// The field asked for does not exist.
     #[error("species {species} has no field '{field}' (fields: {available})")]
     UnknownField {
         /// The species.

@@ -56,6 +56,16 @@ pub fn field_values<'a>(species: &'a Species, name: &str) -> Result<Values<'a>, 
     if is_h && let Some(h) = &species.smoothing_lengths {
         return Ok(Values::Slice(h));
     }
+    if let Some((_, why)) = species
+        .left_out
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
+        return Err(RenderError::FieldLeftOut {
+            species: species.kind.to_string(),
+            why: why.clone(),
+        });
+    }
     Err(RenderError::UnknownField {
         species: species.kind.to_string(),
         field: name.to_owned(),
@@ -103,7 +113,8 @@ pub fn validate_settings(
 ) -> Result<(), RenderError> {
     checked_frame(settings)?;
     for style in &settings.species {
-        checked_style(snapshot, style)?;
+        let checked = checked_style(snapshot, style)?;
+        super::smoothing::check_knn(checked.species, settings.knn)?;
     }
     Ok(())
 }

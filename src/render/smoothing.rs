@@ -334,6 +334,20 @@ impl Grid {
     }
 }
 
+/// Refuses kNN smoothing with `k` above [`DEFAULT_KNN`] for a species without smoothing lengths
+/// that has no more than `k` particles: the search would visit every particle for every
+/// particle. (The default `k` is lowered to n − 1 for such tiny species instead.)
+pub fn check_knn(species: &crate::data::Species, k: usize) -> Result<(), RenderError> {
+    let n = species.len();
+    if species.smoothing_lengths.is_none() && n > 0 && k > DEFAULT_KNN && k >= n {
+        return Err(RenderError::setting(format!(
+            "--knn {k}: species {} has only {n} particles (k must be below the particle count)",
+            species.kind.name()
+        )));
+    }
+    Ok(())
+}
+
 /// h for every particle: the distance to its k-th nearest other particle (fewer when there are
 /// only n ≤ k particles: the farthest other one). Particles with non-finite positions get 0 (and
 /// are then not drawn). `box_size` makes distances periodic (minimum image).

@@ -12,6 +12,32 @@ use std::time::{Duration, Instant};
 /// Trials per batch on the CPU: small enough for a responsive progress bar and cancel.
 const CPU_BATCH: usize = 8;
 
+/// Most bytes of trial counts an analysis may store (4 bytes per trial and bin, 8 where a
+/// count exceeds 32 bits): 10⁷ trials of 80 bins take 3.2 GB. The post-trial p-value needs every
+/// trial's row, so the rows grow with the trials and the trial count is bounded up front.
+pub const MAX_STORED_TRIAL_BYTES: u64 = 8 << 30;
+
+/// Most trials an analysis of `n_values` bins (cuts × angles) may hold, see
+/// [`MAX_STORED_TRIAL_BYTES`].
+pub fn max_trials(n_values: usize) -> u64 {
+    MAX_STORED_TRIAL_BYTES / (4 * n_values.max(1) as u64)
+}
+
+/// Refuses `trials` trials of `n_bins` angle bins × `n_cuts` energy cuts when their counts
+/// would not fit [`MAX_STORED_TRIAL_BYTES`].
+pub fn check_trials(trials: u64, n_bins: usize, n_cuts: usize) -> Result<(), TwoPointError> {
+    let n_values = n_bins * n_cuts;
+    let max = max_trials(n_values);
+    if trials > max {
+        return Err(TwoPointError::Config(format!(
+            "{trials} trials: storing {n_values} counts per trial ({n_bins} bins × {n_cuts} \
+             cuts) allows at most {max} trials ({} GiB of trial counts)",
+            MAX_STORED_TRIAL_BYTES >> 30
+        )));
+    }
+    Ok(())
+}
+
 /// Exact cumulative counts of the observed RAs on `backend`.
 pub fn count_observed(backend: &Backend, prepared: &Prepared) -> Result<Counts, TwoPointError> {
     match backend.device() {
@@ -117,6 +143,8 @@ impl TwoPointRun {
         progress: &Progress,
         on_batch: impl FnMut(&Analysis) + Send,
     ) -> Result<(), TwoPointError> {
+        let observed = &self.analysis.observed;
+        check_trials(total, observed.n_bins, observed.n_cuts)?;
         let Self {
             prepared,
             analysis,
@@ -233,6 +261,27 @@ fn run_paced(
 mod tests {
     use super::*;
     use crate::twopoint::{TwoPointConfig, prepare};
+
+    /// The bound follows the stored bytes: 8 GiB / (4 bytes × 80 counts).
+    #[test]
+    fn trials_are_bounded_by_their_stored_counts() {
+        assert_eq!(max_trials(80), 26_843_545);
+        assert!(check_trials(26_843_545, 20, 4).is_ok());
+        let err = check_trials(26_843_546, 20, 4).expect_err("over");
+        assert!(
+            err.to_string()
+                .starts_with("26843546 trials: storing 80 counts"),
+            "{err}"
+        );
+        let events = crate::data::demo::demo_events(300, 3);
+        let prepared = prepare(&events, &TwoPointConfig::default()).expect("prepare");
+        let mut run = TwoPointRun::observe(prepared, 1, 0, &Backend::cpu()).expect("observe");
+        let err = run
+            .run_trials(10_000_000_000, Batches::Fixed(8), &Progress::none(), |_| {})
+            .expect_err("refused before any trial");
+        assert!(err.to_string().starts_with("10000000000 trials"), "{err}");
+        assert_eq!(run.analysis.trials(), 0);
+    }
 
     /// Fixed and paced batches, from scratch or resumed, give the library's statistics.
     #[test]

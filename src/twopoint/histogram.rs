@@ -4,15 +4,44 @@
 //! `u32` (320 bytes per trial for 80 bins) unless one exceeds it, and each bin's background is an
 //! exact histogram, so p-values, fits and plots never sort or copy all trials.
 
+use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 
-/// Exact multiplicities of integer values, dense over the range seen so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CountHistogram {
-    /// Value of `multiplicity[0]`.
-    lo: u64,
-    multiplicity: Vec<u64>,
-    total: u64,
+/// Widest value range kept dense (512 KiB of multiplicities per bin); a histogram whose samples
+/// spread wider switches to a sparse map, so memory follows the distinct values, never the
+/// distance between the smallest and the largest.
+const DENSE_MAX_RANGE: u64 = 1 << 16;
+
+/// Exact multiplicities of integer values: dense over the range seen so far while that range is
+/// at most [`DENSE_MAX_RANGE`] wide, sparse beyond.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CountHistogram {
+    /// `multiplicity[i]` samples of value `lo + i`.
+    Dense {
+        /// Value of `multiplicity[0]`.
+        lo: u64,
+        /// Samples per value.
+        multiplicity: Vec<u64>,
+        /// Samples in all.
+        total: u64,
+    },
+    /// Samples per distinct value.
+    Sparse {
+        /// Value → samples.
+        multiplicity: BTreeMap<u64, u64>,
+        /// Samples in all.
+        total: u64,
+    },
+}
+
+impl Default for CountHistogram {
+    fn default() -> Self {
+        Self::Dense {
+            lo: 0,
+            multiplicity: Vec::new(),
+            total: 0,
+        }
+    }
 }
 
 impl CountHistogram {
@@ -26,74 +55,155 @@ impl CountHistogram {
         if times == 0 {
             return;
         }
-        if self.multiplicity.is_empty() {
-            self.lo = value;
-            self.multiplicity.push(0);
-        } else if value < self.lo {
-            // Grow downwards by at least the current length, so repeated growth stays O(n).
-            let need = (self.lo - value) as usize;
-            let grow = need.max(self.multiplicity.len()).min(self.lo as usize);
-            self.multiplicity.splice(0..0, std::iter::repeat_n(0, grow));
-            self.lo -= grow as u64;
+        if let Self::Dense {
+            lo, multiplicity, ..
+        } = self
+            && !multiplicity.is_empty()
+        {
+            let hi = *lo + multiplicity.len() as u64 - 1;
+            if value.max(hi) - value.min(*lo) >= DENSE_MAX_RANGE {
+                self.make_sparse();
+            }
         }
-        let index = (value - self.lo) as usize;
-        if index >= self.multiplicity.len() {
-            self.multiplicity.resize(index + 1, 0);
+        match self {
+            Self::Dense {
+                lo,
+                multiplicity,
+                total,
+            } => {
+                if multiplicity.is_empty() {
+                    *lo = value;
+                    multiplicity.push(0);
+                } else if value < *lo {
+                    // Grow downwards by at least the current length, so repeated growth stays
+                    // O(n).
+                    let need = (*lo - value) as usize;
+                    let grow = need.max(multiplicity.len()).min(*lo as usize);
+                    multiplicity.splice(0..0, std::iter::repeat_n(0, grow));
+                    *lo -= grow as u64;
+                }
+                let index = (value - *lo) as usize;
+                if index >= multiplicity.len() {
+                    multiplicity.resize(index + 1, 0);
+                }
+                multiplicity[index] += times;
+                *total += times;
+            }
+            Self::Sparse {
+                multiplicity,
+                total,
+            } => {
+                *multiplicity.entry(value).or_insert(0) += times;
+                *total += times;
+            }
         }
-        self.multiplicity[index] += times;
-        self.total += times;
+    }
+
+    /// Turns a dense histogram into the same samples held sparsely.
+    fn make_sparse(&mut self) {
+        let multiplicity: BTreeMap<u64, u64> = self.iter().collect();
+        let total = self.total();
+        *self = Self::Sparse {
+            multiplicity,
+            total,
+        };
     }
 
     /// Number of samples.
     pub fn total(&self) -> u64 {
-        self.total
+        match self {
+            Self::Dense { total, .. } | Self::Sparse { total, .. } => *total,
+        }
     }
 
     /// Smallest and largest sample, `None` when empty.
     pub fn range(&self) -> Option<RangeInclusive<u64>> {
-        let first = self.multiplicity.iter().position(|&m| m > 0)?;
-        let last = self.multiplicity.iter().rposition(|&m| m > 0)?;
-        Some(self.lo + first as u64..=self.lo + last as u64)
+        let mut values = self.iter().map(|(v, _)| v);
+        let first = values.next()?;
+        let last = match self {
+            Self::Dense { .. } => values.last().unwrap_or(first),
+            Self::Sparse { multiplicity, .. } => {
+                multiplicity.keys().next_back().copied().unwrap_or(first)
+            }
+        };
+        Some(first..=last)
     }
 
     /// The distinct values in ascending order with their multiplicities.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.multiplicity
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| **m > 0)
-            .map(|(i, &m)| (self.lo + i as u64, m))
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (u64, u64)> + '_> {
+        match self {
+            Self::Dense {
+                lo, multiplicity, ..
+            } => Box::new(
+                multiplicity
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| **m > 0)
+                    .map(move |(i, &m)| (*lo + i as u64, m)),
+            ),
+            Self::Sparse { multiplicity, .. } => {
+                Box::new(multiplicity.iter().map(|(&v, &m)| (v, m)))
+            }
+        }
     }
 
-    /// Number of samples ≥ `value`, for repeated queries (O(1) each after an O(range) pass).
+    /// Number of samples ≥ `value`, for repeated queries (O(1) each on a dense histogram,
+    /// O(log distinct values) on a sparse one, after one pass).
     pub fn at_least_table(&self) -> AtLeast {
-        let mut suffix = vec![0; self.multiplicity.len() + 1];
-        for i in (0..self.multiplicity.len()).rev() {
-            suffix[i] = suffix[i + 1] + self.multiplicity[i];
-        }
-        AtLeast {
-            lo: self.lo,
-            suffix,
+        match self {
+            Self::Dense {
+                lo, multiplicity, ..
+            } => {
+                let mut suffix = vec![0; multiplicity.len() + 1];
+                for i in (0..multiplicity.len()).rev() {
+                    suffix[i] = suffix[i + 1] + multiplicity[i];
+                }
+                AtLeast::Dense { lo: *lo, suffix }
+            }
+            Self::Sparse { multiplicity, .. } => {
+                let mut values: Vec<(u64, u64)> =
+                    multiplicity.iter().map(|(&v, &m)| (v, m)).collect();
+                let mut above = 0;
+                for entry in values.iter_mut().rev() {
+                    above += entry.1;
+                    entry.1 = above;
+                }
+                AtLeast::Sparse(values)
+            }
         }
     }
 }
 
 /// Suffix sums of a [`CountHistogram`]: how many samples are ≥ a value.
 #[derive(Debug, Clone)]
-pub struct AtLeast {
-    lo: u64,
-    /// `suffix[i]` = samples ≥ lo + i; the last entry is 0.
-    suffix: Vec<u64>,
+pub enum AtLeast {
+    /// Over a dense range.
+    Dense {
+        /// Value of `suffix[0]`.
+        lo: u64,
+        /// `suffix[i]` = samples ≥ lo + i; the last entry is 0.
+        suffix: Vec<u64>,
+    },
+    /// (value, samples ≥ value) for each distinct value, ascending.
+    Sparse(Vec<(u64, u64)>),
 }
 
 impl AtLeast {
     /// Samples ≥ `value`.
     pub fn count(&self, value: u64) -> u64 {
-        if value <= self.lo {
-            return self.suffix[0];
+        match self {
+            Self::Dense { lo, suffix } => {
+                if value <= *lo {
+                    return suffix[0];
+                }
+                let index = ((value - lo) as usize).min(suffix.len() - 1);
+                suffix[index]
+            }
+            Self::Sparse(values) => {
+                let first = values.partition_point(|&(v, _)| v < value);
+                values.get(first).map_or(0, |&(_, n)| n)
+            }
         }
-        let index = ((value - self.lo) as usize).min(self.suffix.len() - 1);
-        self.suffix[index]
     }
 }
 
@@ -169,6 +279,23 @@ mod tests {
         assert_eq!(expanded, expected);
         let at_least = h.at_least_table();
         for probe in 0..80 {
+            let want = samples.iter().filter(|&&v| v >= probe).count() as u64;
+            assert_eq!(at_least.count(probe), want, "probe {probe}");
+        }
+    }
+
+    #[test]
+    fn a_wide_spread_goes_sparse_and_counts_the_same() {
+        let samples = [7u64, 5_000_000_000, 7, 12, 3, 5_000_000_000, 1 << 17];
+        let mut h = CountHistogram::default();
+        samples.iter().for_each(|&v| h.add(v));
+        assert!(matches!(h, CountHistogram::Sparse { .. }));
+        assert_eq!(h.total(), 7);
+        assert_eq!(h.range(), Some(3..=5_000_000_000));
+        let expected = vec![(3, 1), (7, 2), (12, 1), (1 << 17, 1), (5_000_000_000, 2)];
+        assert_eq!(h.iter().collect::<Vec<_>>(), expected);
+        let at_least = h.at_least_table();
+        for probe in [0, 3, 4, 7, 8, 12, 13, 1 << 17, 5_000_000_000, 5_000_000_001] {
             let want = samples.iter().filter(|&&v| v >= probe).count() as u64;
             assert_eq!(at_least.count(probe), want, "probe {probe}");
         }

@@ -128,8 +128,9 @@ impl Summary {
 
 /// Observed counts and the accumulating scrambled background. Cloning copies a few small
 /// vectors and shares the stored trials and histograms (`Arc`), so a GUI can snapshot it after
-/// every batch. Memory: about 4 bytes per trial and bin (u32 counts) plus one exact histogram
-/// per bin over the range of its trial counts.
+/// every batch. Memory: about 4 bytes per trial and bin (u32 counts, bounded up front by
+/// [`super::analysis::check_trials`]) plus one exact histogram per bin, dense over a narrow
+/// range of trial counts and sparse over a wide one.
 #[derive(Debug, Clone)]
 pub struct Analysis {
     /// Observed counts.
@@ -341,19 +342,17 @@ impl Analysis {
             return None;
         }
         let width = self.observed.values.len();
-        // Each bin's samples: its trials plus the observation.
-        let at_least: Vec<_> = (0..width)
-            .map(|i| {
-                let mut histogram = self.histograms[i].clone();
-                histogram.add(self.observed.values[i]);
-                histogram.at_least_table()
-            })
-            .collect();
+        // Each bin's samples: its trials plus the observation, which adds one sample ≥ c for
+        // every c ≤ the observed count (counted here rather than added to a copy of the
+        // histogram, whose range would then stretch up to the observed count).
+        let at_least: Vec<_> = self.histograms.iter().map(|h| h.at_least_table()).collect();
+        let observed = &self.observed.values;
         let best_of = |values: &[u64]| {
             values
                 .iter()
                 .zip(&at_least)
-                .map(|(&c, table)| table.count(c))
+                .zip(observed)
+                .map(|((&c, table), &o)| table.count(c) + u64::from(o >= c))
                 .min()
                 .unwrap_or(0)
         };
@@ -550,6 +549,44 @@ mod tests {
                 assert_eq!(expanded, sorted);
             }
         }
+    }
+
+    /// An observed count of 5·10⁹ (coincident events) beside trials of a few pairs: the
+    /// post-trial p-value must not allocate over the gap between them.
+    #[test]
+    fn post_trial_with_an_observed_count_far_above_the_trials() {
+        let observed = vec![5_000_000_000u64, 3];
+        let trials = vec![vec![1u64, 3], vec![2, 4], vec![0, 2]];
+        let mut analysis = Analysis::new(
+            Counts {
+                n_bins: 2,
+                n_cuts: 1,
+                values: observed.clone(),
+            },
+            0,
+            0,
+        );
+        let counts = trials
+            .iter()
+            .map(|t| Counts {
+                n_bins: 2,
+                n_cuts: 1,
+                values: t.clone(),
+            })
+            .collect();
+        analysis
+            .add_batch(TrialBatch {
+                first_trial: 0,
+                counts,
+            })
+            .expect("batch");
+        // Observed best: bin 0, 1 sample ≥ 5·10⁹; only the trial [2, 4] (bin 1: 1 sample ≥ 4)
+        // is as extreme: (1 + 1)/4.
+        assert_eq!(analysis.post_trial_p(), Some(0.5));
+        assert_eq!(
+            analysis.post_trial_p(),
+            Some(post_trial_reference(&observed, &trials))
+        );
     }
 
     #[test]
