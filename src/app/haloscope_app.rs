@@ -560,15 +560,19 @@ impl HaloscopeApp {
             return;
         }
         let command = egui::Modifiers::COMMAND;
-        let (open, quit, reset, home, frame) = ctx.input_mut(|i| {
+        let (open, quit, reset, home, frame, undo) = ctx.input_mut(|i| {
             (
                 i.consume_key(command, egui::Key::O),
                 i.consume_key(command, egui::Key::Q),
                 i.consume_key(egui::Modifiers::NONE, egui::Key::R),
                 i.consume_key(egui::Modifiers::NONE, egui::Key::H),
                 i.consume_key(egui::Modifiers::NONE, egui::Key::F),
+                i.consume_key(command, egui::Key::Z),
             )
         });
+        if undo {
+            self.undo_preset();
+        }
         if open {
             self.open_dialog();
         }
