@@ -188,3 +188,263 @@ fn a_preset_asks_before_replacing_hand_made_keyframes_and_ctrl_z_brings_them_bac
     assert_eq!(app(&harness).movie.editor.keyframes(), &mine[..]);
     assert!(harness.query_by_label("Undo preset").is_none());
 }
+
+/// The demo snapshot's halos found by friends-of-friends, the Halos section open.
+fn find_halos(harness: &mut Harness<'_, Option<HaloscopeApp>>) {
+    harness.step();
+    {
+        let app = app_mut(harness);
+        let document = app.documents.shown_snapshot().cloned().expect("shown");
+        app.halos.adopt_defaults(&document);
+        app.halos.start(&document);
+    }
+    step_until(harness, "friends-of-friends", |app| {
+        app.halos.running.is_none() && app.halos.catalogue.is_some()
+    });
+}
+
+#[test]
+fn halo_labels_in_the_window_are_the_rank_column_of_the_exported_csv() {
+    let mut harness = harness_with(gradient_factory(Duration::ZERO), WINDOW, |app| {
+        app.panels.halos = true
+    });
+    find_halos(&mut harness);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let csv = dir.path().join("halos.csv");
+    app_mut(&mut harness).halos.export_to(csv.clone());
+    step_until(&mut harness, "the export", |app| {
+        app.halos.export_job.is_none()
+    });
+    let text = std::fs::read_to_string(&csv).expect("exported CSV");
+    let mut lines = text.lines();
+    assert!(lines.next().expect("header").starts_with("rank,"));
+    // rank -> (com_x, com_y, com_z) as the CSV writes them.
+    let rows: Vec<(usize, [f64; 3])> = lines
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            let number = |i: usize| cells[i].parse::<f64>().expect("number");
+            (
+                cells[0].parse().expect("rank"),
+                [number(4), number(5), number(6)],
+            )
+        })
+        .collect();
+    assert!(rows.len() >= 2, "{} halos", rows.len());
+    let halos = app(&harness)
+        .halos
+        .catalogue
+        .as_ref()
+        .expect("catalogue")
+        .result
+        .halos
+        .clone();
+    for selected in [0, 1] {
+        app_mut(&mut harness).halos.selected = Some(selected);
+        harness.run_ok();
+        let label = app(&harness)
+            .viewport
+            .overlay()
+            .items
+            .iter()
+            .find_map(|item| match item {
+                haloscope::app::overlay::OverlayItem::Text { text, colour, .. }
+                    if *colour == haloscope::app::overlay::SELECTED_COLOUR =>
+                {
+                    Some(text.clone())
+                }
+                _ => None,
+            })
+            .expect("the selected halo's label");
+        let rank: usize = label
+            .strip_prefix('#')
+            .and_then(|n| n.parse().ok())
+            .expect("#rank");
+        let (_, com) = rows
+            .iter()
+            .find(|(r, _)| *r == rank)
+            .expect("the label's rank in the CSV");
+        assert_eq!(
+            *com, halos[selected].com,
+            "label {label} names another halo in the CSV"
+        );
+    }
+    // The table's first column is the same rank, headed as in the CSV.
+    harness.get_by_label("rank");
+}
+
+/// A renderer that fails, as the real one does, when no family of the snapshot is switched on,
+/// and logs the families of every snapshot it draws.
+struct SpeciesRenderer {
+    log: std::sync::Arc<std::sync::Mutex<Vec<Vec<haloscope::data::SpeciesKind>>>>,
+}
+
+impl haloscope::app::ViewportRenderer for SpeciesRenderer {
+    fn backend_name(&self) -> String {
+        "test".to_owned()
+    }
+
+    fn render(
+        &mut self,
+        request: &haloscope::app::ViewRequest,
+        _: &Progress,
+    ) -> Result<haloscope::app::RenderedImage, String> {
+        let kinds: Vec<_> = request.snapshot.species.iter().map(|s| s.kind).collect();
+        self.log.lock().expect("log").push(kinds.clone());
+        let on = kinds
+            .iter()
+            .any(|&k| request.style.species(k).is_some_and(|s| s.enabled));
+        if !on {
+            return Err("no species is switched on".to_owned());
+        }
+        let (w, h) = (request.width_px, request.height_px);
+        Ok(haloscope::app::RenderedImage {
+            width_px: w,
+            height_px: h,
+            rgba: vec![200; (w * h * 4) as usize],
+            backend: "test".to_owned(),
+            seconds: 0.0,
+            legend: None,
+        })
+    }
+}
+
+#[test]
+fn species_switches_belong_to_each_snapshot_and_a_failed_render_clears_the_old_image() {
+    use haloscope::data::SpeciesKind;
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let factory: RendererFactory = {
+        let log = log.clone();
+        std::sync::Arc::new(move || Box::new(SpeciesRenderer { log: log.clone() }))
+    };
+    let mut harness = harness_with(factory, WINDOW, |_| {});
+    let last_drawn = |log: &std::sync::Mutex<Vec<Vec<SpeciesKind>>>| {
+        log.lock().expect("log").last().cloned().unwrap_or_default()
+    };
+    step_until(&mut harness, "the first image", |app| {
+        app.viewport.texture_id().is_some()
+    });
+    // Dark matter off for the demo (gas, dark, stars): still drawn from gas and stars.
+    app_mut(&mut harness)
+        .style
+        .species_mut(SpeciesKind::Dark)
+        .expect("dark style")
+        .enabled = false;
+    // A dark-only snapshot opened next shows its dark matter.
+    let mut dark = haloscope::data::demo::demo_snapshot(DEMO_PARTICLES, 9);
+    dark.species.retain(|s| s.kind == SpeciesKind::Dark);
+    haloscope::app::documents::fill_missing_smoothing(&mut dark, &Progress::none())
+        .expect("kNN smoothing lengths");
+    app_mut(&mut harness)
+        .documents
+        .insert_snapshot("dark only", dark);
+    app_mut(&mut harness).documents.shown_snapshot = Some(1);
+    step_until(&mut harness, "a render of the dark-only file", |app| {
+        last_drawn(&log) == vec![SpeciesKind::Dark]
+            && !app.viewport.is_rendering()
+            && (app.viewport.error().is_some() || app.viewport.shown().is_some())
+    });
+    harness.run_ok();
+    assert_eq!(app(&harness).viewport.error(), None);
+    assert!(app(&harness).viewport.texture_id().is_some());
+    let dark_on = |app: &HaloscopeApp| {
+        app.style
+            .species(SpeciesKind::Dark)
+            .is_some_and(|s| s.enabled)
+    };
+    assert!(dark_on(app(&harness)));
+    // Back to the demo: its dark matter is still off.
+    app_mut(&mut harness).documents.shown_snapshot = Some(0);
+    harness.run_ok();
+    assert!(!dark_on(app(&harness)));
+    app_mut(&mut harness).documents.shown_snapshot = Some(1);
+    harness.run_ok();
+    assert!(dark_on(app(&harness)));
+
+    // Nothing on in the dark-only file: the error, and no stale image or legend under it.
+    app_mut(&mut harness)
+        .style
+        .species_mut(SpeciesKind::Dark)
+        .expect("dark style")
+        .enabled = false;
+    step_until(&mut harness, "the failed render", |app| {
+        app.viewport.error().is_some()
+    });
+    harness.run_ok();
+    let app_state = app(&harness);
+    assert_eq!(
+        app_state.viewport.error(),
+        Some("no species is switched on")
+    );
+    assert!(
+        app_state.viewport.texture_id().is_none(),
+        "stale image kept"
+    );
+    assert!(app_state.viewport.legend().is_none());
+    assert!(app_state.viewport.shown().is_none());
+}
+
+#[test]
+fn closing_the_event_list_under_analysis_cancels_its_trials_and_show_plots_works_after() {
+    let mut harness = harness_with(gradient_factory(Duration::ZERO), WINDOW, |app| {
+        app.panels.events = true;
+        app.panels.file = true;
+        app.documents
+            .insert_events("first", haloscope::data::demo::demo_events(3_000, 1));
+        app.documents
+            .insert_events("second", haloscope::data::demo::demo_events(400, 2));
+        app.documents.shown_events = Some(0);
+        app.twopoint.trials = 1_000_000;
+    });
+    harness.run_ok();
+    harness.get_by_label("Start").click();
+    step_until(&mut harness, "trials under way", |app| {
+        app.twopoint.state.is_some()
+    });
+    let job = app(&harness)
+        .twopoint
+        .run
+        .as_ref()
+        .expect("running")
+        .handle
+        .clone();
+    // The "x" on the first list's row.
+    let row = harness.get_by_label("first (3000 events)").rect();
+    let close = harness
+        .get_all_by_label("x")
+        .find(|x| (x.rect().center().y - row.center().y).abs() < 4.0)
+        .expect("the row's close button");
+    close.click();
+    harness.run_ok();
+    assert_eq!(app(&harness).documents.events.len(), 1);
+    assert!(job.is_cancelled(), "the closed list's trials still run");
+    assert!(!app(&harness).twopoint.is_running());
+    assert!(app(&harness).twopoint.state.is_none(), "its results stay");
+    harness.get_by_label_contains("cancelled, first was closed");
+
+    // The remaining list: Show plots shows its (empty) plots, Start runs it.
+    app_mut(&mut harness).twopoint.trials = 4;
+    app_mut(&mut harness).central = haloscope::app::session::CentralView::Viewport;
+    harness.run_ok();
+    harness.get_by_label("Show plots").click();
+    harness.run_ok();
+    assert_eq!(
+        app(&harness).central,
+        haloscope::app::session::CentralView::TwoPoint
+    );
+    harness.get_by_label_contains("Event list: second (400 events)");
+    harness
+        .get_all_by_label("Start")
+        .next()
+        .expect("Start")
+        .click();
+    step_until(&mut harness, "4 trials on the second list", |app| {
+        !app.twopoint.is_running()
+            && app
+                .twopoint
+                .state
+                .as_ref()
+                .is_some_and(|s| s.analysis.trials() == 4)
+    });
+    let second = app(&harness).documents.events[0].id;
+    assert!(app(&harness).twopoint.state_of(second).is_some());
+}
