@@ -266,9 +266,12 @@ impl HaloscopeApp {
     pub fn open_file_browser(&mut self, purpose: BrowsePurpose) {
         let start = match purpose {
             BrowsePurpose::Open => self.recent_dir(),
-            BrowsePurpose::SaveScreenshot | BrowsePurpose::ExportCatalogue => {
-                self.last_save_dir.clone().filter(|d| d.is_dir())
-            }
+            BrowsePurpose::SaveScreenshot | BrowsePurpose::ExportCatalogue => self
+                .last_save_dir
+                .clone()
+                .filter(|d| writable(d))
+                .or_else(|| std::env::current_dir().ok().filter(|d| writable(d)))
+                .or_else(|| std::env::home_dir().filter(|d| writable(d))),
         };
         let dir = start
             .or_else(|| std::env::current_dir().ok())
@@ -309,4 +312,10 @@ impl HaloscopeApp {
             }
         }
     }
+}
+
+/// Whether `dir` is a folder whose permissions let someone write there (a read-only data
+/// folder is not a place to offer for saving).
+fn writable(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|m| m.is_dir() && !m.permissions().readonly())
 }

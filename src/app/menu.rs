@@ -4,7 +4,7 @@ use super::files::documents::{Notice, file_name};
 use super::haloscope_app::HaloscopeApp;
 
 /// Keyboard and mouse controls, shown in Help → Keyboard shortcuts.
-pub const SHORTCUTS: [(&str, &str); 11] = [
+pub const SHORTCUTS: [(&str, &str); 12] = [
     ("Drag", "rotate about the look-at point"),
     (
         "Double-click",
@@ -18,6 +18,7 @@ pub const SHORTCUTS: [(&str, &str); 11] = [
     ("F", "frame all particles"),
     ("Ctrl+O", "open files"),
     ("Ctrl+Q", "quit"),
+    ("Ctrl+Z", "undo the last movie preset"),
     ("Drop files on the window", "open them"),
 ];
 
