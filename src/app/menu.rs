@@ -258,12 +258,28 @@ impl HaloscopeApp {
     }
 }
 
+/// Most characters of one message the status bar lays out (a message quoting a whole damaged
+/// file would take the window); the rest is counted, and is in the log.
+const MAX_STATUS_CHARS: usize = 2000;
+
 /// The status bar's text of `notice`: errors in the error colour, marked as such.
 fn notice_text(ui: &egui::Ui, notice: &Notice) -> egui::RichText {
-    match notice {
-        Notice::Info(text) => egui::RichText::new(text),
-        Notice::Error(text) => {
-            egui::RichText::new(format!("Error: {text}")).color(ui.visuals().error_fg_color)
-        }
+    let (text, error) = match notice {
+        Notice::Info(text) => (text, false),
+        Notice::Error(text) => (text, true),
+    };
+    let mut shown = match text.char_indices().nth(MAX_STATUS_CHARS) {
+        Some((cut, _)) => format!(
+            "{}… ({} more characters in the log)",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+        None => text.clone(),
+    };
+    if error {
+        shown = format!("Error: {shown}");
+        egui::RichText::new(shown).color(ui.visuals().error_fg_color)
+    } else {
+        egui::RichText::new(shown)
     }
 }
