@@ -259,21 +259,36 @@ fn a_small_window_keeps_the_viewport_and_the_side_panel_keeps_its_width() {
         "the side panel leaves the viewport {viewport:?}"
     );
 
-    // A normal window: opening the Halos section with its wide table keeps the panel's width.
+    // A normal window: the two-point counts table, wider than the panel, keeps its width.
     let mut wide = harness(WINDOW, None, true);
-    wide.run_ok();
-    let before = app(&wide).viewport.rect().min.x;
     {
         let app = app_mut(&mut wide);
-        let document = app.documents.shown_snapshot().cloned().expect("shown");
-        app.halos.adopt_defaults(&document);
-        app.halos.start(&document);
-        app.panels.halos = true;
+        app.documents
+            .insert_events("events", haloscope::data::demo::demo_events(2_000, 3));
+        app.panels.file = false;
+        app.panels.render = false;
+        app.panels.events = true;
+        app.twopoint.trials = 2;
     }
-    step_until(&mut wide, "friends-of-friends", |app| {
-        app.halos.running.is_none() && app.halos.catalogue.is_some()
-    });
     wide.run_ok();
+    let before = app(&wide).viewport.rect().min.x;
+    wide.get_by_label("Start").click();
+    step_until(&mut wide, "2 trials", |app| {
+        !app.twopoint.is_running()
+            && app
+                .twopoint
+                .state
+                .as_ref()
+                .is_some_and(|s| s.analysis.trials() == 2)
+    });
+    app_mut(&mut wide).central = haloscope::app::session::CentralView::Viewport;
+    wide.run_ok();
+    assert_counts_shown(&wide);
     let after = app(&wide).viewport.rect().min.x;
     assert_eq!(before, after, "the side panel's width jumped");
+}
+
+/// The two-point counts table is on screen.
+fn assert_counts_shown(harness: &Harness<'_, Option<HaloscopeApp>>) {
+    harness.get_by_label("Observed pairs (cumulative):");
 }
