@@ -256,8 +256,7 @@ pub fn build_overlay(
         let size = 11.0 * ui_scale;
         let mut placer = LabelPlacer::new(MAX_LABELS);
         for (is_selected, index, centre, radius, colour) in labels {
-            // The 0-based rank of the table and of the exported CSV.
-            let text = format!("#{index}");
+            let text = format!("#{index}"); // the table's and the exported CSV's 0-based rank
             let extent = label_extent(&text, size);
             if let Some((pos, anchor)) = placer.place(centre, radius, extent, is_selected) {
                 push_text(&mut overlay.items, pos, anchor, text, size, colour);
