@@ -255,6 +255,13 @@ impl HaloscopeApp {
         }
     }
 
+    /// Where the next built-in save chooser starts: the folder of `path`, just chosen.
+    pub(super) fn remember_save_dir(&mut self, path: &Path) {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            self.last_save_dir = Some(dir.to_path_buf());
+        }
+    }
+
     /// The folder of the newest recent file, if any.
     fn recent_dir(&self) -> Option<PathBuf> {
         self.documents
@@ -276,13 +283,22 @@ impl HaloscopeApp {
         self.open_file_browser(purpose);
     }
 
-    /// Opens the built-in file chooser for `purpose` in the folder of the newest recent file
-    /// (else the working folder).
+    /// Opens the built-in file chooser for `purpose`: opening in the folder of the newest
+    /// recent file (else the working folder); saving in the last folder saved to, else the
+    /// working folder, never the data's folder (often read-only).
     pub fn open_file_browser(&mut self, purpose: BrowsePurpose) {
-        let dir = self
-            .recent_dir()
+        let start = match purpose {
+            BrowsePurpose::Open => self.recent_dir(),
+            BrowsePurpose::SaveScreenshot | BrowsePurpose::ExportCatalogue => self
+                .last_save_dir
+                .clone()
+                .filter(|d| writable(d))
+                .or_else(|| std::env::current_dir().ok().filter(|d| writable(d)))
+                .or_else(|| std::env::home_dir().filter(|d| writable(d))),
+        };
+        let dir = start
             .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/"));
+            .unwrap_or_else(std::env::temp_dir);
         self.file_browser = Some(FileBrowser::new(purpose, dir, self.waker.clone()));
     }
 
@@ -307,14 +323,22 @@ impl HaloscopeApp {
             }
             BrowsePurpose::SaveScreenshot => {
                 if let Some(path) = paths.into_iter().next() {
+                    self.remember_save_dir(&path);
                     self.save_screenshot_to(path);
                 }
             }
             BrowsePurpose::ExportCatalogue => {
                 if let Some(path) = paths.into_iter().next() {
+                    self.remember_save_dir(&path);
                     self.export_catalogue_to(path);
                 }
             }
         }
     }
+}
+
+/// Whether `dir` is a folder whose permissions let someone write there (a read-only data
+/// folder is not a place to offer for saving).
+fn writable(dir: &Path) -> bool {
+    std::fs::metadata(dir).is_ok_and(|m| m.is_dir() && !m.permissions().readonly())
 }

@@ -24,6 +24,19 @@ use std::time::Instant;
 
 /// Notices kept for the status bar's history.
 const MAX_NOTICES: usize = 50;
+/// Width of the side panel on a first start, points.
+const SIDE_PANEL_DEFAULT: f32 = 300.0;
+/// Narrowest the side panel may be dragged, points (less in a very small window).
+const SIDE_PANEL_MIN: f32 = 200.0;
+/// Widest the side panel may be dragged, points.
+const SIDE_PANEL_MAX: f32 = 520.0;
+/// Share of the window's width the side panel may take at most: the rest is the viewport's.
+const SIDE_PANEL_SHARE: f32 = 0.45;
+
+/// The widest the side panel may be in a window `window_width` points wide.
+fn side_panel_max(window_width: f32) -> f32 {
+    (window_width * SIDE_PANEL_SHARE).clamp(1.0, SIDE_PANEL_MAX)
+}
 
 /// What a file dialog thread sends back.
 pub(super) enum DialogAnswer {
@@ -98,6 +111,9 @@ pub struct HaloscopeApp {
     pub(super) waker: Waker,
     pub(super) last_frame: Option<Instant>,
     pub(super) capture: Option<(PathBuf, bool)>,
+    pub(super) document_styles: super::document_style::DocumentStyles,
+    pub(super) reloading: bool,
+    pub(super) last_save_dir: Option<PathBuf>,
 }
 
 impl HaloscopeApp {
@@ -127,6 +143,7 @@ impl HaloscopeApp {
                 app.documents.open_demo();
             } else {
                 app.restore_camera = session.camera;
+                app.reloading = true;
                 for path in &last {
                     app.open_path(path);
                 }
@@ -179,6 +196,9 @@ impl HaloscopeApp {
             waker,
             last_frame: None,
             capture: None,
+            document_styles: Default::default(),
+            reloading: false,
+            last_save_dir: None,
         };
         if let Some(reason) = app.backend.fallback_reason() {
             log::info!("rendering on the CPU: {reason}");
@@ -294,8 +314,14 @@ impl HaloscopeApp {
                         self.open_path(&path);
                     }
                 }
-                DialogAnswer::SaveScreenshot(Some(path)) => self.save_screenshot_to(path),
-                DialogAnswer::ExportCatalogue(Some(path)) => self.export_catalogue_to(path),
+                DialogAnswer::SaveScreenshot(Some(path)) => {
+                    self.remember_save_dir(&path);
+                    self.save_screenshot_to(path);
+                }
+                DialogAnswer::ExportCatalogue(Some(path)) => {
+                    self.remember_save_dir(&path);
+                    self.export_catalogue_to(path);
+                }
                 DialogAnswer::SaveScreenshot(None) | DialogAnswer::ExportCatalogue(None) => {}
                 DialogAnswer::Unavailable(purpose) => self.system_dialog_unavailable(purpose),
             }
@@ -308,20 +334,28 @@ impl HaloscopeApp {
         let started = Instant::now();
 
         self.poll_workers(&ctx);
+        if self.documents.pending.is_empty() {
+            self.reloading = false;
+        }
+        self.sync_document_style();
         self.handle_dropped_files(&ctx);
         self.handle_shortcuts(&ctx);
 
         egui::Panel::top("menu bar").show(ui, |ui| self.menu_bar_ui(ui));
         egui::Panel::bottom("status bar").show(ui, |ui| self.status_bar_ui(ui));
         if self.panels.side_panel {
+            let window_width = ui.available_width();
             egui::Panel::left("side panel")
                 .resizable(true)
-                .default_size(300.0)
+                .default_size(SIDE_PANEL_DEFAULT.min(side_panel_max(window_width)))
+                .size_range(
+                    SIDE_PANEL_MIN.min(side_panel_max(window_width))..=side_panel_max(window_width),
+                )
                 .show(ui, |ui| {
-                    // Fill the panel's width: a shrinking scroll area made the panel follow
-                    // its content (narrow with every section closed, wide with the halo
-                    // table), and the viewport jumped each time.
-                    egui::ScrollArea::vertical()
+                    // Fill the panel's width, and scroll content wider than the panel (the
+                    // halo table) rather than widen it: the panel keeps the width the user
+                    // gave it (egui remembers it), and the viewport never jumps.
+                    egui::ScrollArea::both()
                         .auto_shrink([false, true])
                         .show(ui, |ui| self.side_panel_ui(ui));
                 });
@@ -399,6 +433,12 @@ impl HaloscopeApp {
     }
 
     fn viewport_ui(&mut self, ui: &mut egui::Ui) {
+        // The side panel may have shown another snapshot this frame.
+        self.sync_document_style();
+        if self.documents.shown_snapshot().is_none() && !self.documents.pending.is_empty() {
+            self.loading_ui(ui);
+            return;
+        }
         let now = Instant::now();
         if let Some(glide) = self.glide
             && let Some(document) = self.documents.shown_snapshot_mut()
@@ -539,50 +579,6 @@ impl HaloscopeApp {
                 self.fly_to_halo(index);
             }
             HalosAction::Export => self.export_dialog(),
-        }
-    }
-
-    fn handle_dropped_files(&mut self, ctx: &egui::Context) {
-        let dropped: Vec<PathBuf> = ctx.input(|i| {
-            i.raw
-                .dropped_files
-                .iter()
-                .map(|f| f.path().to_path_buf())
-                .collect()
-        });
-        for path in dropped {
-            self.open_path(&path);
-        }
-    }
-
-    fn handle_shortcuts(&mut self, ctx: &egui::Context) {
-        if ctx.egui_wants_keyboard_input() {
-            return;
-        }
-        let command = egui::Modifiers::COMMAND;
-        let (open, quit, reset, home, frame) = ctx.input_mut(|i| {
-            (
-                i.consume_key(command, egui::Key::O),
-                i.consume_key(command, egui::Key::Q),
-                i.consume_key(egui::Modifiers::NONE, egui::Key::R),
-                i.consume_key(egui::Modifiers::NONE, egui::Key::H),
-                i.consume_key(egui::Modifiers::NONE, egui::Key::F),
-            )
-        });
-        if open {
-            self.open_dialog();
-        }
-        if quit {
-            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-        }
-        if reset {
-            self.reset_view();
-        }
-        if home {
-            self.home_view();
-        }
-        if frame {
-            self.frame_all();
         }
     }
 }

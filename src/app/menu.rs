@@ -4,7 +4,7 @@ use super::files::documents::{Notice, file_name};
 use super::haloscope_app::HaloscopeApp;
 
 /// Keyboard and mouse controls, shown in Help → Keyboard shortcuts.
-pub const SHORTCUTS: [(&str, &str); 11] = [
+pub const SHORTCUTS: [(&str, &str); 12] = [
     ("Drag", "rotate about the look-at point"),
     (
         "Double-click",
@@ -18,6 +18,7 @@ pub const SHORTCUTS: [(&str, &str); 11] = [
     ("F", "frame all particles"),
     ("Ctrl+O", "open files"),
     ("Ctrl+Q", "quit"),
+    ("Ctrl+Z", "undo the last movie preset"),
     ("Drop files on the window", "open them"),
 ];
 
@@ -107,6 +108,8 @@ impl HaloscopeApp {
 
     /// Back-end, frame time, loads and the latest message.
     pub(super) fn status_bar_ui(&mut self, ui: &mut egui::Ui) {
+        let latest = self.notices.last().cloned();
+        let mut wrapped = None;
         ui.horizontal(|ui| {
             ui.label(format!("back-end: {}", self.viewport.backend()));
             ui.separator();
@@ -120,32 +123,55 @@ impl HaloscopeApp {
                 ui.spinner();
                 ui.label(format!("loading {}", self.documents.pending.len()));
             }
-            let Some(latest) = self.notices.last().cloned() else {
+            let Some(latest) = &latest else {
                 return;
             };
             ui.separator();
-            let label = match &latest {
-                Notice::Info(text) => ui.label(text),
-                Notice::Error(text) => {
-                    ui.colored_label(ui.visuals().error_fg_color, format!("Error: {text}"))
-                }
-            };
-            label.on_hover_ui(|ui| {
-                for notice in self.notices.iter().rev().take(20) {
-                    match notice {
-                        Notice::Info(text) => ui.label(text),
-                        Notice::Error(text) => ui.colored_label(ui.visuals().error_fg_color, text),
-                    };
-                }
-            });
-            if ui
-                .small_button("x")
-                .on_hover_text("Dismiss messages")
-                .clicked()
-            {
-                self.notices.clear();
+            let text = notice_text(ui, latest);
+            // A message too long for the rest of the row gets a wrapped line of its own below:
+            // cut off at the window's edge, its end (often the cause) was lost.
+            let width = egui::WidgetText::from(text.clone())
+                .into_galley(
+                    ui,
+                    Some(egui::TextWrapMode::Extend),
+                    f32::INFINITY,
+                    egui::TextStyle::Body,
+                )
+                .size()
+                .x;
+            if width + 30.0 > ui.available_width() {
+                wrapped = Some(text);
+            } else {
+                let label = ui.label(text);
+                self.history_on_hover(label);
+            }
+            self.dismiss_button(ui);
+        });
+        if let Some(text) = wrapped {
+            let label = ui.add(egui::Label::new(text).wrap());
+            self.history_on_hover(label);
+        }
+    }
+
+    fn history_on_hover(&self, label: egui::Response) {
+        label.on_hover_ui(|ui| {
+            for notice in self.notices.iter().rev().take(20) {
+                match notice {
+                    Notice::Info(text) => ui.label(text),
+                    Notice::Error(text) => ui.colored_label(ui.visuals().error_fg_color, text),
+                };
             }
         });
+    }
+
+    fn dismiss_button(&mut self, ui: &mut egui::Ui) {
+        if ui
+            .small_button("x")
+            .on_hover_text("Dismiss messages")
+            .clicked()
+        {
+            self.notices.clear();
+        }
     }
 
     /// About, shortcuts, Screenshot and Render movie windows.
@@ -229,5 +255,31 @@ impl HaloscopeApp {
                 }
             }
         }
+    }
+}
+
+/// Most characters of one message the status bar lays out (a message quoting a whole damaged
+/// file would take the window); the rest is counted, and is in the log.
+const MAX_STATUS_CHARS: usize = 2000;
+
+/// The status bar's text of `notice`: errors in the error colour, marked as such.
+fn notice_text(ui: &egui::Ui, notice: &Notice) -> egui::RichText {
+    let (text, error) = match notice {
+        Notice::Info(text) => (text, false),
+        Notice::Error(text) => (text, true),
+    };
+    let mut shown = match text.char_indices().nth(MAX_STATUS_CHARS) {
+        Some((cut, _)) => format!(
+            "{}… ({} more characters in the log)",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+        None => text.clone(),
+    };
+    if error {
+        shown = format!("Error: {shown}");
+        egui::RichText::new(shown).color(ui.visuals().error_fg_color)
+    } else {
+        egui::RichText::new(shown)
     }
 }

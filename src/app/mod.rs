@@ -4,10 +4,14 @@
 //! rendering, screenshots) runs on workers from [`crate::jobs`]; the UI thread only drains their
 //! channels with `try_recv` and draws.
 
+mod closing;
 mod dialogs;
+pub mod document_style;
 pub mod files;
 pub mod halos;
 pub mod haloscope_app;
+mod input;
+mod loading;
 mod menu;
 pub mod movie;
 pub mod session;

@@ -162,7 +162,7 @@ impl HaloscopeApp {
             }
         }
         if let Some(index) = close {
-            self.documents.close_snapshot(index);
+            self.close_snapshot_document(index);
         }
         if let Some(document) = self.documents.shown_snapshot() {
             let header = &document.snapshot.header;
@@ -196,7 +196,7 @@ impl HaloscopeApp {
             }
         }
         if let Some(index) = close {
-            self.documents.close_events(index);
+            self.close_events_document(index);
         }
     }
 

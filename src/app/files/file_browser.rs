@@ -2,7 +2,8 @@
 //! xdg-desktop-portal or zenity on Linux; without them it returns "nothing chosen" at once and
 //! the menu item seemed to do nothing). A window with the folder, its entries (folders first),
 //! a path field and, for saving, a file name. Folders are listed on a worker thread, so a slow
-//! disk never stalls the UI.
+//! disk never stalls the UI. Opening takes several files (Ctrl-click adds one, Shift-click a
+//! range); Enter chooses, as the Open or Save button does.
 
 use crate::jobs::Waker;
 use crossbeam_channel::Receiver;
@@ -108,6 +109,10 @@ pub struct FileBrowser {
     pub dir: PathBuf,
     /// The file name typed or clicked.
     pub file_name: String,
+    /// Files picked for opening, in listing order (Ctrl/Shift-click picks more than one).
+    pub selected: Vec<String>,
+    /// Listing index of the last plain or Ctrl click: where a Shift-click range starts.
+    anchor: Option<usize>,
     path_text: String,
     listing: Option<Result<Listing, String>>,
     pending: Option<Receiver<Result<Listing, String>>>,
@@ -121,6 +126,8 @@ impl FileBrowser {
             purpose,
             dir: PathBuf::new(),
             file_name: purpose.default_name().to_owned(),
+            selected: Vec::new(),
+            anchor: None,
             path_text: String::new(),
             listing: None,
             pending: None,
@@ -135,6 +142,8 @@ impl FileBrowser {
         self.path_text = dir.display().to_string();
         self.dir = dir.clone();
         self.listing = None;
+        self.selected.clear();
+        self.anchor = None;
         let (tx, rx) = crossbeam_channel::bounded(1);
         let waker = self.waker.clone();
         let spawned = std::thread::Builder::new()
@@ -224,28 +233,38 @@ impl FileBrowser {
             }
             Some(Ok(listing)) => {
                 let listing = listing.clone();
+                let mut picked = None;
                 egui::ScrollArea::vertical()
                     .max_height(list_height)
                     .auto_shrink([false, true])
                     .show_rows(ui, row_height, listing.entries.len(), |ui, rows| {
-                        for entry in &listing.entries[rows] {
+                        for (index, entry) in listing.entries[rows.clone()]
+                            .iter()
+                            .enumerate()
+                            .map(|(i, e)| (i + rows.start, e))
+                        {
                             let text = if entry.is_dir {
                                 format!("{}/", entry.name)
                             } else {
                                 format!("{}    {}", entry.name, format_size(entry.size_bytes))
                             };
-                            let selected = !entry.is_dir && entry.name == self.file_name;
+                            let selected = !entry.is_dir
+                                && (entry.name == self.file_name
+                                    || self.selected.contains(&entry.name));
                             let row = ui.selectable_label(selected, text);
                             if entry.is_dir && row.clicked() {
                                 go_to = Some(self.dir.join(&entry.name));
                             } else if row.clicked() {
-                                self.file_name.clone_from(&entry.name);
+                                picked = Some((index, ui.input(|i| i.modifiers)));
                             }
                             if !entry.is_dir && row.double_clicked() {
                                 double_clicked = Some(self.dir.join(&entry.name));
                             }
                         }
                     });
+                if let Some((index, modifiers)) = picked {
+                    self.pick(&listing, index, modifiers);
+                }
                 if listing.more > 0 {
                     ui.small(format!("{} more entries not shown", listing.more));
                 }
@@ -261,19 +280,23 @@ impl FileBrowser {
             } else {
                 "Save as"
             });
-            ui.add(egui::TextEdit::singleline(&mut self.file_name).desired_width(260.0))
+            let typed = ui
+                .add(egui::TextEdit::singleline(&mut self.file_name).desired_width(260.0))
                 .labelled_by(label.id);
+            if typed.changed() {
+                self.selected.clear();
+            }
             let verb = if self.purpose == BrowsePurpose::Open {
                 "Open"
             } else {
                 "Save"
             };
-            let name = self.file_name.trim();
-            if ui
-                .add_enabled(!name.is_empty(), egui::Button::new(verb))
-                .clicked()
-            {
-                outcome = Some(BrowseOutcome::Chosen(vec![self.dir.join(name)]));
+            let chosen = self.chosen();
+            let button = ui.add_enabled(!chosen.is_empty(), egui::Button::new(verb));
+            // Enter chooses too, unless the folder field takes it (it navigates there).
+            let enter = ui.input(|i| i.key_pressed(egui::Key::Enter)) && go_to.is_none();
+            if (button.clicked() || (enter && outcome.is_none())) && !chosen.is_empty() {
+                outcome = Some(BrowseOutcome::Chosen(chosen));
             }
             if ui.button("Cancel").clicked() {
                 outcome = Some(BrowseOutcome::Cancelled);
@@ -284,6 +307,61 @@ impl FileBrowser {
         }
         // Double-clicking a file opens it (or saves over it, as system dialogs do).
         outcome.or_else(|| double_clicked.map(|path| BrowseOutcome::Chosen(vec![path])))
+    }
+}
+
+impl FileBrowser {
+    /// A click on file `index` of `listing`: alone, added or removed with Ctrl (Cmd), the range
+    /// from the last click with Shift; several only when opening.
+    fn pick(&mut self, listing: &Listing, index: usize, modifiers: egui::Modifiers) {
+        let Some(entry) = listing.entries.get(index) else {
+            return;
+        };
+        let multiple = self.purpose == BrowsePurpose::Open;
+        if multiple && modifiers.shift {
+            let from = self.anchor.unwrap_or(index);
+            let (low, high) = (from.min(index), from.max(index));
+            self.selected = listing.entries[low..=high]
+                .iter()
+                .filter(|e| !e.is_dir)
+                .map(|e| e.name.clone())
+                .collect();
+        } else if multiple && modifiers.command {
+            if let Some(at) = self.selected.iter().position(|n| n == &entry.name) {
+                self.selected.remove(at);
+            } else {
+                self.selected.push(entry.name.clone());
+                // Keep the listing's order, so files open in the order shown.
+                let order = |name: &String| listing.entries.iter().position(|e| &e.name == name);
+                self.selected.sort_by_key(order);
+            }
+            self.anchor = Some(index);
+        } else {
+            self.selected = vec![entry.name.clone()];
+            self.anchor = Some(index);
+        }
+        self.file_name = match self.selected.as_slice() {
+            [one] => one.clone(),
+            [] if !multiple => entry.name.clone(),
+            [] => String::new(),
+            many => format!("{} files", many.len()),
+        };
+        if !multiple {
+            self.selected.clear();
+        }
+    }
+
+    /// The paths the Open or Save button (or Enter) would choose now.
+    pub fn chosen(&self) -> Vec<PathBuf> {
+        if self.purpose == BrowsePurpose::Open && self.selected.len() > 1 {
+            return self.selected.iter().map(|n| self.dir.join(n)).collect();
+        }
+        let name = self.file_name.trim();
+        if name.is_empty() {
+            Vec::new()
+        } else {
+            vec![self.dir.join(name)]
+        }
     }
 }
 

@@ -18,7 +18,7 @@ fn separation_name(choice: SeparationFrom) -> &'static str {
 const TABLE_HEIGHT: f32 = 220.0;
 /// Column widths of the table, points.
 const COLUMNS: [(&str, f32); 6] = [
-    ("#", 36.0),
+    ("rank", 36.0),
     ("size", 52.0),
     ("mass", 70.0),
     ("x", 56.0),
@@ -273,7 +273,8 @@ impl HalosPanel {
                     let selected = self.selected == Some(index);
                     ui.horizontal(|ui| {
                         let cells = [
-                            format!("{}", index + 1),
+                            // The rank column of the exported CSV (0-based), so the two agree.
+                            format!("{index}"),
                             halo.size.to_string(),
                             format!("{:.4e}", halo.mass),
                             format!("{:.4}", halo.com[0]),

@@ -45,6 +45,12 @@ pub struct MoviePanel {
     pub fly_halos: usize,
     /// The panel's latest message (a preset or file error, a saved file).
     pub message: Option<Notice>,
+    /// A preset waiting for the user to confirm it may replace hand-made keyframes.
+    pub pending_preset: Option<CameraPath>,
+    /// The keyframes before the last preset replaced them (one level of undo).
+    pub undo: Option<MovieEditor>,
+    /// The keyframes the last preset made, while unchanged they go without asking.
+    pub preset_keys: Option<crate::movie::PathKeyframes>,
     dialog_tx: Sender<MovieDialog>,
     dialog_rx: Receiver<MovieDialog>,
     dialog_open: bool,
@@ -62,6 +68,9 @@ impl MoviePanel {
             preset_duration_s: 10.0,
             fly_halos: 5,
             message: None,
+            pending_preset: None,
+            undo: None,
+            preset_keys: None,
             dialog_tx,
             dialog_rx,
             dialog_open: false,
@@ -87,6 +96,13 @@ impl MoviePanel {
         self.editor = MovieEditor::from_path(path);
         self.timeline.pause();
         self.timeline.time_s = path.start_s();
+    }
+
+    /// Whether a preset would replace keyframes the user made (by hand or from a file) rather
+    /// than the unchanged output of the previous preset.
+    pub fn replacing_needs_confirmation(&self) -> bool {
+        let keys = self.editor.keys();
+        !keys.keyframes.is_empty() && self.preset_keys.as_ref() != Some(keys)
     }
 
     /// Shows an rfd dialog on its own thread; its answer arrives through `poll_dialogs`.

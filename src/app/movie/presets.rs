@@ -1,5 +1,6 @@
 //! The Movie panel's presets (DESIGN §1 `movie/presets`): orbit around the look-at point, zoom
-//! into the selected halo, fly along the largest halos; each replaces the keyframes.
+//! into the selected halo, fly along the largest halos; each replaces the keyframes, after a
+//! confirmation when hand-made keyframes would go, and one level of undo brings them back.
 
 use super::edit::fov_x_deg;
 use crate::app::files::documents::Notice;
@@ -116,17 +117,77 @@ impl HaloscopeApp {
         });
         match made {
             Some(Ok(path)) => {
-                self.movie.use_path(&path);
-                self.movie.message = Some(Notice::Info(format!(
-                    "preset: {} keyframes over {:.1} s",
-                    path.keyframes().len(),
-                    path.duration_s()
-                )));
-                self.apply_movie_camera();
+                if self.movie.replacing_needs_confirmation() {
+                    self.movie.pending_preset = Some(path);
+                } else {
+                    self.apply_preset(&path);
+                }
             }
             Some(Err(err)) => self.movie.message = Some(Notice::Error(format!("preset: {err}"))),
             None => {}
         }
+        self.preset_confirmation_ui(ui);
+        if self.movie.undo.is_some()
+            && ui
+                .button("Undo preset")
+                .on_hover_text("Bring back the keyframes the preset replaced (Ctrl+Z)")
+                .clicked()
+        {
+            self.undo_preset();
+        }
+    }
+
+    /// Asks whether the preset waiting for an answer may replace the keyframes.
+    fn preset_confirmation_ui(&mut self, ui: &mut egui::Ui) {
+        let Some(path) = self.movie.pending_preset.clone() else {
+            return;
+        };
+        let count = self.movie.editor.keyframes().len();
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "The preset replaces your {count} keyframes with {} (Undo brings them back).",
+                path.keyframes().len()
+            ),
+        );
+        ui.horizontal(|ui| {
+            if ui.button("Replace keyframes").clicked() {
+                self.movie.pending_preset = None;
+                self.apply_preset(&path);
+            }
+            if ui.button("Keep mine").clicked() {
+                self.movie.pending_preset = None;
+            }
+        });
+    }
+
+    /// Replaces the keyframes with the preset `path`, keeping the old ones for one undo.
+    fn apply_preset(&mut self, path: &CameraPath) {
+        self.movie.undo = Some(self.movie.editor.clone());
+        self.movie.use_path(path);
+        self.movie.preset_keys = Some(self.movie.editor.keys().clone());
+        self.movie.message = Some(Notice::Info(format!(
+            "preset: {} keyframes over {:.1} s",
+            path.keyframes().len(),
+            path.duration_s()
+        )));
+        self.apply_movie_camera();
+    }
+
+    /// Ctrl+Z or Undo preset: the keyframes from before the last preset come back.
+    pub(in crate::app) fn undo_preset(&mut self) {
+        let Some(before) = self.movie.undo.take() else {
+            return;
+        };
+        self.movie.editor = before;
+        self.movie.preset_keys = None;
+        self.movie.pending_preset = None;
+        self.movie.timeline.pause();
+        self.movie.message = Some(Notice::Info(format!(
+            "preset undone: {} keyframes back",
+            self.movie.editor.keyframes().len()
+        )));
+        self.apply_movie_camera();
     }
 }
 

@@ -101,9 +101,12 @@ impl Timeline {
             let slider = ui
                 .add_enabled(
                     usable,
+                    // Shown with two decimals but never rounded: a rounding slider reports
+                    // every played time off the 0.01 s grid as the user's move, which paused
+                    // playback a frame or two after Play.
                     egui::Slider::new(&mut time_s, range.0..=range.1.max(range.0))
                         .suffix(" s")
-                        .max_decimals(2),
+                        .custom_formatter(|value, _| format!("{value:.2}")),
                 )
                 .labelled_by(name.id);
             if slider.changed() {

@@ -202,6 +202,21 @@ impl TwoPointPanel {
         }
     }
 
+    /// The event list `document_id` was closed: cancels its trials (returning their job's
+    /// label) and forgets its results, so nothing runs or shows under another list's name.
+    pub fn forget(&mut self, document_id: u64) -> Option<String> {
+        if self
+            .state
+            .as_ref()
+            .is_some_and(|s| s.document_id == document_id)
+        {
+            self.state = None;
+        }
+        let run = self.run.take_if(|r| r.document_id == document_id)?;
+        run.handle.cancel();
+        Some(run.handle.label)
+    }
+
     /// Forgets the results.
     pub fn reset(&mut self) {
         self.stop();

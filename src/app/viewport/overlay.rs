@@ -256,7 +256,7 @@ pub fn build_overlay(
         let size = 11.0 * ui_scale;
         let mut placer = LabelPlacer::new(MAX_LABELS);
         for (is_selected, index, centre, radius, colour) in labels {
-            let text = format!("#{}", index + 1);
+            let text = format!("#{index}"); // the table's and the exported CSV's 0-based rank
             let extent = label_extent(&text, size);
             if let Some((pos, anchor)) = placer.place(centre, radius, extent, is_selected) {
                 push_text(&mut overlay.items, pos, anchor, text, size, colour);
@@ -551,7 +551,7 @@ mod tests {
             .count();
         assert_eq!(circles, 2);
         assert!(overlay.items.iter().any(|i| matches!(i,
-            OverlayItem::Text { text, colour, .. } if text == "#2" && *colour == SELECTED_COLOUR)));
+            OverlayItem::Text { text, colour, .. } if text == "#1" && *colour == SELECTED_COLOUR)));
         // The click picks the smaller circle when they nest.
         assert_eq!(halo_at(&overlay.placed, RECT.center()), Some(0));
         assert_eq!(halo_at(&overlay.placed, RECT.min), None);

@@ -195,10 +195,10 @@ mod tests {
         assert_eq!(
             labels,
             vec![
-                ("#30", SELECTED_COLOUR),
+                ("#29", SELECTED_COLOUR),
+                ("#0", HALO_COLOUR),
                 ("#1", HALO_COLOUR),
-                ("#2", HALO_COLOUR),
-                ("#3", HALO_COLOUR)
+                ("#2", HALO_COLOUR)
             ]
         );
     }

@@ -192,6 +192,7 @@ impl Viewport {
                         size[0],
                         size[1]
                     ));
+                    self.clear_image();
                     return;
                 }
                 let color_image = egui::ColorImage::from_rgba_unmultiplied(size, &image.rgba);
@@ -221,8 +222,21 @@ impl Viewport {
                 });
                 self.error = None;
             }
-            Err(error) => self.error = Some(error),
+            Err(error) => {
+                // The old image (another file's, or other species') is not what was asked for:
+                // showing it under the error read as a result.
+                self.clear_image();
+                self.error = Some(error);
+            }
         }
+    }
+
+    /// Drops the image on screen, its legend and its pixels.
+    fn clear_image(&mut self) {
+        self.texture = None;
+        self.legend = None;
+        self.shown = None;
+        self.pixels = None;
     }
 
     /// Draws the viewport into all of `ui`'s space with `input`'s overlay, moves the camera from
