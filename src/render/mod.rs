@@ -10,6 +10,7 @@
 //! [`npy::write_tau_npy`].
 
 pub mod camera;
+pub mod colormaps;
 pub mod cpu;
 pub mod cuda;
 pub mod exposure;
