@@ -14,6 +14,7 @@ pub mod colormaps;
 pub mod cpu;
 pub mod cuda;
 pub mod exposure;
+pub mod fits;
 pub mod normalise;
 pub mod npy;
 pub mod options;
