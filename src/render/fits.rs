@@ -49,8 +49,13 @@ impl Card {
     fn text(key: impl Into<String>, value: impl Into<String>, comment: &str) -> Self {
         Self::new(key, CardValue::Text(value.into()), comment)
     }
+    /// A real card; a value that is not finite (which FITS cannot hold as a number) as text.
     fn float(key: impl Into<String>, value: f64, comment: &str) -> Self {
-        Self::new(key, CardValue::Float(value), comment)
+        if value.is_finite() {
+            Self::new(key, CardValue::Float(value), comment)
+        } else {
+            Self::new(key, CardValue::Text(value.to_string()), comment)
+        }
     }
     fn int(key: impl Into<String>, value: i64, comment: &str) -> Self {
         Self::new(key, CardValue::Int(value), comment)
@@ -411,6 +416,48 @@ fn write_cards(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cards_have_fits_keywords_and_numbers_fits_can_hold() {
+        let snapshot = crate::data::demo::demo_snapshot(10, 1);
+        let camera =
+            crate::render::Camera::look_at([0.0, 0.0, 3.0], [0.0; 3], [0.0, 1.0, 0.0], 40.0);
+        let styles = vec![crate::render::SpeciesStyle::new(
+            crate::data::SpeciesKind::Dark,
+        )];
+        let settings = RenderSettings::new(8, 6, camera, styles);
+        let stats = RenderStats {
+            particles: 10,
+            counts: Default::default(),
+            brightness: f32::NAN,
+            auto_exposure: true,
+            tau_scale: 2.0,
+            timings: Vec::new(),
+            seconds: 0.0,
+        };
+        let facts = RenderFacts {
+            header: &snapshot.header,
+            source: &snapshot.source,
+            settings: &settings,
+            stats: &stats,
+            backend: "cpu",
+        };
+        let cards = header_cards(&facts);
+        for card in &cards {
+            assert!(card.key.len() <= 8, "{}", card.key);
+            let legal =
+                |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-';
+            assert!(card.key.chars().all(legal), "{}", card.key);
+        }
+        let value = |key: &str| cards.iter().find(|c| c.key == key).map(|c| c.value.clone());
+        assert_eq!(value("BRIGHT"), Some(CardValue::Text("NaN".to_owned())));
+        assert_eq!(value("TAUSCALE"), Some(CardValue::Float(2.0)));
+        assert_eq!(value("CAMPOSZ"), Some(CardValue::Float(3.0)));
+        assert_eq!(value("FOV"), Some(CardValue::Float(40.0)));
+        assert_eq!(value("SPECIE1"), Some(CardValue::Text("dark".to_owned())));
+        assert_eq!(value("PALETT1"), Some(CardValue::Text("none".to_owned())));
+        assert_eq!(value("FAR"), None, "an infinite far limit is left out");
+    }
 
     #[test]
     fn fits_order_puts_planes_first_and_the_bottom_row_first() {
