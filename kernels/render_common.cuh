@@ -102,26 +102,22 @@ __device__ __forceinline__ float normalise(int log_flag, float lo, float hi, flo
     return (c - lo) / (hi - lo);
 }
 
-// `Palette::sample`.
+// `Palette::sample` (matplotlib's lookup): entry clip(floor(x * n), 0, n - 1), NaN -> entry 0.
 __device__ __forceinline__ void palette_sample(const float* __restrict__ stops, int n, float x,
                                                float* out) {
-    if (n < 2) {
-        out[0] = n == 1 ? stops[0] : 1.0f;
-        out[1] = n == 1 ? stops[1] : 1.0f;
-        out[2] = n == 1 ? stops[2] : 1.0f;
+    if (n < 1) {
+        out[0] = 1.0f;
+        out[1] = 1.0f;
+        out[2] = 1.0f;
         return;
     }
-    if (isnan(x)) x = 0.0f;
-    x = x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
-    float t = x * (float)(n - 1);
-    int i = (int)t;
-    if (i > n - 2) i = n - 2;
-    float f = t - (float)i;
-    const float* a = stops + 3 * i;
-    const float* b = stops + 3 * (i + 1);
-    out[0] = a[0] + f * (b[0] - a[0]);
-    out[1] = a[1] + f * (b[1] - a[1]);
-    out[2] = a[2] + f * (b[2] - a[2]);
+    float t = x * (float)n;
+    // Comparisons with NaN are false, so NaN takes entry 0 as on the CPU.
+    int i = t >= (float)n ? n - 1 : (t > 0.0f ? (int)t : 0);
+    const float* c = stops + 3 * i;
+    out[0] = c[0];
+    out[1] = c[1];
+    out[2] = c[2];
 }
 
 // `project_particle`: returns the class and fills the splat (meaningless when inactive).

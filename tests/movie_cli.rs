@@ -192,8 +192,14 @@ fn style_options_reach_the_frames_as_they_reach_a_render() {
     let report: serde_json::Value = serde_json::from_slice(&stdout).expect("JSON");
     assert_eq!(report["species"], serde_json::json!(["gas", "dark"]));
 
-    // The same style rendered once from the first keyframe's camera: frame 0 has the same
-    // (auto) exposure, so the same pixels.
+    // The same style rendered once from the first keyframe's camera at the brightness the
+    // movie fixed from it: frame 0 has the same pixels. (The movie's frames put that brightness
+    // inside τ, as an explicit --brightness does; an auto-exposed render applies it after, which
+    // may round one 8-bit level differently here and there.)
+    let brightness = report["brightness"]
+        .as_f64()
+        .expect("brightness")
+        .to_string();
     let render_png = dir.path().join("render.png");
     let mut args: Vec<&std::ffi::OsStr> = vec![os("render"), snapshot.as_os_str()];
     args.extend([os("--out"), render_png.as_os_str()]);
@@ -217,6 +223,7 @@ fn style_options_reach_the_frames_as_they_reach_a_render() {
         .map(os),
     );
     args.extend(STYLE.map(os));
+    args.extend([os("--brightness"), os(&brightness)]);
     let (code, _, stderr) = run_haloscope(&args);
     assert_eq!(code, Some(0), "{stderr}");
     let frame0 = image::open(frames.join("frame_00000.png"))

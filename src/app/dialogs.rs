@@ -4,6 +4,7 @@
 use super::files::documents::Notice;
 use super::files::file_browser::{BrowseOutcome, BrowsePurpose, FileBrowser};
 use super::haloscope_app::{DialogAnswer, HaloscopeApp};
+use super::viewport::fits_export::{is_fits_path, save_fits};
 use super::viewport::overlay::OverlayOptions;
 use super::viewport::screenshot::save_screenshot;
 use super::viewport::viewport_renderer::ViewRequest;
@@ -88,17 +89,24 @@ impl HaloscopeApp {
             return;
         }
         self.dialog_open = true;
+        let fits = self.screenshot.fits;
         let tx = self.dialog_tx.clone();
         let waker = self.waker.clone();
         let spawned = std::thread::Builder::new()
             .name("save dialog".into())
             .spawn(move || {
                 let started = Instant::now();
-                let path = rfd::FileDialog::new()
-                    .set_title("Save screenshot")
-                    .set_file_name("haloscope.png")
-                    .add_filter("PNG image", &["png"])
-                    .save_file();
+                let dialog = rfd::FileDialog::new().set_title("Save screenshot");
+                let path = if fits {
+                    dialog
+                        .set_file_name("haloscope.fits")
+                        .add_filter("FITS (τ and image)", &["fits", "fit", "fts"])
+                } else {
+                    dialog
+                        .set_file_name("haloscope.png")
+                        .add_filter("PNG image", &["png"])
+                }
+                .save_file();
                 let chosen = path.is_some();
                 let _ = tx.send(answer_or_unavailable(
                     started,
@@ -165,8 +173,12 @@ impl HaloscopeApp {
         let factory = self.factory.clone();
         let label = format!("screenshot {}", path.display());
         self.screenshot_job = Some(self.screenshot_jobs.spawn(label, 0, move |progress| {
-            save_screenshot(&factory, &request, overlay.as_ref(), &path, progress)
-                .map_err(|e| format!("{e:#}"))
+            if is_fits_path(&path) {
+                save_fits(&request, &path, progress)
+            } else {
+                save_screenshot(&factory, &request, overlay.as_ref(), &path, progress)
+            }
+            .map_err(|e| format!("{e:#}"))
         }));
     }
 

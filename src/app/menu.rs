@@ -247,12 +247,14 @@ impl HaloscopeApp {
             }
             None => {
                 let enabled = self.documents.shown_snapshot().is_some();
-                if ui
-                    .add_enabled(enabled, egui::Button::new("Save PNG…"))
-                    .clicked()
-                {
-                    self.screenshot_dialog();
-                }
+                ui.horizontal(|ui| {
+                    for (label, fits) in [("Save PNG…", false), ("Save as FITS…", true)] {
+                        if ui.add_enabled(enabled, egui::Button::new(label)).clicked() {
+                            self.screenshot.fits = fits;
+                            self.screenshot_dialog();
+                        }
+                    }
+                });
             }
         }
     }

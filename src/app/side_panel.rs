@@ -21,9 +21,7 @@ fn palette_swatches() -> &'static [(String, Vec<egui::Color32>)] {
                 let colours = (0..SWATCH_STOPS)
                     .map(|i| {
                         let x = (i as f32 + 0.5) / SWATCH_STOPS as f32;
-                        let [r, g, b] = palette
-                            .sample(x)
-                            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+                        let [r, g, b] = palette.sample_rgb8(x);
                         egui::Color32::from_rgb(r, g, b)
                     })
                     .collect();

@@ -9,7 +9,7 @@ use crate::output::{self, OutputPlan};
 use crate::render::palette::palette_names;
 use crate::render::resolve::validate_settings;
 use crate::render::{
-    BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, npy, png,
+    BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, fits, npy, png,
 };
 use anyhow::{Context, bail};
 use clap::Args;
@@ -52,6 +52,11 @@ pub struct RenderArgs {
     /// exposure) and --json reports the brightness used.
     #[arg(long, value_name = "TAU.npy")]
     pub tau_out: Option<PathBuf>,
+    /// Also write FITS: τ (float32, primary HDU "TAU") and the tone-mapped image (extension
+    /// "IMAGE"), one plane when grey, else R, G, B; bottom row first; the header records the
+    /// camera, the source file, time/redshift, units and the render settings.
+    #[arg(long, value_name = "FILE.fits")]
+    pub fits_out: Option<PathBuf>,
     /// Renderer.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
@@ -120,8 +125,8 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
         );
     }
     output::check_writable(&out)?;
-    if let Some(tau_path) = &args.tau_out {
-        output::check_writable(tau_path)?;
+    for extra in [&args.tau_out, &args.fits_out].into_iter().flatten() {
+        output::check_writable(extra)?;
     }
     let start = Instant::now();
     let options = LoadOptions {
@@ -153,6 +158,16 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     if let Some(tau_path) = &args.tau_out {
         npy::write_tau_npy(tau_path, &output.tau)?;
     }
+    if let Some(fits_path) = &args.fits_out {
+        let facts = fits::RenderFacts {
+            header: &snapshot.header,
+            source: &snapshot.source,
+            settings: &settings,
+            stats: &output.stats,
+            backend: backend.name(),
+        };
+        fits::write_render_fits(fits_path, &output, &facts)?;
+    }
     let write_seconds = write_start.elapsed().as_secs_f64();
     let stats = &output.stats;
     let mut stages = serde_json::Map::new();
@@ -168,6 +183,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             "file": json_path(&file),
             "out": json_path(&out),
             "tau_out": args.tau_out.as_deref().map(json_path),
+            "fits_out": args.fits_out.as_deref().map(json_path),
             "width": settings.width,
             "height": settings.height,
             "species": settings.species.iter().map(|s| s.kind.name()).collect::<Vec<_>>(),

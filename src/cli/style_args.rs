@@ -40,7 +40,7 @@ pub struct StyleArgs {
     /// Fixed colour limits `[SPECIES=]LO:HI` (log10 units under --log-color).
     #[arg(long, value_name = "[SPECIES=]LO:HI", allow_hyphen_values = true)]
     pub color_range: Vec<String>,
-    /// Palette `[SPECIES=]NAME` (see `render --list-palettes`).
+    /// Palette `[SPECIES=]NAME` (see `render --list-palettes`; `NAME_r` is NAME reversed).
     #[arg(long, value_name = "[SPECIES=]NAME")]
     pub palette: Vec<String>,
     /// Per-species emission multiplier `[SPECIES=]B` (default 1).

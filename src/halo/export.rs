@@ -2,6 +2,7 @@
 //! CSV).
 
 use super::params::FofResult;
+use crate::render::{RenderError, npy};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,14 @@ pub enum ExportError {
         /// The file.
         path: PathBuf,
         /// What HDF5 said.
+        message: String,
+    },
+    /// The `.npy` writer failed for another reason than I/O.
+    #[error("{message}")]
+    Npy {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong, naming the file.
         message: String,
     },
     /// The extension names no format we write.
@@ -60,10 +69,7 @@ pub fn write_catalogue(path: &Path, result: &FofResult) -> Result<(), ExportErro
 /// Writes per-particle labels as NumPy int32 (`.npy`) or one label per line (`.csv`).
 pub fn write_labels(path: &Path, labels: &[i32]) -> Result<(), ExportError> {
     match extension(path).as_str() {
-        "npy" => {
-            let bytes: Vec<u8> = labels.iter().flat_map(|l| l.to_le_bytes()).collect();
-            write_npy(path, "<i4", &format!("({},)", labels.len()), &bytes)
-        }
+        "npy" => npy::write_i32_npy(path, &[labels.len()], labels).map_err(|e| npy_error(path, e)),
         "csv" => write_with(path, |out| {
             writeln!(out, "label")?;
             for label in labels {
@@ -78,30 +84,24 @@ pub fn write_labels(path: &Path, labels: &[i32]) -> Result<(), ExportError> {
     }
 }
 
-/// Writes float32 positions as a NumPy `(N, 3)` array (`<f4`).
+/// Writes float32 positions as a NumPy `(N, 3)` array (`<f4`), atomically.
 pub fn write_positions_npy(path: &Path, positions: &[[f32; 3]]) -> Result<(), ExportError> {
-    let bytes: Vec<u8> = positions
-        .iter()
-        .flatten()
-        .flat_map(|x| x.to_le_bytes())
-        .collect();
-    write_npy(path, "<f4", &format!("({}, 3)", positions.len()), &bytes)
+    npy::write_f32_npy(path, &[positions.len(), 3], positions.as_flattened())
+        .map_err(|e| npy_error(path, e))
 }
 
-/// A NumPy format 1.0 file: magic, header dict padded to a multiple of 64 bytes, raw data
-/// (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html).
-fn write_npy(path: &Path, descr: &str, shape: &str, data: &[u8]) -> Result<(), ExportError> {
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    header.push('\n');
-    let header_len = header.len() as u16;
-    write_with(path, |out| {
-        out.write_all(b"\x93NUMPY\x01\x00")?;
-        out.write_all(&header_len.to_le_bytes())?;
-        out.write_all(header.as_bytes())?;
-        out.write_all(data)
-    })
+/// The export error of a failed `.npy` write.
+fn npy_error(path: &Path, error: RenderError) -> ExportError {
+    match error {
+        RenderError::Io { path, error } => ExportError::Io {
+            path,
+            io_error: error,
+        },
+        other => ExportError::Npy {
+            path: path.to_owned(),
+            message: other.to_string(),
+        },
+    }
 }
 
 /// Writes `path` through `body` on a buffered writer, atomically (crate::output's rule: a
@@ -249,7 +249,7 @@ mod tests {
         let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
         assert_eq!((10 + header_len) % 64, 0);
         let header = std::str::from_utf8(&bytes[10..10 + header_len]).expect("ascii");
-        assert!(header.starts_with("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }"));
+        assert!(header.starts_with("{'descr': '<i4', 'fortran_order': False, 'shape': (3,)}"));
         assert!(header.ends_with('\n'));
         let data: Vec<i32> = bytes[10 + header_len..]
             .chunks_exact(4)

@@ -10,9 +10,11 @@
 //! [`npy::write_tau_npy`].
 
 pub mod camera;
+pub mod colormaps;
 pub mod cpu;
 pub mod cuda;
 pub mod exposure;
+pub mod fits;
 pub mod normalise;
 pub mod npy;
 pub mod options;

@@ -1,98 +1,72 @@
-//! NumPy `.npy` (format version 1.0) for τ buffers: little-endian float32, C order, shape
-//! (H, W, 3), row 0 at the top. Spec: numpy.lib.format (NEP 1).
+//! NumPy `.npy` files through the ndarray-npy crate, written atomically: τ buffers
+//! (little-endian float32, C order, shape (H, W, 3), row 0 at the top) and any other array a
+//! room exports (halo labels, positions). Spec: numpy.lib.format (NEP 1).
 
 use super::RenderError;
 use super::tau::TauBuffer;
 use crate::output::write_atomically;
-use std::io::Write;
+use ndarray::{ArrayD, ArrayView, Dimension, ShapeError};
+use ndarray_npy::{ReadNpyExt, WritableElement, WriteNpyExt};
 use std::path::Path;
 
-const MAGIC: &[u8] = b"\x93NUMPY";
+/// Writes `array` to `path` as `.npy` (C order), atomically.
+pub fn write_npy<A: WritableElement, D: Dimension>(
+    path: &Path,
+    array: ArrayView<'_, A, D>,
+) -> Result<(), RenderError> {
+    write_atomically(path, |writer| {
+        array.write_npy(writer).map_err(|e| match e {
+            ndarray_npy::WriteNpyError::Io(error) => RenderError::Io {
+                path: path.to_path_buf(),
+                error,
+            },
+            other => RenderError::Encode {
+                path: path.to_path_buf(),
+                message: format!(".npy: {other}"),
+            },
+        })
+    })
+}
 
-/// The header of a version 1.0 file: magic, version, length, dict padded with spaces and a
-/// newline so that the data start at a multiple of 64 bytes.
-fn header(shape: &[usize]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-    let shape_text = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    let mut dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape_text}, }}");
-    let unpadded = MAGIC.len() + 2 + 2 + dict.len() + 1;
-    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    dict.push('\n');
-    let mut out = Vec::with_capacity(unpadded.next_multiple_of(64));
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[1, 0]);
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out
+/// The error for an array whose length does not fit its shape (a caller's bug, named anyway).
+fn shape_error(path: &Path, error: ShapeError) -> RenderError {
+    RenderError::Encode {
+        path: path.to_path_buf(),
+        message: format!(".npy: {error}"),
+    }
+}
+
+/// Writes `values` as a C-order array of `shape` to `path`, atomically.
+pub fn write_f32_npy(path: &Path, shape: &[usize], values: &[f32]) -> Result<(), RenderError> {
+    let view = ArrayView::from_shape(shape, values).map_err(|e| shape_error(path, e))?;
+    write_npy(path, view)
+}
+
+/// Writes `values` as a C-order int32 array of `shape` to `path`, atomically.
+pub fn write_i32_npy(path: &Path, shape: &[usize], values: &[i32]) -> Result<(), RenderError> {
+    let view = ArrayView::from_shape(shape, values).map_err(|e| shape_error(path, e))?;
+    write_npy(path, view)
 }
 
 /// Writes `tau` as a float32 array of shape (H, W, 3) to `path`, atomically.
 pub fn write_tau_npy(path: &Path, tau: &TauBuffer) -> Result<(), RenderError> {
     let shape = [tau.height as usize, tau.width as usize, 3];
-    write_atomically(path, |writer| {
-        let io = |error| RenderError::Io {
-            path: path.to_path_buf(),
-            error,
-        };
-        writer.write_all(&header(&shape)).map_err(io)?;
-        let mut bytes = Vec::with_capacity(tau.data.len().min(1 << 20) * 4);
-        for block in tau.data.chunks(1 << 20) {
-            bytes.clear();
-            bytes.extend(block.iter().flat_map(|v| v.to_le_bytes()));
-            writer.write_all(&bytes).map_err(io)?;
-        }
-        Ok(())
-    })
+    write_f32_npy(path, &shape, &tau.data)
 }
 
-/// Reads a little-endian float32 C-order `.npy` file: (shape, values).
+/// Reads a float32 `.npy` file: (shape, values in C order).
 pub fn read_npy_f32(path: &Path) -> Result<(Vec<usize>, Vec<f32>), RenderError> {
-    let bytes = std::fs::read(path).map_err(|error| RenderError::Io {
+    let file = std::fs::File::open(path).map_err(|error| RenderError::Io {
         path: path.to_path_buf(),
         error,
     })?;
-    let bad = |message: &str| RenderError::Encode {
-        path: path.to_path_buf(),
-        message: message.to_owned(),
-    };
-    if bytes.len() < 10 || &bytes[..6] != MAGIC || bytes[6] != 1 {
-        return Err(bad("not a version 1 .npy file"));
-    }
-    let header_len = usize::from(u16::from_le_bytes([bytes[8], bytes[9]]));
-    let data_start = 10 + header_len;
-    let dict = bytes
-        .get(10..data_start)
-        .and_then(|h| std::str::from_utf8(h).ok())
-        .ok_or_else(|| bad("truncated header"))?;
-    if !dict.contains("'descr': '<f4'") || !dict.contains("'fortran_order': False") {
-        return Err(bad("expected little-endian float32 in C order"));
-    }
-    let shape_text = dict
-        .split("'shape': (")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .ok_or_else(|| bad("no shape in header"))?;
-    let shape: Vec<usize> = shape_text
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .map_err(|_| bad("bad shape in header"))?;
-    let count = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
-    let data = &bytes[data_start..];
-    if count.and_then(|c| c.checked_mul(4)) != Some(data.len()) {
-        return Err(bad("data size does not match the shape"));
-    }
-    let values = data
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    Ok((shape, values))
+    let array = ArrayD::<f32>::read_npy(std::io::BufReader::new(file)).map_err(|e| {
+        RenderError::Encode {
+            path: path.to_path_buf(),
+            message: format!("not a float32 .npy file: {e}"),
+        }
+    })?;
+    Ok((array.shape().to_vec(), array.iter().copied().collect()))
 }
 
 #[cfg(test)]
@@ -100,10 +74,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_is_aligned_and_round_trips() {
-        let h = header(&[3, 5, 3]);
-        assert_eq!(h.len() % 64, 0);
-        assert_eq!(*h.last().expect("non-empty"), b'\n');
+    fn tau_round_trips_with_numpys_version_1_header() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("tau.npy");
         let mut tau = TauBuffer::new(5, 3);
@@ -115,8 +86,17 @@ mod tests {
         let (shape, values) = read_npy_f32(&path).expect("read");
         assert_eq!(shape, vec![3, 5, 3]);
         assert_eq!(values, tau.data);
-        let text = std::fs::read(&path).expect("bytes");
-        assert!(String::from_utf8_lossy(&text[..h.len()]).contains("'shape': (3, 5, 3)"));
+        let bytes = std::fs::read(&path).expect("bytes");
+        // Magic, version 1.0, header length 118: data start at byte 128, a multiple of 64.
+        assert_eq!(&bytes[..10], b"\x93NUMPY\x01\x00\x76\x00");
+        let header = String::from_utf8_lossy(&bytes[10..128]);
+        assert!(
+            header.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 5, 3)}"),
+            "{header}"
+        );
+        assert!(header.ends_with(" \n"));
+        assert_eq!(bytes.len(), 128 + 45 * 4);
+        assert_eq!(&bytes[128 + 4..128 + 8], &0.5f32.to_le_bytes());
     }
 
     #[test]
@@ -126,5 +106,16 @@ mod tests {
         let err = write_tau_npy(&path, &TauBuffer::new(2, 2)).expect_err("no folder");
         assert!(err.to_string().contains("tau.npy"));
         assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+    }
+
+    #[test]
+    fn a_non_float_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("labels.npy");
+        write_i32_npy(&path, &[2], &[1, -1]).expect("write");
+        let err = read_npy_f32(&path).expect_err("int32");
+        assert!(err.to_string().contains("labels.npy"), "{err}");
+        let err = write_f32_npy(&path, &[3], &[1.0]).expect_err("shape");
+        assert!(err.to_string().contains("labels.npy"), "{err}");
     }
 }

@@ -1,23 +1,25 @@
-//! Colour palettes: perceptual maps by their matplotlib names (from the colorgrad crate's
-//! presets, sampled at 256 stops), plus twilight and a few Splotch-like ramps shipped as data in
-//! `assets/palettes` (see its README for provenance).
+//! Colour palettes: matplotlib's colour maps under matplotlib's names (the tables of
+//! [`super::colormaps`], made from matplotlib's own data), Haloscope's own ramps shipped as data
+//! in `assets/palettes` (see its README), and the reverse `NAME_r` of every one of them.
 //!
-//! Every palette is a table of evenly spaced RGB stops in [0, 1]; a value x ∈ [0, 1] is mapped
-//! by linear interpolation between the two nearest stops, values outside are clamped to the end
-//! colours (as upstream Splotch's `linearMap::getVal_const`, notes §8).
+//! Every palette is a lookup table of N RGB entries in [0, 1] and is sampled as matplotlib's
+//! `Colormap.__call__` samples a float: index = clip(⌊x·N⌋, 0, N − 1) (x = 1 is the last entry;
+//! values below 0 take the first, above 1 the last; NaN, which matplotlib paints with its "bad"
+//! colour, takes the first here). The data palettes become 256-entry tables the way matplotlib's
+//! `LinearSegmentedColormap.from_list` builds one from evenly spaced colours.
 
 use super::RenderError;
-use colorgrad::Gradient;
+use super::colormaps;
 
-/// Stops sampled from a colorgrad preset.
-const PRESET_STOPS: usize = 256;
+/// Entries of a table built from a data palette (matplotlib's default `image.lut`).
+const DATA_TABLE_LEN: usize = 256;
 
-/// Palettes shipped as data: (name, file text).
-const DATA_PALETTES: [(&str, &str); 5] = [
-    (
-        "twilight",
-        include_str!("../../assets/palettes/twilight.txt"),
-    ),
+/// The suffix that names a palette's reverse (matplotlib's convention).
+const REVERSED_SUFFIX: &str = "_r";
+
+/// Haloscope's own palettes, shipped as data: (name, file text). Their names are not
+/// matplotlib's, so a name always means matplotlib's map where matplotlib has one.
+const DATA_PALETTES: [(&str, &str); 4] = [
     (
         "splotch-classic",
         include_str!("../../assets/palettes/splotch-classic.txt"),
@@ -27,106 +29,125 @@ const DATA_PALETTES: [(&str, &str); 5] = [
     ("ice", include_str!("../../assets/palettes/ice.txt")),
 ];
 
-/// Names of the colorgrad presets offered, with matplotlib's spelling.
-const PRESET_NAMES: [&str; 24] = [
-    "viridis",
-    "inferno",
-    "magma",
-    "plasma",
-    "cividis",
-    "turbo",
-    "cubehelix",
-    "rainbow",
-    "sinebow",
-    "warm",
-    "cool",
-    "Spectral",
-    "RdBu",
-    "RdYlBu",
-    "YlOrRd",
-    "YlGnBu",
-    "BuPu",
-    "Blues",
-    "Greens",
-    "Greys",
-    "Oranges",
-    "Purples",
-    "Reds",
-    "PuOr",
-];
-
 /// The palette used when none is named.
 pub const DEFAULT_PALETTE: &str = "inferno";
 
-/// Every palette name, presets first, then the data palettes.
+/// Every palette name without its `_r` reverse: matplotlib's maps (in matplotlib's order), then
+/// Haloscope's data palettes. Aliases (`grey`, `Grays`, ...) and `NAME_r` are accepted too.
 pub fn palette_names() -> Vec<&'static str> {
-    PRESET_NAMES
+    colormaps::MAPS
         .iter()
-        .copied()
+        .map(|(name, _)| *name)
         .chain(DATA_PALETTES.iter().map(|(name, _)| *name))
         .collect()
 }
 
-/// A colour table: evenly spaced RGB stops in [0, 1] (at least two).
+/// matplotlib's table for `name` (exact spelling, aliases resolved), if matplotlib has one.
+pub fn matplotlib_table(name: &str) -> Option<&'static [[f32; 3]]> {
+    let name = colormaps::ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, original)| *original);
+    colormaps::MAPS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, table)| *table)
+}
+
+/// The entry of `table` that matplotlib's `cmap(x)` returns for a float x:
+/// clip(⌊x·N⌋, 0, N − 1) computed in f32 (NaN → entry 0). An empty table gives white.
+#[inline]
+pub fn lookup(table: &[[f32; 3]], x: f32) -> [f32; 3] {
+    let n = table.len();
+    // `as usize` saturates: negative and NaN products give 0, too large ones usize::MAX.
+    let index = ((x * n as f32) as usize).min(n.saturating_sub(1));
+    table.get(index).copied().unwrap_or([1.0; 3])
+}
+
+/// A colour table: N RGB entries in [0, 1], looked up as matplotlib does (see [`lookup`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Palette {
-    /// The palette's name.
+    /// The palette's name as asked for, in its canonical spelling (`NAME_r` when reversed).
     pub name: String,
-    /// RGB stops; stop i sits at x = i/(len − 1).
+    /// The N entries; x ∈ [i/N, (i + 1)/N) takes entry i.
     pub stops: Vec<[f32; 3]>,
 }
 
 impl Palette {
-    /// The palette `name` (case-insensitive); see [`palette_names`].
+    /// The palette `name` (case-insensitive; `NAME_r` is NAME reversed); see [`palette_names`].
     pub fn by_name(name: &str) -> Result<Self, RenderError> {
         let wanted = name.trim();
-        if let Some((canonical, text)) = DATA_PALETTES
+        if let Some(palette) = Self::forward(wanted)? {
+            return Ok(palette);
+        }
+        let reversed = wanted
+            .len()
+            .checked_sub(REVERSED_SUFFIX.len())
+            .filter(|&cut| wanted.is_char_boundary(cut))
+            .filter(|&cut| wanted[cut..].eq_ignore_ascii_case(REVERSED_SUFFIX))
+            .map(|cut| Self::forward(&wanted[..cut]))
+            .transpose()?
+            .flatten();
+        let Some(mut palette) = reversed else {
+            return Err(RenderError::UnknownPalette {
+                name: name.to_owned(),
+                known: format!(
+                    "{} (and NAME_r for each reversed)",
+                    palette_names().join(", ")
+                ),
+            });
+        };
+        palette.stops.reverse();
+        palette.name.push_str(REVERSED_SUFFIX);
+        Ok(palette)
+    }
+
+    /// The palette named exactly `wanted` up to case, not reversed; `None` when unknown.
+    fn forward(wanted: &str) -> Result<Option<Self>, RenderError> {
+        if let Some((name, text)) = DATA_PALETTES
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(wanted))
         {
-            return Self::parse(canonical, text);
+            return Self::parse(name, text).map(Some);
         }
-        let Some(canonical) = PRESET_NAMES.iter().find(|n| n.eq_ignore_ascii_case(wanted)) else {
-            return Err(RenderError::UnknownPalette {
+        // An exact match first: matplotlib's names differ only in more than case.
+        let canonical = colormaps::MAPS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(colormaps::ALIASES.iter().map(|(alias, _)| *alias))
+            .find(|n| n.eq_ignore_ascii_case(wanted));
+        Ok(canonical.and_then(|name| {
+            matplotlib_table(name).map(|table| Self {
                 name: name.to_owned(),
-                known: palette_names().join(", "),
-            });
-        };
-        let gradient = preset(canonical);
-        let stops = (0..PRESET_STOPS)
-            .map(|i| {
-                let c = gradient.at(i as f32 / (PRESET_STOPS - 1) as f32);
-                [c.r, c.g, c.b].map(|v| v.clamp(0.0, 1.0))
+                stops: table.to_vec(),
             })
-            .collect();
-        Ok(Self {
-            name: (*canonical).to_owned(),
-            stops,
-        })
+        }))
     }
 
     /// White at every value (`--color none`).
     pub fn white() -> Self {
         Self {
             name: "white".to_owned(),
-            stops: vec![[1.0; 3], [1.0; 3]],
+            stops: vec![[1.0; 3]],
         }
     }
 
-    /// Parses the data format: `#` comments, then one `r g b` line (values in [0, 1]) per stop.
+    /// Parses the data format (`#` comments, then one `r g b` line per stop, values in [0, 1],
+    /// stops evenly spaced over [0, 1]) into a 256-entry table, interpolating linearly between
+    /// the stops as matplotlib's `LinearSegmentedColormap.from_list` does.
     pub fn parse(name: &str, text: &str) -> Result<Self, RenderError> {
         let bad = |line: usize, what: &str| RenderError::Setting {
             message: format!("palette {name}, line {line}: {what}"),
         };
-        let mut stops = Vec::new();
+        let mut stops: Vec<[f64; 3]> = Vec::new();
         for (index, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let values: Vec<f32> = line
+            let values: Vec<f64> = line
                 .split_whitespace()
-                .map(str::parse::<f32>)
+                .map(str::parse::<f64>)
                 .collect::<Result<_, _>>()
                 .map_err(|_| bad(index + 1, "expected three numbers"))?;
             let [r, g, b] = values[..] else {
@@ -140,61 +161,32 @@ impl Palette {
         if stops.len() < 2 {
             return Err(bad(0, "needs at least two stops"));
         }
+        let last = DATA_TABLE_LEN - 1;
+        let table = (0..DATA_TABLE_LEN)
+            .map(|i| {
+                let t = i as f64 / last as f64 * (stops.len() - 1) as f64;
+                let j = (t as usize).min(stops.len() - 2);
+                let f = t - j as f64;
+                let (a, b) = (stops[j], stops[j + 1]);
+                [0, 1, 2].map(|c| (a[c] + f * (b[c] - a[c])) as f32)
+            })
+            .collect();
         Ok(Self {
             name: name.to_owned(),
-            stops,
+            stops: table,
         })
     }
 
-    /// The colour at x (clamped to [0, 1]; NaN → the first stop). f32, in the order written:
-    /// t = x·(n − 1), i = min(⌊t⌋, n − 2), f = t − i, c = s_i + f·(s_{i+1} − s_i).
+    /// The colour at x, as matplotlib's `cmap(x)` (see [`lookup`]).
     #[inline]
     pub fn sample(&self, x: f32) -> [f32; 3] {
-        let n = self.stops.len();
-        if n < 2 {
-            return self.stops.first().copied().unwrap_or([1.0; 3]);
-        }
-        let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
-        let t = x * (n - 1) as f32;
-        let i = (t as usize).min(n - 2);
-        let f = t - i as f32;
-        let (a, b) = (self.stops[i], self.stops[i + 1]);
-        [
-            a[0] + f * (b[0] - a[0]),
-            a[1] + f * (b[1] - a[1]),
-            a[2] + f * (b[2] - a[2]),
-        ]
+        lookup(&self.stops, x)
     }
-}
 
-/// The colorgrad preset for a canonical name from [`PRESET_NAMES`].
-fn preset(name: &str) -> Box<dyn Gradient> {
-    use colorgrad::preset as p;
-    match name {
-        "viridis" => Box::new(p::viridis()),
-        "inferno" => Box::new(p::inferno()),
-        "magma" => Box::new(p::magma()),
-        "plasma" => Box::new(p::plasma()),
-        "cividis" => Box::new(p::cividis()),
-        "turbo" => Box::new(p::turbo()),
-        "cubehelix" => Box::new(p::cubehelix_default()),
-        "rainbow" => Box::new(p::rainbow()),
-        "sinebow" => Box::new(p::sinebow()),
-        "warm" => Box::new(p::warm()),
-        "cool" => Box::new(p::cool()),
-        "Spectral" => Box::new(p::spectral()),
-        "RdBu" => Box::new(p::rd_bu()),
-        "RdYlBu" => Box::new(p::rd_yl_bu()),
-        "YlOrRd" => Box::new(p::yl_or_rd()),
-        "YlGnBu" => Box::new(p::yl_gn_bu()),
-        "BuPu" => Box::new(p::bu_pu()),
-        "Blues" => Box::new(p::blues()),
-        "Greens" => Box::new(p::greens()),
-        "Greys" => Box::new(p::greys()),
-        "Oranges" => Box::new(p::oranges()),
-        "Purples" => Box::new(p::purples()),
-        "Reds" => Box::new(p::reds()),
-        _ => Box::new(p::pu_or()),
+    /// The colour at x in 8 bits per channel (each channel rounded to the nearest of 255ths).
+    pub fn sample_rgb8(&self, x: f32) -> [u8; 3] {
+        self.sample(x)
+            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8)
     }
 }
 
@@ -203,46 +195,88 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_listed_palette_loads() {
+    fn every_listed_palette_and_its_reverse_loads() {
         for name in palette_names() {
             let palette = Palette::by_name(name).expect(name);
-            assert!(palette.stops.len() >= 2, "{name}");
             assert_eq!(palette.name, name);
+            assert!(palette.stops.len() >= 256, "{name}");
+            let reversed = Palette::by_name(&format!("{name}_r")).expect(name);
+            assert_eq!(reversed.name, format!("{name}_r"));
+            let mut back = reversed.stops.clone();
+            back.reverse();
+            assert_eq!(back, palette.stops, "{name}");
         }
         let twilight = Palette::by_name("Twilight").expect("twilight");
+        assert_eq!(twilight.name, "twilight");
         assert_eq!(twilight.stops.len(), 510);
-        // A cyclic map starts and ends at the same colour.
-        assert_eq!(twilight.stops[0], [0.886, 0.850, 0.888]);
-        assert_eq!(twilight.stops[509], [0.886, 0.850, 0.886]);
+        // matplotlib's first entry, 0.88575015840754434 0.85000924943067835 0.88797364126369815, in f32.
+        assert_eq!(twilight.stops[0], [0.8857502, 0.85000926, 0.88797367]);
+        assert_eq!(Palette::by_name("GREY_R").expect("alias").name, "grey_r");
+    }
+
+    #[test]
+    fn no_two_names_differ_only_in_case() {
+        let mut names: Vec<String> = palette_names()
+            .into_iter()
+            .chain(colormaps::ALIASES.iter().map(|(alias, _)| *alias))
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count);
     }
 
     #[test]
     fn unknown_palette_is_an_error_naming_it() {
-        let err = Palette::by_name("nope").expect_err("unknown");
-        assert!(err.to_string().contains("nope"));
+        for name in ["nope", "nope_r", "_r", "d3-rainbow"] {
+            let err = Palette::by_name(name).expect_err(name);
+            assert!(err.to_string().contains(name), "{err}");
+        }
     }
 
     #[test]
-    fn sampling_interpolates_and_clamps() {
-        let palette = Palette::by_name("splotch-classic").expect("classic");
-        assert_eq!(palette.sample(0.0), [0.0, 0.0, 1.0]);
-        assert_eq!(palette.sample(0.5), [0.5, 1.0, 0.5]);
-        assert_eq!(palette.sample(0.25), [0.25, 0.5, 0.75]);
+    fn lookup_is_matplotlibs_index_rule() {
+        let table = [[0.0; 3], [0.25; 3], [0.5; 3], [1.0; 3]];
+        assert_eq!(lookup(&table, 0.0), [0.0; 3]);
+        assert_eq!(lookup(&table, 0.2499), [0.0; 3]);
+        assert_eq!(lookup(&table, 0.25), [0.25; 3]);
+        assert_eq!(lookup(&table, 0.99), [1.0; 3]);
+        assert_eq!(lookup(&table, 1.0), [1.0; 3]);
+        assert_eq!(lookup(&table, 7.0), [1.0; 3]);
+        assert_eq!(lookup(&table, -0.1), [0.0; 3]);
+        assert_eq!(lookup(&table, f32::NAN), [0.0; 3]);
+        assert_eq!(lookup(&table, f32::INFINITY), [1.0; 3]);
+        assert_eq!(lookup(&[], 0.5), [1.0; 3]);
+    }
+
+    #[test]
+    fn data_palettes_interpolate_their_stops_into_256_entries() {
+        let palette = Palette::parse("three", "# comment\n0 0 1\n0.5 1 0.5\n1 0 0\n").expect("ok");
+        assert_eq!(palette.stops.len(), 256);
+        assert_eq!(palette.stops[0], [0.0, 0.0, 1.0]);
+        assert_eq!(palette.stops[255], [1.0, 0.0, 0.0]);
+        // Entry 51 sits at x = 51/255 = 0.2, 40 % of the way to the middle stop.
+        let mid = palette.stops[51];
+        assert!(
+            (mid[0] - 0.2).abs() < 1e-6 && (mid[1] - 0.4).abs() < 1e-6,
+            "{mid:?}"
+        );
         assert_eq!(palette.sample(1.0), [1.0, 0.0, 0.0]);
-        assert_eq!(palette.sample(7.0), [1.0, 0.0, 0.0]);
-        assert_eq!(palette.sample(-1.0), [0.0, 0.0, 1.0]);
         assert_eq!(palette.sample(f32::NAN), [0.0, 0.0, 1.0]);
+        let err = Palette::parse("bad", "0 0 1\n0 2 0\n").expect_err("range");
+        assert_eq!(
+            err.to_string(),
+            "palette bad, line 2: values must lie in [0, 1]"
+        );
     }
 
     #[test]
-    fn viridis_runs_from_purple_to_yellow() {
+    fn viridis_is_matplotlibs() {
         let viridis = Palette::by_name("viridis").expect("viridis");
-        let first = viridis.sample(0.0);
-        let last = viridis.sample(1.0);
-        // matplotlib viridis: #440154 → #fde725 (colorgrad ends at #fee825).
-        assert!((first[0] - 0x44 as f32 / 255.0).abs() < 0.01);
-        assert!((first[2] - 0x54 as f32 / 255.0).abs() < 0.01);
-        assert!((last[0] - 0xfe as f32 / 255.0).abs() < 0.01);
-        assert!((last[1] - 0xe8 as f32 / 255.0).abs() < 0.01);
+        assert_eq!(viridis.sample_rgb8(0.0), [0x44, 0x01, 0x54]);
+        assert_eq!(viridis.sample_rgb8(1.0), [0xfd, 0xe7, 0x25]);
+        assert_eq!(matplotlib_table("grey"), matplotlib_table("gray"));
+        assert_eq!(matplotlib_table("Grey"), None);
     }
 }

@@ -11,32 +11,13 @@ pub const MARKED_CUTS: [(f64, &str); 3] =
 /// Size of the rasterised map (2:1 like the projection's ellipse).
 const MAP_SIZE_PX: [usize; 2] = [1024, 512];
 
-/// Viridis sampled at nine even stops (matplotlib's `_viridis_data`, rounded to 8 bits).
-const VIRIDIS: [[u8; 3]; 9] = [
-    [68, 1, 84],
-    [71, 44, 122],
-    [59, 81, 139],
-    [44, 113, 142],
-    [33, 144, 141],
-    [39, 173, 129],
-    [92, 200, 99],
-    [170, 220, 50],
-    [253, 231, 37],
-];
-
-/// Viridis at `t` ∈ [0, 1] (clamped), linearly interpolated between the stops.
+/// matplotlib's viridis at `t` ∈ [0, 1] (the renderer's table and lookup; NaN and values
+/// outside clamp to the ends), in 8 bits.
 pub fn viridis(t: f64) -> egui::Color32 {
-    let t = if t.is_finite() {
-        t.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let x = t * (VIRIDIS.len() - 1) as f64;
-    let i = (x.floor() as usize).min(VIRIDIS.len() - 2);
-    let f = x - i as f64;
-    let mix = |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * f).round() as u8;
-    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
-    egui::Color32::from_rgb(mix(a[0], b[0]), mix(a[1], b[1]), mix(a[2], b[2]))
+    let table = crate::render::palette::matplotlib_table("viridis").unwrap_or(&[]);
+    let [r, g, b] = crate::render::palette::lookup(table, t as f32)
+        .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+    egui::Color32::from_rgb(r, g, b)
 }
 
 /// Range of the finite energies, `None` when there are none.
@@ -283,10 +264,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn viridis_ends_and_middle_are_the_table_stops() {
+    fn viridis_is_matplotlibs() {
+        // matplotlib: (viridis([0, 0.5, 1]) * 255).round() → #440154, #21918c, #fde725.
         assert_eq!(viridis(0.0), egui::Color32::from_rgb(68, 1, 84));
         assert_eq!(viridis(1.0), egui::Color32::from_rgb(253, 231, 37));
-        assert_eq!(viridis(0.5), egui::Color32::from_rgb(33, 144, 141));
+        assert_eq!(viridis(0.5), egui::Color32::from_rgb(33, 145, 140));
         assert_eq!(viridis(f64::NAN), viridis(0.0));
         assert_eq!(viridis(2.0), viridis(1.0));
     }

@@ -3,6 +3,7 @@
 //! and off-screen screenshots.
 
 pub mod camera;
+pub mod fits_export;
 pub mod glide;
 pub mod overlay;
 pub mod overlay_labels;

@@ -314,9 +314,7 @@ fn color_bar(items: &mut Vec<OverlayItem>, rect: Rect, legend: &Legend, ui_scale
     for i in 0..steps {
         // Top of the bar is the high end of the palette.
         let x = 1.0 - (i as f32 + 0.5) / steps as f32;
-        let [r, g, b] = palette
-            .sample(x)
-            .map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+        let [r, g, b] = palette.sample_rgb8(x);
         let y = top + i as f32 * step;
         items.push(OverlayItem::Rect {
             rect: Rect::from_min_max(pos2(right - width, y), pos2(right, y + step + 0.5)),

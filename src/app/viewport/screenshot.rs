@@ -17,6 +17,8 @@ pub struct ScreenshotSettings {
     pub height_px: u32,
     /// Draw halo circles, labels, colour and scale bars on the image.
     pub overlays: bool,
+    /// The save dialog offers FITS (τ and image) rather than PNG.
+    pub fits: bool,
 }
 
 impl Default for ScreenshotSettings {
@@ -25,6 +27,7 @@ impl Default for ScreenshotSettings {
             width_px: 3840,
             height_px: 2160,
             overlays: true,
+            fits: false,
         }
     }
 }
