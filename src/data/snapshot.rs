@@ -243,6 +243,23 @@ impl Snapshot {
         self.species.iter().find(|s| s.kind == kind)
     }
 
+    /// The unit of field `name` of family `kind` for labels ("K", "1e10 Msun/h / (ckpc/h)^3",
+    /// "g/cm^3"): the field's own `unit` attribute, else the snapshot's unit system where it
+    /// knows physical units; `None` when nothing is known.
+    pub fn unit_label(&self, kind: SpeciesKind, name: &str) -> Option<String> {
+        let own = self
+            .species(kind)
+            .and_then(|s| s.field(name))
+            .and_then(|f| f.units.get("unit").cloned());
+        let known = self.header.units.length_cm.is_some();
+        own.or_else(|| {
+            self.header
+                .units
+                .field_unit(name)
+                .filter(|u| known || u == "K")
+        })
+    }
+
     /// The family `kind`, mutable, if present.
     pub fn species_mut(&mut self, kind: SpeciesKind) -> Option<&mut Species> {
         self.species.iter_mut().find(|s| s.kind == kind)
