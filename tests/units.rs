@@ -252,6 +252,10 @@ fn tipsy_units_come_from_the_param_file_beside_it() {
     assert!((hubble - 0.70).abs() < 1e-3, "{hubble}");
     assert_eq!(s.species[0].kernel_support, Some(2.0));
 
+    // A .param that names no units (another tool's file) leaves box units.
+    std::fs::write(dir.path().join("cosmo.param"), "nSteps = 100\n").expect("param");
+    assert_eq!(load(&path).header.units.source, UnitSource::TipsyNoParam);
+
     std::fs::write(
         dir.path().join("cosmo.param"),
         "dKpcUnit = 0\ndMsolUnit = 1\n",

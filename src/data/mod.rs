@@ -85,6 +85,11 @@ fn tipsy_units(path: &Path, snapshot: &mut Snapshot) -> Result<(), ReadError> {
         return Ok(());
     };
     let params = param_file::read(&param)?;
+    // A folder's lone .param that gives no units at all (another tool's file) is not ours.
+    if !params.contains_key("dKpcUnit") && !params.contains_key("dMsolUnit") {
+        header.units.source = units::UnitSource::TipsyNoParam;
+        return Ok(());
+    }
     let found = param_file::units(&param, &params)?;
     if let Some(h) = param_file::hubble_param(&params, &found) {
         header.parameters.insert("HubbleParam".to_owned(), h);
