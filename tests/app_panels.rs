@@ -88,7 +88,7 @@ fn first_frame_renders_the_demo_and_render_controls_reach_the_renderer() {
         .legend()
         .cloned()
         .expect("colour bar");
-    assert_eq!(legend.label, "gas log10 Density");
+    assert_eq!(legend.label, "gas log10 Density [mean density]");
     harness.run_ok();
     mask_changing_text(&mut harness);
     harness.snapshot("app_demo_render");

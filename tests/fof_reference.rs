@@ -322,7 +322,16 @@ fn cli_json_reproduces_the_periodic_reference() {
     assert!(json["seconds"].as_f64().expect("seconds") >= 0.0);
 
     let csv = std::fs::read_to_string(&catalogue).expect("catalogue written");
-    assert_eq!(csv.lines().count(), 1 + 137);
+    // `#` lines record the source file, time and units before the header and 137 rows.
+    assert_eq!(csv.lines().filter(|l| !l.starts_with('#')).count(), 1 + 137);
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("# source_file: ") && l.ends_with("lambs.00200_subsamp_30K"))
+    );
+    assert!(
+        csv.contains("# length_unit: box units (no .param)\n"),
+        "{csv}"
+    );
     let npy = std::fs::read(&labels).expect("labels written");
     let header_len = u16::from_le_bytes([npy[8], npy[9]]) as usize;
     assert_eq!(

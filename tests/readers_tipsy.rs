@@ -117,6 +117,8 @@ fn synthetic(n_gas: usize, n_dark: usize, n_star: usize, time: f64) -> Snapshot 
             .collect();
         if kind == SpeciesKind::Gas {
             sp.smoothing_lengths = sp.field("hsmooth").map(|f| f.values.clone());
+            // Tipsy's h has kernel support 2h.
+            sp.kernel_support = Some(2.0);
         }
         sp
     };

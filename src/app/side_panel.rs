@@ -304,6 +304,18 @@ impl HaloscopeApp {
                         .logarithmic(true)
                         .text("size factor"),
                 );
+                ui.horizontal(|ui| {
+                    let mut own = style.kernel_support.is_some();
+                    ui.checkbox(&mut own, "kernel support").on_hover_text(
+                        "Override the file's SPH convention: support radius = factor × h \
+                         (tipsy 2, Gadget/AREPO 1, SWIFT cubic spline 1.83)",
+                    );
+                    style.kernel_support = own.then(|| {
+                        let mut k = style.kernel_support.unwrap_or(2.0);
+                        ui.add(egui::Slider::new(&mut k, 0.5..=3.0).suffix("·h"));
+                        k
+                    });
+                });
             });
         }
         ui.separator();

@@ -124,7 +124,8 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let seconds = start.elapsed().as_secs_f64();
 
     if let Some(out) = &args.out {
-        export::write_catalogue(out, &result).context("writing the catalogue")?;
+        let meta = export::CatalogueMeta::of_snapshot(file, &snapshot);
+        export::write_catalogue_with_meta(out, &result, &meta).context("writing the catalogue")?;
     }
     if let Some(path) = &args.labels {
         // `params.labels` asked for them, so both back-ends return them.

@@ -70,8 +70,43 @@ pub fn describe_snapshot(path: &Path, s: &Snapshot) -> Value {
         "particles_in_file": s.source.particles_in_file,
         "species": species,
         "parameters": s.header.parameters,
-        "units": s.header.units,
+        "units": units_json(s),
+        "cosmology": cosmology_json(s),
         "files": s.source.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    })
+}
+
+/// The unit system as `info --json` gives it: CGS sizes, flags and labels.
+fn units_json(s: &Snapshot) -> Value {
+    let u = &s.header.units;
+    json!({
+        "source": u.source.name(),
+        "length_cm": u.length_cm,
+        "mass_g": u.mass_g,
+        "velocity_cm_per_s": u.velocity_cm_per_s,
+        "comoving": u.comoving,
+        "per_h": u.per_h,
+        "length": u.length_label(false),
+        "mass": u.mass_label(),
+        "velocity": u.velocity_label(),
+    })
+}
+
+/// Code, cosmology and kernel convention as `info --json` gives them.
+fn cosmology_json(s: &Snapshot) -> Value {
+    let h = &s.header;
+    let c = &h.cosmology;
+    json!({
+        "code": h.code.name(),
+        "hubble_param": c.hubble_param,
+        "omega_matter": c.omega_matter,
+        "omega_lambda": c.omega_lambda,
+        "omega_baryon": c.omega_baryon,
+        "comoving": c.comoving,
+        "scale_factor": h.scale_factor(),
+        "kernel": h.kernel.kernel,
+        "kernel_support_over_h": h.kernel.support_over_h,
+        "kernel_assumed": h.kernel.assumed,
     })
 }
 
@@ -131,6 +166,33 @@ fn human_text(v: &Value) -> String {
         "  box:      {} (periodic: {})",
         get("box_size"),
         get("periodic")
+    ));
+    let (u, c) = (&v["units"], &v["cosmology"]);
+    let text = |x: &Value| match x {
+        Value::Null => "-".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    lines.push(format!(
+        "  code:     {} (SPH kernel: {}, support {}·h)",
+        text(&c["code"]),
+        text(&c["kernel"]),
+        text(&c["kernel_support_over_h"])
+    ));
+    lines.push(format!(
+        "  units:    length {}, mass {}, velocity {} ({})",
+        text(&u["length"]),
+        text(&u["mass"]),
+        text(&u["velocity"]),
+        text(&u["source"])
+    ));
+    lines.push(format!(
+        "  cosmology: h {}, Omega_m {}, Omega_Lambda {}, Omega_b {}, a {}",
+        text(&c["hubble_param"]),
+        text(&c["omega_matter"]),
+        text(&c["omega_lambda"]),
+        text(&c["omega_baryon"]),
+        text(&c["scale_factor"])
     ));
     lines.push(format!(
         "  particles: {} (of {} in the file)",

@@ -2,6 +2,7 @@
 //! palettes, brightness, size factors, radii, tone, smoothing lengths), and the one function that
 //! turns them into [`RenderSettings`].
 
+use crate::data::kernel::parse_kernel_support;
 use crate::data::{Snapshot, SpeciesKind};
 use crate::render::{Bounds, Brightness, Camera, RenderSettings, SpeciesStyle};
 use anyhow::{Context, bail};
@@ -49,6 +50,11 @@ pub struct StyleArgs {
     /// Per-species radius multiplier `[SPECIES=]F` (default 1).
     #[arg(long, value_name = "[SPECIES=]F")]
     pub size_factor: Vec<String>,
+    /// Kernel support radius in units of the file's smoothing length h: `h`, `2h` or a factor
+    /// (default: the file's convention: tipsy 2h, Gadget/AREPO h, SWIFT γ·h, γ ≈ 1.83 for the
+    /// cubic spline). Estimated (kNN) lengths ignore it.
+    #[arg(long, value_name = "h|2h|FACTOR", value_parser = parse_kernel_support)]
+    pub kernel_support: Option<f32>,
     /// Global brightness B (turns auto exposure off); multiplies every emission.
     #[arg(long)]
     pub brightness: Option<f32>,
@@ -184,6 +190,7 @@ impl StyleArgs {
                 }
                 style.brightness = brightness.get(&kind).copied().unwrap_or(1.0);
                 style.size_factor = size_factor.get(&kind).copied().unwrap_or(1.0);
+                style.kernel_support = self.kernel_support;
                 style
             })
             .collect())
@@ -295,6 +302,20 @@ mod tests {
         let mut argv = vec!["test"];
         argv.extend_from_slice(args);
         Cli::try_parse_from(argv).expect("parses").style
+    }
+
+    #[test]
+    fn kernel_support_reaches_every_style_and_bad_values_are_refused() {
+        let kinds = [SpeciesKind::Gas, SpeciesKind::Dark];
+        let styles = parse(&["--kernel-support", "2h"])
+            .species_styles(&kinds)
+            .expect("styles");
+        assert!(styles.iter().all(|s| s.kernel_support == Some(2.0)));
+        let default = parse(&[]).species_styles(&kinds).expect("styles");
+        assert!(default.iter().all(|s| s.kernel_support.is_none()));
+        let argv = ["test", "--kernel-support", "0"];
+        let e = Cli::try_parse_from(argv).expect_err("negative").to_string();
+        assert!(e.contains("kernel support `0`"), "{e}");
     }
 
     #[test]

@@ -140,6 +140,7 @@ impl ChunkReader<'_> {
             let mut h = vec![0f32; n_kept];
             self.read_column(plan, planned, |p| p.smoothing_name.as_deref(), &mut h, 1)?;
             species.smoothing_lengths = Some(h);
+            species.kernel_support = Some(plan.header.kernel.support_over_h);
         }
         species.masses = self.read_masses(plan, planned, n_kept)?;
         for part in &planned.parts {

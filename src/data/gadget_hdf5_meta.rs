@@ -1,6 +1,9 @@
 //! Gadget HDF5 headers: which files make up a snapshot, what each particle type holds, and the
 //! checks of every claimed count against dataset shapes and stored bytes before allocation.
 
+use super::cosmology::Cosmology;
+use super::kernel::{KernelConvention, SimCode};
+use super::units::{UnitSource, Units};
 use super::{Header, ReadError, SpeciesKind};
 use hdf5::types::TypeDescriptor;
 use std::collections::BTreeMap;
@@ -180,31 +183,110 @@ fn read_header(file: &SnapshotFile) -> Result<Header, ReadError> {
             header.parameters.insert(name.to_owned(), v);
         }
     }
-    for (key, unit, names) in [
-        (
-            "length",
-            "cm",
-            ["UnitLength_in_cm", "Unit length in cgs (U_L)"],
-        ),
-        ("mass", "g", ["UnitMass_in_g", "Unit mass in cgs (U_M)"]),
-        (
-            "velocity",
-            "cm/s",
-            ["UnitVelocity_in_cm_per_s", "Unit velocity in cgs (U_V)"],
-        ),
-    ] {
-        for group_name in ["Parameters", "Units", "Header"] {
-            let Ok(g) = file.handle.group(group_name) else {
-                continue;
-            };
-            for name in names {
-                if let Some([v]) = attr_f64s(&g, name).as_deref() {
-                    header.units.insert(key.to_owned(), format!("{v} {unit}"));
-                }
-            }
-        }
-    }
+    header.cosmology = Cosmology::from_parameters(&header.parameters, header.time, header.redshift);
+    header.code = detect_code(&file.handle);
+    header.kernel = KernelConvention::of(header.code, swift_kernel_name(&file.handle).as_deref());
+    header.units = read_units(&file.handle, header.code, header.cosmology.comoving);
     Ok(header)
+}
+
+/// The code that wrote the file: SWIFT names itself in `Code`; Gadget-4 and AREPO write
+/// `Config` and `Parameters` (AREPO's parameters name its mesh, e.g. `CellShapingFactor`);
+/// Gadget-2/3 HDF5 has only `Header`.
+fn detect_code(file: &hdf5::File) -> SimCode {
+    let names_swift = |g: &str| {
+        file.group(g).is_ok_and(|g| {
+            g.attr_names()
+                .unwrap_or_default()
+                .iter()
+                .any(|n| attr_text(&g, n).is_some_and(|t| t.contains("SWIFT")))
+        })
+    };
+    if names_swift("Code") || file.link_exists("SWIFT") {
+        return SimCode::Swift;
+    }
+    let parameters = file.group("Parameters").ok();
+    let arepo = parameters.as_ref().is_some_and(|g| {
+        [
+            "CellShapingFactor",
+            "CellShapingSpeed",
+            "CellMaxAngleFactor",
+        ]
+        .iter()
+        .any(|n| g.attr(n).is_ok())
+    });
+    if arepo {
+        SimCode::Arepo
+    } else if file.link_exists("Config") || parameters.is_some() {
+        SimCode::Gadget4
+    } else {
+        SimCode::Gadget2
+    }
+}
+
+/// SWIFT's kernel name (`HydroScheme` "Kernel function"), where the file gives it.
+fn swift_kernel_name(file: &hdf5::File) -> Option<String> {
+    let g = file.group("HydroScheme").ok()?;
+    attr_text(&g, "Kernel function")
+}
+
+/// The unit system: `UnitLength_in_cm` etc. (Gadget/AREPO, in `Parameters`, `Units` or
+/// `Header`) or SWIFT's "Unit length in cgs (U_L)" etc.; absent, Gadget's defaults. Gadget and
+/// AREPO code lengths and masses carry h⁻¹ in comoving runs; SWIFT's never do.
+fn read_units(file: &hdf5::File, code: SimCode, comoving: bool) -> Units {
+    let value = |names: [&str; 2]| {
+        ["Units", "Parameters", "Header"].iter().find_map(|g| {
+            let g = file.group(g).ok()?;
+            names
+                .iter()
+                .find_map(|n| attr_f64s(&g, n).and_then(|v| v.first().copied()))
+                .filter(|v| v.is_finite() && *v > 0.0)
+        })
+    };
+    let length = value(["UnitLength_in_cm", "Unit length in cgs (U_L)"]);
+    let mass = value(["UnitMass_in_g", "Unit mass in cgs (U_M)"]);
+    let velocity =
+        value(["UnitVelocity_in_cm_per_s", "Unit velocity in cgs (U_V)"]).or_else(|| {
+            // SWIFT writes a time unit instead of a velocity unit.
+            let time = value(["Unit time in cgs (U_t)", "UnitTime_in_s"])?;
+            Some(length? / time)
+        });
+    let defaults = Units::gadget_defaults(comoving);
+    if length.is_none() && mass.is_none() && velocity.is_none() && code != SimCode::Swift {
+        return defaults;
+    }
+    Units {
+        length_cm: length.or(defaults.length_cm),
+        mass_g: mass.or(defaults.mass_g),
+        velocity_cm_per_s: velocity.or(defaults.velocity_cm_per_s),
+        comoving,
+        per_h: comoving && code != SimCode::Swift,
+        source: UnitSource::File,
+    }
+}
+
+/// A string attribute (fixed or variable length) as text.
+fn attr_text(loc: &hdf5::Location, name: &str) -> Option<String> {
+    let attr = loc.attr(name).ok()?;
+    match attr.dtype().ok()?.to_descriptor().ok()? {
+        TypeDescriptor::VarLenUnicode => attr
+            .read_scalar::<hdf5::types::VarLenUnicode>()
+            .ok()
+            .map(|s| s.as_str().to_owned()),
+        TypeDescriptor::VarLenAscii => attr
+            .read_scalar::<hdf5::types::VarLenAscii>()
+            .ok()
+            .map(|s| s.as_str().to_owned()),
+        TypeDescriptor::FixedAscii(_) => attr
+            .read_scalar::<hdf5::types::FixedAscii<1024>>()
+            .ok()
+            .map(|s| s.as_str().trim_end_matches('\0').to_owned()),
+        TypeDescriptor::FixedUnicode(_) => attr
+            .read_scalar::<hdf5::types::FixedUnicode<1024>>()
+            .ok()
+            .map(|s| s.as_str().trim_end_matches('\0').to_owned()),
+        _ => None,
+    }
 }
 
 /// A numeric attribute as f64 values (any length), or `None` when absent or not numeric.

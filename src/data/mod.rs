@@ -10,15 +10,20 @@ mod gadget_hdf5_meta;
 mod gadget_hdf5_write;
 mod snapshot;
 mod subsample;
+mod temperature;
 mod tipsy_format;
 mod tipsy_write;
 mod validate;
 mod write_error;
 
+pub mod cosmology;
 pub mod demo;
 pub mod events;
 pub mod gadget_hdf5;
+pub mod kernel;
+pub mod param_file;
 pub mod tipsy;
+pub mod units;
 
 pub use error::ReadError;
 pub use events_model::EventList;
@@ -26,6 +31,7 @@ pub use snapshot::{
     Field, Header, Masses, Snapshot, SnapshotFormat, SourceInfo, Species, SpeciesKind,
 };
 pub use subsample::Subsample;
+pub use temperature::{TEMPERATURE_FIELD, add_temperature};
 pub use write_error::WriteError;
 
 use crate::jobs::Progress;
@@ -54,11 +60,54 @@ pub fn load_snapshot(
     progress: &Progress,
 ) -> Result<Snapshot, ReadError> {
     reject_directory(path)?;
-    if gadget_hdf5::looks_like_hdf5(path)? {
-        gadget_hdf5::read(path, options, progress)
+    let mut snapshot = if gadget_hdf5::looks_like_hdf5(path)? {
+        gadget_hdf5::read(path, options, progress)?
     } else {
-        tipsy::read(path, options, progress)
+        let mut snapshot = tipsy::read(path, options, progress)?;
+        tipsy_units(path, &mut snapshot)?;
+        snapshot
+    };
+    add_temperature(&mut snapshot);
+    Ok(snapshot)
+}
+
+/// Tipsy's units, cosmology and kernel convention: from a `.param` file beside the snapshot
+/// when there is one, else box units. Tipsy gas h has support 2h.
+fn tipsy_units(path: &Path, snapshot: &mut Snapshot) -> Result<(), ReadError> {
+    let header = &mut snapshot.header;
+    header.code = kernel::SimCode::Tipsy;
+    header.kernel = kernel::KernelConvention::splotch();
+    for sp in &mut snapshot.species {
+        if sp.smoothing_lengths.is_some() {
+            sp.kernel_support = Some(header.kernel.support_over_h);
+        }
     }
+    let Some(param) = param_file::find_beside(path) else {
+        header.units.source = units::UnitSource::TipsyNoParam;
+        return Ok(());
+    };
+    let params = param_file::read(&param)?;
+    // A folder's lone .param that gives no units at all (another tool's file) is not ours.
+    if !params.contains_key("dKpcUnit") && !params.contains_key("dMsolUnit") {
+        header.units.source = units::UnitSource::TipsyNoParam;
+        return Ok(());
+    }
+    let found = param_file::units(&param, &params)?;
+    if let Some(h) = param_file::hubble_param(&params, &found) {
+        header.parameters.insert("HubbleParam".to_owned(), h);
+    }
+    for (name, value) in &params {
+        if ["dOmega0", "dLambda", "dOmegab", "bComove", "dHubble0"].contains(&name.as_str()) {
+            header.parameters.insert(name.clone(), *value);
+        }
+    }
+    header.units = found;
+    header.cosmology =
+        cosmology::Cosmology::from_parameters(&header.parameters, header.time, header.redshift);
+    if header.cosmology.comoving && header.redshift.is_none() && header.time > 0.0 {
+        header.redshift = Some(1.0 / header.time - 1.0);
+    }
+    Ok(())
 }
 
 /// Reads a snapshot or an event list, whichever the file is.

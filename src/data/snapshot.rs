@@ -1,3 +1,6 @@
+use super::cosmology::Cosmology;
+use super::kernel::{KernelConvention, SimCode};
+use super::units::{FieldUnits, Units};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -72,6 +75,13 @@ pub struct Field {
     pub units: BTreeMap<String, String>,
 }
 
+impl Field {
+    /// The file's unit attributes of this field, typed.
+    pub fn field_units(&self) -> FieldUnits {
+        FieldUnits::from_attributes(&self.units)
+    }
+}
+
 /// One particle family: structure of arrays, all of the same length.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Species {
@@ -87,6 +97,9 @@ pub struct Species {
     pub ids: Option<Vec<u64>>,
     /// SPH smoothing lengths (world units), where the file has them.
     pub smoothing_lengths: Option<Vec<f32>>,
+    /// Kernel support radius over h of the file's smoothing lengths (2 tipsy, 1 Gadget/AREPO,
+    /// γ SWIFT); `None` when the lengths are estimates (kNN, demo) in the drawing convention.
+    pub kernel_support: Option<f32>,
     /// Other named scalars.
     pub fields: Vec<Field>,
     /// Per-particle datasets the reader left out, as (name, why), e.g. a 2-D `Density`.
@@ -103,6 +116,7 @@ impl Species {
             velocities: None,
             ids: None,
             smoothing_lengths: None,
+            kernel_support: None,
             fields: Vec::new(),
             left_out: Vec::new(),
         }
@@ -156,8 +170,21 @@ pub struct Header {
     pub periodic: bool,
     /// Cosmology and other parameters (`HubbleParam`, `Omega0`, `OmegaLambda`, ...).
     pub parameters: BTreeMap<String, f64>,
-    /// Unit facts as text (`length`, `mass`, `velocity`, ...), where the file gives them.
-    pub units: BTreeMap<String, String>,
+    /// The unit system of the code quantities.
+    pub units: Units,
+    /// The cosmology, from the parameters.
+    pub cosmology: Cosmology,
+    /// The code that wrote the file.
+    pub code: SimCode,
+    /// What the file's smoothing lengths mean.
+    pub kernel: KernelConvention,
+}
+
+impl Header {
+    /// The expansion factor a of this snapshot (1 outside comoving runs).
+    pub fn scale_factor(&self) -> f64 {
+        self.cosmology.scale_factor(self.time)
+    }
 }
 
 /// File formats Haloscope reads snapshots from.
@@ -217,6 +244,23 @@ impl Snapshot {
     /// The family `kind`, if present.
     pub fn species(&self, kind: SpeciesKind) -> Option<&Species> {
         self.species.iter().find(|s| s.kind == kind)
+    }
+
+    /// The unit of field `name` of family `kind` for labels ("K", "1e10 Msun/h / (ckpc/h)^3",
+    /// "g/cm^3"): the field's own `unit` attribute, else the snapshot's unit system where it
+    /// knows physical units; `None` when nothing is known.
+    pub fn unit_label(&self, kind: SpeciesKind, name: &str) -> Option<String> {
+        let own = self
+            .species(kind)
+            .and_then(|s| s.field(name))
+            .and_then(|f| f.units.get("unit").cloned());
+        let known = self.header.units.length_cm.is_some();
+        own.or_else(|| {
+            self.header
+                .units
+                .field_unit(name)
+                .filter(|u| known || u == "K")
+        })
     }
 
     /// The family `kind`, mutable, if present.

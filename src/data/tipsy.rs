@@ -341,6 +341,7 @@ impl Columns {
             masses,
             velocities: Some(self.velocities),
             ids: None,
+            kernel_support: smoothing_lengths.as_ref().map(|_| 2.0),
             smoothing_lengths,
             fields,
             left_out: Vec::new(),

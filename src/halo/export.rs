@@ -2,9 +2,64 @@
 //! CSV).
 
 use super::params::FofResult;
+use crate::data::Snapshot;
 use crate::render::{RenderError, npy};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Where a catalogue came from and what its columns are measured in: `#` lines before the CSV
+/// header (pandas: `read_csv(..., comment="#")`), root attributes and per-column `unit`
+/// attributes in HDF5.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CatalogueMeta {
+    /// The snapshot the halos were found in.
+    pub source_file: Option<String>,
+    /// The code that wrote it.
+    pub code: Option<String>,
+    /// Header time (the expansion factor in comoving runs).
+    pub time: Option<f64>,
+    /// Redshift, where known.
+    pub redshift: Option<f64>,
+    /// Unit of `com_*`, `radius_*` (e.g. "ckpc/h").
+    pub length_unit: Option<String>,
+    /// Unit of `mass` (e.g. "1e10 Msun/h").
+    pub mass_unit: Option<String>,
+    /// Unit of `vel_*` (e.g. "km/s").
+    pub velocity_unit: Option<String>,
+}
+
+impl CatalogueMeta {
+    /// The facts of `snapshot` read from `path`.
+    pub fn of_snapshot(path: &Path, snapshot: &Snapshot) -> Self {
+        let h = &snapshot.header;
+        Self {
+            source_file: Some(path.display().to_string()),
+            code: Some(h.code.name().to_owned()),
+            time: Some(h.time),
+            redshift: h.redshift,
+            length_unit: Some(h.units.length_label(false)),
+            mass_unit: Some(h.units.mass_label()),
+            velocity_unit: Some(h.units.velocity_label()),
+        }
+    }
+
+    /// `(name, text)` of every known fact, in file order.
+    fn entries(&self) -> Vec<(&'static str, String)> {
+        let number = |v: Option<f64>| v.map(|v| v.to_string());
+        [
+            ("source_file", self.source_file.clone()),
+            ("code", self.code.clone()),
+            ("time", number(self.time)),
+            ("redshift", number(self.redshift)),
+            ("length_unit", self.length_unit.clone()),
+            ("mass_unit", self.mass_unit.clone()),
+            ("velocity_unit", self.velocity_unit.clone()),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect()
+    }
+}
 
 /// Why an export failed. Displays as `<file>: <what>`.
 #[derive(Debug, thiserror::Error)]
@@ -56,9 +111,18 @@ fn extension(path: &Path) -> String {
 
 /// Writes the catalogue as CSV (`.csv`) or HDF5 (`.hdf5`, `.h5`), chosen by extension.
 pub fn write_catalogue(path: &Path, result: &FofResult) -> Result<(), ExportError> {
+    write_catalogue_with_meta(path, result, &CatalogueMeta::default())
+}
+
+/// [`write_catalogue`] recording the source file, time, redshift and units of `meta`.
+pub fn write_catalogue_with_meta(
+    path: &Path,
+    result: &FofResult,
+    meta: &CatalogueMeta,
+) -> Result<(), ExportError> {
     match extension(path).as_str() {
-        "csv" => write_catalogue_csv(path, result),
-        "hdf5" | "h5" => write_catalogue_hdf5(path, result),
+        "csv" => write_catalogue_csv(path, result, meta),
+        "hdf5" | "h5" => write_catalogue_hdf5(path, result, meta),
         _ => Err(ExportError::UnknownExtension {
             path: path.to_owned(),
             expected: ".csv, .hdf5 or .h5",
@@ -118,9 +182,18 @@ fn write_with(
     })
 }
 
-/// Catalogue as CSV: one header line, one row per halo in catalogue order.
-pub fn write_catalogue_csv(path: &Path, result: &FofResult) -> Result<(), ExportError> {
+/// Catalogue as CSV: `# name: value` lines of `meta`, one header line, one row per halo in
+/// catalogue order.
+pub fn write_catalogue_csv(
+    path: &Path,
+    result: &FofResult,
+    meta: &CatalogueMeta,
+) -> Result<(), ExportError> {
     write_with(path, |out| {
+        for (name, value) in meta.entries() {
+            // One line per fact, whatever the text holds.
+            writeln!(out, "# {name}: {}", value.replace(['\n', '\r'], " "))?;
+        }
         writeln!(
             out,
             "rank,size,min_index,mass,com_x,com_y,com_z,vel_x,vel_y,vel_z,radius_max,radius_rms"
@@ -148,10 +221,15 @@ pub fn write_catalogue_csv(path: &Path, result: &FofResult) -> Result<(), Export
 }
 
 /// Catalogue as HDF5: one dataset per column (`size`, `min_index`, `mass`, `com` (n, 3),
-/// `velocity` (n, 3) when known, `radius_max`, `radius_rms`) and run attributes on the root.
-/// Written to a temporary file beside `path` and renamed into place when complete.
-pub fn write_catalogue_hdf5(path: &Path, result: &FofResult) -> Result<(), ExportError> {
-    write_catalogue_hdf5_with(path, |temp| write_hdf5(temp, result))
+/// `velocity` (n, 3) when known, `radius_max`, `radius_rms`) and run attributes on the root;
+/// `meta`'s facts as root attributes and each column's `unit`. Written to a temporary file beside
+/// `path` and renamed into place when complete.
+pub fn write_catalogue_hdf5(
+    path: &Path,
+    result: &FofResult,
+    meta: &CatalogueMeta,
+) -> Result<(), ExportError> {
+    write_catalogue_hdf5_with(path, |temp| write_hdf5(temp, result, meta))
 }
 
 /// Runs `write` (the HDF5 writes, given the temporary file's path) and renames the file into
@@ -169,7 +247,7 @@ pub fn write_catalogue_hdf5_with(
 }
 
 /// The HDF5 writes, with the library's own error type; the file is closed on return.
-fn write_hdf5(path: &Path, result: &FofResult) -> hdf5::Result<()> {
+fn write_hdf5(path: &Path, result: &FofResult, meta: &CatalogueMeta) -> hdf5::Result<()> {
     let file = hdf5::File::create(path)?;
     let halos = &result.halos;
     let n = halos.len();
@@ -232,6 +310,42 @@ fn write_hdf5(path: &Path, result: &FofResult) -> hdf5::Result<()> {
     file.new_attr::<u64>()
         .create("n_particles")?
         .write_scalar(&(result.n_particles as u64))?;
+    write_hdf5_meta(&file, meta)
+}
+
+/// `meta`'s facts as root attributes (numbers as f64, text as UTF-8) and `unit` attributes on
+/// the columns they measure.
+fn write_hdf5_meta(file: &hdf5::File, meta: &CatalogueMeta) -> hdf5::Result<()> {
+    let text = |loc: &hdf5::Location, name: &str, value: &str| -> hdf5::Result<()> {
+        let value: hdf5::types::VarLenUnicode = value
+            .parse()
+            .map_err(|e| hdf5::Error::from(format!("{name}: {e:?}")))?;
+        loc.new_attr::<hdf5::types::VarLenUnicode>()
+            .create(name)?
+            .write_scalar(&value)
+    };
+    for (name, value) in meta.entries() {
+        match name {
+            "time" | "redshift" => {
+                let v: f64 = value.parse().unwrap_or(f64::NAN);
+                file.new_attr::<f64>().create(name)?.write_scalar(&v)?;
+            }
+            _ => text(file, name, &value)?,
+        }
+    }
+    let columns = [
+        (&meta.mass_unit, &["mass"][..]),
+        (&meta.length_unit, &["com", "radius_max", "radius_rms"][..]),
+        (&meta.velocity_unit, &["velocity"][..]),
+    ];
+    for (unit, names) in columns {
+        let Some(unit) = unit else { continue };
+        for name in names {
+            if let Ok(ds) = file.dataset(name) {
+                text(&ds, "unit", unit)?;
+            }
+        }
+    }
     Ok(())
 }
 

@@ -79,10 +79,7 @@ pub struct RenderFacts<'a> {
 
 /// Length unit comment for positions: the file's own where it states one.
 fn length_unit(header: &Header) -> String {
-    header
-        .units
-        .get("length")
-        .map_or_else(|| "[file length unit]".to_owned(), |u| format!("[{u}]"))
+    format!("[{}]", header.units.length_label(false))
 }
 
 /// The header cards of a render: source, time, units, camera, then the render settings.
@@ -126,17 +123,20 @@ pub fn header_cards(facts: &RenderFacts<'_>) -> Vec<Card> {
     if let Some(side) = header.box_size {
         cards.push(Card::float("BOXSIZE", side, &length_unit(header)));
     }
-    for (key, name) in [
-        ("LENUNIT", "length"),
-        ("MASSUNIT", "mass"),
-        ("VELUNIT", "velocity"),
+    let units = &header.units;
+    cards.push(Card::text(
+        "LENLABEL",
+        units.length_label(false),
+        "code length unit",
+    ));
+    cards.push(Card::text("MASLABEL", units.mass_label(), "code mass unit"));
+    for (key, name, cgs) in [
+        ("LENUNIT", "length", units.length_cm),
+        ("MASSUNIT", "mass", units.mass_g),
+        ("VELUNIT", "velocity", units.velocity_cm_per_s),
     ] {
-        if let Some(unit) = header.units.get(name) {
-            cards.push(Card::text(
-                key,
-                unit.clone(),
-                &format!("{name} unit of the file"),
-            ));
+        if let Some(value) = cgs {
+            cards.push(Card::float(key, value, &format!("code {name} unit in cgs")));
         }
     }
     let camera = &settings.camera;

@@ -168,6 +168,9 @@ pub struct SpeciesStyle {
     pub brightness: f32,
     /// Radius multiplier (> 0).
     pub size_factor: f32,
+    /// Kernel support radius in units of the file's h, overriding the file's convention (1 =
+    /// Gadget's h, 2 = tipsy's 2h); `None`: the file's. Estimated (kNN) lengths ignore it.
+    pub kernel_support: Option<f32>,
 }
 
 impl SpeciesStyle {
@@ -184,6 +187,7 @@ impl SpeciesStyle {
             palette: palette::DEFAULT_PALETTE.to_owned(),
             brightness: 1.0,
             size_factor: 1.0,
+            kernel_support: None,
         }
     }
 }

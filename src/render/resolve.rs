@@ -177,6 +177,13 @@ fn checked_style<'a>(
             style.size_factor
         )));
     }
+    if let Some(k) = style.kernel_support
+        && !(k > 0.0 && k.is_finite())
+    {
+        return Err(RenderError::setting(format!(
+            "kernel support {k} of species {kind} must be a finite number > 0"
+        )));
+    }
     if !(style.brightness >= 0.0 && style.brightness.is_finite()) {
         return Err(RenderError::setting(format!(
             "brightness {} of species {kind} must be a finite number >= 0",
@@ -218,6 +225,25 @@ fn checked_style<'a>(
     })
 }
 
+/// The smoothing lengths drawn: the file's h scaled to the drawing convention (support 2h,
+/// DESIGN.md §4), h·support/2 with the style's override or else the file's support; borrowed
+/// when the factor is 1 (tipsy, and every estimated length), so those stay bit-identical.
+fn drawn_smoothing<'a>(
+    h: &'a [f32],
+    file_support: Option<f32>,
+    style: &SpeciesStyle,
+) -> Cow<'a, [f32]> {
+    let Some(file_support) = file_support else {
+        return Cow::Borrowed(h);
+    };
+    let factor = style.kernel_support.unwrap_or(file_support) / 2.0;
+    if factor == 1.0 {
+        Cow::Borrowed(h)
+    } else {
+        Cow::Owned(h.iter().map(|&x| x * factor).collect())
+    }
+}
+
 /// Looks up the species, fields, limits and palette of one style and builds its normalisers.
 pub(crate) fn resolve<'a>(
     snapshot: &'a Snapshot,
@@ -241,7 +267,7 @@ pub(crate) fn resolve<'a>(
         )
     });
     let smoothing = match &species.smoothing_lengths {
-        Some(h) if h.len() == n => Cow::Borrowed(h.as_slice()),
+        Some(h) if h.len() == n => drawn_smoothing(h, species.kernel_support, style),
         Some(h) => {
             return Err(RenderError::setting(format!(
                 "species {kind} has {} smoothing lengths for {n} particles",

@@ -89,6 +89,12 @@ impl HalosPanel {
             return action;
         };
         let result = &catalogue.result;
+        let units = &document.snapshot.header.units;
+        ui.label(format!(
+            "mass in {}, x y z in {}",
+            units.mass_label(),
+            units.length_label(false)
+        ));
         ui.label(format!(
             "{} halos of >= {} members; {} of {} particles in halos; linking length {:.4}",
             result.halos.len(),

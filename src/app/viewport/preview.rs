@@ -23,6 +23,7 @@ fn subsample_species(species: &Species, stride: usize) -> Species {
         .smoothing_lengths
         .as_ref()
         .map(|h| pick(h.len()).map(|i| h[i] * stretch).collect());
+    out.kernel_support = species.kernel_support;
     out.fields = species
         .fields
         .iter()

@@ -146,6 +146,7 @@ fn species_settings(species: &Species, style: &SpeciesStyle) -> render::SpeciesS
     out.palette.clone_from(&style.palette);
     out.brightness = style.brightness.max(0.0);
     out.size_factor = style.size_factor.max(1e-3);
+    out.kernel_support = style.kernel_support.filter(|k| *k > 0.0 && k.is_finite());
     out
 }
 
@@ -216,10 +217,13 @@ pub fn legend(snapshot: &Snapshot, style: &ViewStyle) -> Option<Legend> {
                 (norm.lo, norm.hi)
             }
         };
+        let unit = snapshot
+            .unit_label(species.kind, &field)
+            .map_or(String::new(), |u| format!(" [{u}]"));
         let label = if settings.colour_log {
-            format!("{} log10 {field}", species.kind)
+            format!("{} log10 {field}{unit}", species.kind)
         } else {
-            format!("{} {field}", species.kind)
+            format!("{} {field}{unit}", species.kind)
         };
         return Some(Legend {
             palette: settings.palette,
@@ -289,9 +293,9 @@ mod tests {
         let expected = tau_to_rgba(&direct.tau, direct.stats.tau_scale, &settings.tone);
         assert_eq!(image.rgba, expected);
         assert!(image.rgba.chunks(4).any(|p| p[0] > 0), "image is black");
-        // The demo gas is coloured by log density: the bar shows that range.
+        // The demo gas is coloured by log density: the bar shows that range and its unit.
         let legend = image.legend.expect("legend");
-        assert_eq!(legend.label, "gas log10 Density");
+        assert_eq!(legend.label, "gas log10 Density [mean density]");
         assert!(legend.lo < legend.hi);
     }
 

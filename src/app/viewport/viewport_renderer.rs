@@ -32,6 +32,9 @@ pub struct SpeciesStyle {
     pub brightness: f32,
     /// Multiplies every smoothing length.
     pub size_factor: f32,
+    /// Kernel support over the file's h, overriding the file's convention (`None`: the file's).
+    #[serde(default)]
+    pub kernel_support: Option<f32>,
 }
 
 /// Default brightness of `kind`. Dark matter and stars have no colour field by default and are
@@ -69,6 +72,7 @@ impl SpeciesStyle {
             color_range: None,
             brightness: default_brightness(kind),
             size_factor: 1.0,
+            kernel_support: None,
         }
     }
 }

@@ -458,40 +458,15 @@ fn move_camera(
     }
 }
 
-/// The snapshot's length unit for the scale bar ("" when the file gives none): a named unit
-/// when the file's "<value> cm" is one (pc, kpc, Mpc, km), with "/h" for comoving Gadget runs
-/// (their code lengths are in h⁻¹ units, Springel 2005, Gadget-2 user guide §6).
+/// The snapshot's length unit for the scale bar: the code length as astronomers write it
+/// ("ckpc/h" for comoving Gadget runs, whose lengths are in h⁻¹ units, Springel 2005), tipsy's
+/// box units, or "" for data with no unit system at all (the demo).
 pub fn length_unit(snapshot: &Snapshot) -> String {
-    let Some(raw) = snapshot.header.units.get("length") else {
+    let units = &snapshot.header.units;
+    if units.length_cm.is_none() && units.source == crate::data::units::UnitSource::BoxUnits {
         return String::new();
-    };
-    let per_h = snapshot
-        .header
-        .parameters
-        .get("ComovingIntegrationOn")
-        .is_some_and(|&on| on == 1.0)
-        && snapshot.header.parameters.contains_key("HubbleParam");
-    let suffix = if per_h { "/h" } else { "" };
-    let centimetres = raw
-        .strip_suffix(" cm")
-        .and_then(|v| v.trim().parse::<f64>().ok());
-    let Some(cm) = centimetres else {
-        return raw.clone();
-    };
-    const NAMED: [(&str, f64); 5] = [
-        ("cm", 1.0),
-        ("km", 1e5),
-        ("pc", 3.085_678e18),
-        ("kpc", 3.085_678e21),
-        ("Mpc", 3.085_678e24),
-    ];
-    match NAMED
-        .iter()
-        .find(|(_, size)| (cm / size - 1.0).abs() < 1e-3)
-    {
-        Some((name, _)) => format!("{name}{suffix}"),
-        None => format!("x {cm:.4e} cm{suffix}"),
     }
+    units.length_label(false)
 }
 
 /// Re-exported for callers of the shell's API.
@@ -503,22 +478,17 @@ mod tests {
 
     #[test]
     fn length_units_read_as_astronomers_write_them() {
+        use crate::data::units::{CM_PER_KPC, UnitSource, Units};
         let mut snapshot = crate::data::demo::demo_snapshot(10, 1);
         assert_eq!(length_unit(&snapshot), "");
-        let units = &mut snapshot.header.units;
-        units.insert("length".to_owned(), "3085678000000000000000 cm".to_owned());
-        assert_eq!(length_unit(&snapshot), "kpc");
-        let parameters = &mut snapshot.header.parameters;
-        parameters.insert("ComovingIntegrationOn".to_owned(), 1.0);
-        parameters.insert("HubbleParam".to_owned(), 0.7);
-        assert_eq!(length_unit(&snapshot), "kpc/h");
-        let mut with_length = |text: &str| {
-            let units = &mut snapshot.header.units;
-            units.insert("length".to_owned(), text.to_owned());
-            length_unit(&snapshot)
+        snapshot.header.units = Units::gadget_defaults(true);
+        assert_eq!(length_unit(&snapshot), "ckpc/h");
+        snapshot.header.units.length_cm = Some(CM_PER_KPC * 1e3);
+        assert_eq!(length_unit(&snapshot), "cMpc/h");
+        snapshot.header.units = Units {
+            source: UnitSource::TipsyNoParam,
+            ..Units::default()
         };
-        assert_eq!(with_length("3.085678e24 cm"), "Mpc/h");
-        assert_eq!(with_length("7 cm"), "x 7.0000e0 cm/h");
-        assert_eq!(with_length("furlongs"), "furlongs");
+        assert_eq!(length_unit(&snapshot), "box units (no .param)");
     }
 }

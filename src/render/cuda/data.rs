@@ -10,6 +10,7 @@ use crate::jobs::Progress;
 use crate::render::resolve::{Values, field_values, resolve};
 use cudarc::driver::{CudaSlice, CudaStream};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// n ↦ n for n ∈ [0, 1]: (clamp(n, 0, 1) − 0)/(1 − 0) is exact.
@@ -29,6 +30,7 @@ pub(crate) struct DataStyle {
     colour: Option<String>,
     colour_log: bool,
     colour_range: Option<(f32, f32)>,
+    kernel_support: Option<f32>,
 }
 
 impl DataStyle {
@@ -41,6 +43,7 @@ impl DataStyle {
             colour: style.colour.clone(),
             colour_log: style.colour_log,
             colour_range: style.colour_range,
+            kernel_support: style.kernel_support,
         }
     }
 }
@@ -73,7 +76,8 @@ pub(crate) struct LoadedSpecies {
     /// Σ 1/h over particles with finite h > 0: with colour ≤ 1, n ≤ 1 and weights ≤ 1, no pixel's
     /// τ exceeds K_A·brightness·Σ 1/h (this bounds the fixed-point scale).
     pub(crate) sum_inv_h: f64,
-    /// kNN smoothing lengths when the file has none.
+    /// kNN smoothing lengths when the file has none, or the file's scaled to the drawing
+    /// convention.
     pub(crate) own_h: Option<Vec<f32>>,
     /// Normalised intensity n and colour coordinate per particle, computed once on the CPU with
     /// [`Normaliser::apply`] (so that n is bit-identical to the CPU reference's: a device log10f
@@ -152,6 +156,8 @@ pub(crate) fn prepare(
                 box_size,
                 progress,
             )?)
+        } else if let Cow::Owned(scaled) = &r.smoothing {
+            Some(scaled.clone())
         } else {
             None
         };
