@@ -18,6 +18,9 @@ pub struct InfoArgs {
     /// Load at most this many particles (uniform deterministic subsample).
     #[arg(long)]
     pub max_particles: Option<u64>,
+    /// Region to load (snapshots only).
+    #[command(flatten)]
+    pub region: super::region_args::RegionArgs,
 }
 
 /// Runs `haloscope info`.
@@ -28,7 +31,10 @@ pub fn run(args: InfoArgs) -> anyhow::Result<()> {
     let mut described = Vec::new();
     for path in &args.files {
         // The reader's error already reads `<file>: <what>`.
-        let loaded = load_any(path, &options, &terminal_progress())?;
+        let loaded = match args.region.region {
+            Some(_) => Loaded::Snapshot(args.region.load(path, &options, &terminal_progress())?),
+            None => load_any(path, &options, &terminal_progress())?,
+        };
         let value = match &loaded {
             Loaded::Snapshot(s) => describe_snapshot(path, s),
             Loaded::Events(e) => describe_events(path, e),

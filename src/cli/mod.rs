@@ -5,6 +5,7 @@ pub mod fof;
 pub mod info;
 pub mod movie;
 pub mod progress_bar;
+pub mod region_args;
 pub mod render;
 pub mod style_args;
 pub mod twopoint;

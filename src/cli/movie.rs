@@ -3,7 +3,7 @@
 use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
-use crate::data::{LoadOptions, demo::demo_snapshot, load_snapshot};
+use crate::data::{LoadOptions, demo::demo_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
@@ -64,6 +64,9 @@ pub struct MovieArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Region to load.
+    #[command(flatten)]
+    pub region: crate::cli::region_args::RegionArgs,
 }
 
 /// Runs `haloscope movie`.
@@ -101,7 +104,9 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         terminal_progress()
     };
     let mut snapshot = match (&args.file, args.demo) {
-        (Some(file), _) => load_snapshot(file, &LoadOptions::default(), &progress)
+        (Some(file), _) => args
+            .region
+            .load(file, &LoadOptions::default(), &progress)
             .with_context(|| format!("reading {}", file.display()))?,
         (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
         (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),

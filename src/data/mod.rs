@@ -7,15 +7,18 @@ mod error;
 mod events_model;
 mod gadget_hdf5_meta;
 mod gadget_hdf5_write;
+mod gadget_region;
 mod snapshot;
 mod subsample;
 mod tipsy_format;
+mod tipsy_region;
 mod tipsy_write;
 mod write_error;
 
 pub mod demo;
 pub mod events;
 pub mod gadget_hdf5;
+pub mod region;
 pub mod tipsy;
 
 pub use error::ReadError;
