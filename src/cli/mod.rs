@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod fof;
 pub mod info;
+pub mod info_catalogue;
 pub mod movie;
 pub mod progress_bar;
 pub mod region_args;
