@@ -5,6 +5,7 @@ pub mod fof;
 pub mod info;
 pub mod info_catalogue;
 pub mod movie;
+pub mod movie_preset;
 pub mod progress_bar;
 pub mod region_args;
 pub mod render;

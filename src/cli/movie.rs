@@ -1,13 +1,15 @@
 //! `haloscope movie`: render a camera path to numbered PNG frames and, optionally, an MP4.
 
 use crate::backend::{Backend, BackendChoice};
+use crate::cli::movie_preset::is_empty_frame;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::data::{LoadOptions, demo::demo_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
-    FramePlan, FrameRenderer, Mp4Settings, export_frames, fill_missing_smoothing_lengths, load_path,
+    DataBounds, FramePlan, FrameRenderer, Mp4Settings, export_frames,
+    fill_missing_smoothing_lengths, load_path,
 };
 use crate::render::{RenderError, output};
 use anyhow::Context;
@@ -30,9 +32,9 @@ pub struct MovieArgs {
     /// Render the synthetic demo snapshot with this many particles instead of a file.
     #[arg(long, value_name = "N")]
     pub demo: Option<u64>,
-    /// Camera path file (TOML; see README "Camera paths").
-    #[arg(long, value_name = "PATH.toml")]
-    pub path: PathBuf,
+    /// Camera path file (TOML; see README "Camera paths"); or --preset.
+    #[arg(long, value_name = "PATH.toml", required_unless_present = "preset")]
+    pub path: Option<PathBuf>,
     /// Folder for the numbered PNG frames (created; frames already there are kept: resume).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -67,23 +69,14 @@ pub struct MovieArgs {
     /// Region to load.
     #[command(flatten)]
     pub region: crate::cli::region_args::RegionArgs,
+    /// A path built from the data instead of --path, and the empty-frame check.
+    #[command(flatten)]
+    pub preset: crate::cli::movie_preset::PresetArgs,
 }
 
 /// Runs `haloscope movie`.
 pub fn run(args: MovieArgs) -> anyhow::Result<()> {
-    let path = load_path(&args.path)?;
-    let plan = match (args.frames, args.duration) {
-        (Some(n_frames), _) => FramePlan {
-            n_frames,
-            fps: args.fps,
-            width: args.width,
-            height: args.height,
-        },
-        (None, Some(duration_s)) => {
-            FramePlan::with_duration(duration_s, args.fps, args.width, args.height)
-        }
-        (None, None) => FramePlan::real_time(&path, args.fps, args.width, args.height),
-    };
+    let path_file = args.path.as_ref().map(|p| load_path(p)).transpose()?;
     if let Some(mp4) = &args.mp4 {
         output::check_writable(mp4)?;
     }
@@ -111,6 +104,30 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
         (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
     };
+    let backend = Backend::resolve(args.backend)
+        .map_err(RenderError::Gpu)
+        .with_context(|| source.clone())?;
+    let (path, path_name) = match (path_file, args.preset.preset) {
+        (Some(path), _) => (path, args.path.clone().unwrap_or_default()),
+        (None, Some(preset)) => (
+            args.preset
+                .path(preset, &snapshot, &source, &backend, &progress)?,
+            PathBuf::from(format!("preset {preset:?}")),
+        ),
+        (None, None) => anyhow::bail!("give --path PATH.toml or --preset"),
+    };
+    let plan = match (args.frames, args.duration) {
+        (Some(n_frames), _) => FramePlan {
+            n_frames,
+            fps: args.fps,
+            width: args.width,
+            height: args.height,
+        },
+        (None, Some(duration_s)) => {
+            FramePlan::with_duration(duration_s, args.fps, args.width, args.height)
+        }
+        (None, None) => FramePlan::real_time(&path, args.fps, args.width, args.height),
+    };
     args.style.apply_box(&mut snapshot);
     let first = path.sample(path.start_s());
     let settings = args
@@ -124,24 +141,29 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         .with_context(|| source.clone())?;
     fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
         .with_context(|| source.clone())?;
-    let backend = Backend::resolve(args.backend)
-        .map_err(RenderError::Gpu)
-        .with_context(|| source.clone())?;
     let mut renderer = FrameRenderer::new(&snapshot, settings, &first, backend, &progress)
-        .with_context(|| format!("{source}: preparing the frames of {}", args.path.display()))?;
+        .with_context(|| format!("{source}: preparing the frames of {}", path_name.display()))?;
+    let mut empty_frames = Vec::new();
     let mp4_settings = Mp4Settings::default();
     let summary = export_frames(
         &path,
         &plan,
         &args.out,
         args.mp4.as_deref().map(|mp4| (mp4, &mp4_settings)),
-        |sample, _index| renderer.frame(&snapshot, sample),
+        |sample, index| {
+            let image = renderer.frame(&snapshot, sample)?;
+            if is_empty_frame(&image) {
+                empty_frames.push(index);
+            }
+            Ok::<_, RenderError>(image)
+        },
         &progress,
     )?;
     let backend = renderer.backend().name();
     if args.json {
         let report = serde_json::json!({
-            "path": args.path,
+            "path": path_name,
+            "empty_frames": empty_frames.len(),
             "out": args.out,
             "frames": summary.n_frames,
             "rendered": summary.rendered,
@@ -179,6 +201,23 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
                 mp4.bytes as f64 / 1e6
             );
         }
+    }
+    if !empty_frames.is_empty() {
+        let message = format!(
+            "{} of {} rendered frames are empty (nothing of {source} in view, first: frame {}): \
+             is the camera path for these coordinates? Data bounds: {}",
+            empty_frames.len(),
+            summary.rendered,
+            empty_frames[0],
+            DataBounds::of(&snapshot).map_or("none".to_owned(), |b| format!(
+                "{:?} to {:?}",
+                b.lower, b.upper
+            )),
+        );
+        if args.preset.strict {
+            anyhow::bail!("{message}");
+        }
+        eprintln!("warning: {message}");
     }
     Ok(())
 }

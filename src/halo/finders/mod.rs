@@ -11,6 +11,7 @@
 //! SUBFIND catalogue without units is in its snapshot's unit by construction (factor 1).
 //! Masses stay in the catalogue's own unit ([`FinderCatalogue::mass_unit`]).
 
+mod fof_file;
 mod subfind;
 mod text;
 
@@ -22,6 +23,7 @@ use crate::backend::BackendKind;
 use crate::data::{Header, ReadError};
 use std::path::{Path, PathBuf};
 
+pub use fof_file::read_fof_catalogue;
 pub use subfind::SubfindTable;
 
 /// Which finder wrote a catalogue.
