@@ -2,6 +2,8 @@
 //! read exactly, placed on a snapshot's length unit, summarised by `haloscope info`, and bad
 //! files refused with the file and the problem named.
 
+#[path = "common/app_harness.rs"]
+mod app_harness;
 mod common;
 
 use common::{haloscope_bin, shared_data};
@@ -436,4 +438,134 @@ fn info_summarises_a_catalogue() {
     assert_eq!(v["particles_in_halos"], 1646);
     assert_eq!(v["length_unit"], "Mpc/h");
     assert_eq!(v["largest"]["mass"], 1.5e13);
+}
+
+/// AHF halos (kpc/h, as the shared Gadget-4 snapshot) around two particles of the snapshot.
+fn ahf_around(dir: &Path, centres: &[[f32; 3]]) -> PathBuf {
+    let mut text = "#ID(1)\thostHalo(2)\tnumSubStruct(3)\tMvir(4)\tnpart(5)\tXc(6)\tYc(7)\tZc(8)\t\
+VXc(9)\tVYc(10)\tVZc(11)\tRvir(12)\n"
+        .to_owned();
+    for (k, c) in centres.iter().enumerate() {
+        text.push_str(&format!(
+            "{}\t-1\t0\t{}e12\t{}\t{}\t{}\t{}\t0\t0\t0\t{}\n",
+            k + 1,
+            k + 1,
+            100 * (k + 1),
+            c[0],
+            c[1],
+            c[2],
+            500.0 * (k + 1) as f64
+        ));
+    }
+    write(dir, "snap_004.z0.000.AHF_halos", &text)
+}
+
+#[test]
+fn the_window_opens_a_catalogue_over_the_snapshot_and_loads_the_region_around_a_halo() {
+    use egui_kittest::kittest::Queryable as _;
+    let snapshot_path = shared_data("snapshots/g2_lcdm_gas_snapshot_004.hdf5");
+    let snapshot = load_snapshot(&snapshot_path, &LoadOptions::default(), &Progress::none())
+        .expect("snapshot");
+    let centres = [
+        snapshot.species[1].positions[0],
+        snapshot.species[1].positions[1000],
+    ];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalogue = ahf_around(dir.path(), &centres);
+    let files = vec![snapshot_path.clone()];
+    let mut harness = egui_kittest::Harness::builder()
+        .with_size(egui::vec2(1000.0, 640.0))
+        .build_ui_state(
+            move |ui, state: &mut Option<haloscope::app::HaloscopeApp>| {
+                let app = state.get_or_insert_with(|| {
+                    haloscope::app::HaloscopeApp::new(
+                        ui.ctx(),
+                        None,
+                        files.clone(),
+                        app_harness::gradient_factory(std::time::Duration::ZERO),
+                    )
+                });
+                app.ui(ui);
+            },
+            None,
+        );
+    app_harness::step_until(&mut harness, "the snapshot", |app| {
+        app.documents.pending.is_empty() && app.documents.shown_snapshot().is_some()
+    });
+    app_harness::app_mut(&mut harness).open_path(&catalogue);
+    app_harness::step_until(&mut harness, "the catalogue", |app| {
+        app.halos.running.is_none() && app.halos.catalogue.is_some()
+    });
+    let app = app_harness::app(&harness);
+    let document = app.documents.shown_snapshot().expect("shown");
+    let shown = app
+        .halos
+        .catalogue_of(document.id)
+        .expect("over the snapshot");
+    // The file holds the f32 positions written shortest: they read back exactly as f32.
+    let coms: Vec<[f32; 3]> = shown
+        .result
+        .halos
+        .iter()
+        .map(|h| h.com.map(|x| x as f32))
+        .collect();
+    assert_eq!(coms, centres);
+    assert_eq!(app.halos.markers(document.id).len(), 2);
+    // Select the second halo and load the particles within 3 Rvir (1500 kpc/h) of it.
+    {
+        let app = app_harness::app_mut(&mut harness);
+        // Only the Halos section open, so its buttons lie inside the window.
+        let panels = &mut app.panels;
+        (panels.file, panels.render, panels.events, panels.movie) = (false, false, false, false);
+        panels.halos = true;
+        app.halos.selected = Some(1);
+    }
+    harness.run_ok();
+    harness.get_by_label("Load region around halo").click();
+    app_harness::step_until(&mut harness, "the region", |app| {
+        app.documents.pending.is_empty() && app.documents.snapshots.len() == 2
+    });
+    let region = haloscope::data::region::Region::around(centres[1].map(f64::from), 3000.0);
+    let expected = haloscope::data::region::filter_snapshot(&snapshot, &region, Some(50_000.0));
+    let app = app_harness::app(&harness);
+    let opened = &app.documents.snapshots[1].snapshot;
+    assert_eq!(opened.n_particles(), expected.n_particles());
+    assert!(opened.n_particles() > 0);
+}
+
+#[test]
+fn fof_catalogues_written_by_haloscope_read_back_exactly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let halo = |size: usize, x: f64| haloscope::halo::Halo {
+        size,
+        min_index: 0,
+        mass: 0.1 * size as f64,
+        com: [x, 0.25, -0.125],
+        velocity: Some([1.0, 2.0, 3.0]),
+        radius_max: 0.5 / 3.0,
+        radius_rms: 0.01,
+    };
+    let c = read_catalogue(&rockstar_list(dir.path()), SubfindTable::Groups).expect("catalogue");
+    let mut result = c.to_fof_result(1.0, None);
+    result.halos = vec![halo(40, 0.1), halo(21, -0.3)];
+    for name in ["cat.csv", "cat.hdf5"] {
+        let path = dir.path().join(name);
+        haloscope::halo::export::write_catalogue(&path, &result).expect("export");
+        let back = haloscope::halo::finders::read_fof_catalogue(&path).expect("read back");
+        let got: Vec<(usize, f64, [f64; 3], f64, f64)> = back
+            .iter()
+            .map(|h| (h.size, h.mass, h.com, h.radius_max, h.radius_rms))
+            .collect();
+        let want: Vec<(usize, f64, [f64; 3], f64, f64)> = result
+            .halos
+            .iter()
+            .map(|h| (h.size, h.mass, h.com, h.radius_max, h.radius_rms))
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+    let bad = write(dir.path(), "other.csv", "a,b\n1,2\n");
+    let err = haloscope::halo::finders::read_fof_catalogue(&bad)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no `size` column"), "{err}");
 }
