@@ -252,13 +252,15 @@ mod tests {
         // 0.45 → -0.48 is 0.07 across the boundary of a unit box.
         assert!(sphere.contains([-0.48, 0.0, 0.0], Some(1.0)));
         assert!(!sphere.contains([-0.48, 0.0, 0.0], None));
+        // Corners exact in f32 and f64, so the closed edges are tested exactly.
         let cube = Region::Box {
-            lower: [0.4, -0.1, -0.1],
-            upper: [0.6, 0.1, 0.1],
+            lower: [0.375, -0.125, -0.125],
+            upper: [0.625, 0.125, 0.125],
         };
         assert!(cube.contains([-0.45, 0.0, 0.0], Some(1.0)));
         assert!(!cube.contains([-0.35, 0.0, 0.0], Some(1.0)));
         assert!(!cube.contains([-0.45, 0.0, 0.0], None));
-        assert!(cube.contains([0.6, 0.1, -0.1], None));
+        assert!(cube.contains([0.625, 0.125, -0.125], None));
+        assert!(!cube.contains([0.625, 0.126, -0.125], None));
     }
 }
