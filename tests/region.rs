@@ -101,3 +101,29 @@ fn region_outside_the_data_keeps_no_species_and_bad_input_names_the_file() {
     let err = read_region(&path, &sphere, Some(-1.0), &Progress::none()).unwrap_err();
     assert!(err.to_string().contains("must be positive"), "{err}");
 }
+
+#[test]
+fn multi_file_gadget_with_per_particle_masses_reads_the_same_region() {
+    // test4.tbin's five mass levels written as a 3-file Gadget snapshot with f64 columns.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = haloscope::data::gadget_hdf5::GadgetWriteOptions {
+        double_precision: true,
+        n_files: 3,
+        ..Default::default()
+    };
+    let files = haloscope::data::gadget_hdf5::write(
+        &dir.path().join("zoom.hdf5"),
+        &full("test4.tbin"),
+        &options,
+    )
+    .expect("write");
+    assert_eq!(files.len(), 3);
+    let whole = load_snapshot(&files[0], &LoadOptions::default(), &Progress::none())
+        .expect("multi-file snapshot");
+    let sphere = Region::parse("sphere:0.49,0.0,0.0,0.1").expect("region");
+    let expected = filter_snapshot(&whole, &sphere, Some(1.0));
+    let got = read_region(&files[1], &sphere, Some(1.0), &Progress::none()).expect("region");
+    assert_eq!(got.species, expected.species);
+    let n = got.n_particles();
+    assert!(n > 0 && n < whole.n_particles(), "{n}");
+}
