@@ -112,7 +112,11 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         (None, Some(preset)) => (
             args.preset
                 .path(preset, &snapshot, &source, &backend, &progress)?,
-            PathBuf::from(format!("preset {preset:?}")),
+            PathBuf::from(format!(
+                "preset {}",
+                clap::ValueEnum::to_possible_value(&preset)
+                    .map_or_else(String::new, |v| v.get_name().to_owned())
+            )),
         ),
         (None, None) => anyhow::bail!("give --path PATH.toml or --preset"),
     };
