@@ -209,7 +209,45 @@ impl HaloscopeApp {
     /// Opens `path` (snapshot or event list) on a worker: the path the menu, the recent list,
     /// drag-and-drop and the command line all take.
     pub fn open_path(&mut self, path: &Path) -> JobId {
+        // Another finder's halo catalogue opens over the snapshot shown, like a FoF result.
+        if crate::halo::finders::looks_like_catalogue(path).unwrap_or(false) {
+            let Some(document) = self.documents.shown_snapshot() else {
+                self.notify(Notice::Error(format!(
+                    "{}: a halo catalogue is shown over a snapshot: open the snapshot first",
+                    path.display()
+                )));
+                // No job started: ids count from 1.
+                return JobId(0);
+            };
+            let document = document.clone();
+            self.central = CentralView::Viewport;
+            return self.halos.open_catalogue(path.to_path_buf(), &document);
+        }
         self.documents.open(path)
+    }
+
+    /// Opens the particles within 3 radii of halo `index` as a snapshot of their own.
+    fn load_halo_region(&mut self, index: usize) {
+        let Some(document) = self.documents.shown_snapshot() else {
+            return;
+        };
+        let Some(path) = document.path.clone() else {
+            self.notify(Notice::Error(
+                "the demo snapshot has no file to load a region from".to_owned(),
+            ));
+            return;
+        };
+        let period = crate::halo::snapshot_box_size(&document.snapshot);
+        let Some(halo) = self
+            .halos
+            .catalogue_of(document.id)
+            .and_then(|c| c.result.halos.get(index))
+        else {
+            return;
+        };
+        let radius = 3.0 * halo.radius_max.max(halo.radius_rms);
+        let region = crate::data::region::Region::around(halo.com, radius);
+        self.documents.open_region(&path, region, period);
     }
 
     /// Adds a message to the status bar.
@@ -579,6 +617,7 @@ impl HaloscopeApp {
                 self.fly_to_halo(index);
             }
             HalosAction::Export => self.export_dialog(),
+            HalosAction::LoadRegion(index) => self.load_halo_region(index),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
-use crate::data::{LoadOptions, load_snapshot};
+use crate::data::LoadOptions;
 use crate::halo::{
     self, FofParams, FofResult, LinkingLength, SeparationFrom, export, parse_species,
     snapshot_box_size,
@@ -54,6 +54,9 @@ pub struct FofArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Region to load (open boundaries then, unless --box is given).
+    #[command(flatten)]
+    pub region: super::region_args::RegionArgs,
 }
 
 /// `--ll-from` values.
@@ -91,10 +94,12 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let in_file = |e: halo::FofError| anyhow!("{}: {e}", file.display());
     let species = parse_species(&args.species).map_err(in_file)?;
     let progress = terminal_progress();
-    let snapshot = load_snapshot(file, &LoadOptions::default(), &progress)?;
+    let snapshot = args.region.load(file, &LoadOptions::default(), &progress)?;
     let box_size = match (args.no_periodic, args.box_size) {
         (true, _) => None,
         (false, Some(size)) => Some(size),
+        // A region is not the whole periodic box: linking across its faces would be wrong.
+        (false, None) if args.region.region.is_some() => None,
         (false, None) => snapshot_box_size(&snapshot),
     };
     let params = FofParams {

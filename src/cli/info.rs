@@ -1,7 +1,9 @@
 //! `haloscope info`.
 
+use super::info_catalogue::{catalogue_text, describe_catalogue};
 use super::progress_bar::terminal_progress;
 use crate::data::{EventList, LoadOptions, Loaded, Snapshot, load_any};
+use crate::halo::finders::{SubfindTable, read_catalogue};
 use clap::Args;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -18,6 +20,12 @@ pub struct InfoArgs {
     /// Load at most this many particles (uniform deterministic subsample).
     #[arg(long)]
     pub max_particles: Option<u64>,
+    /// SUBFIND catalogues: describe the Subhalo table instead of the Group table.
+    #[arg(long)]
+    pub subhalos: bool,
+    /// Region to load (snapshots only).
+    #[command(flatten)]
+    pub region: super::region_args::RegionArgs,
 }
 
 /// Runs `haloscope info`.
@@ -28,7 +36,25 @@ pub fn run(args: InfoArgs) -> anyhow::Result<()> {
     let mut described = Vec::new();
     for path in &args.files {
         // The reader's error already reads `<file>: <what>`.
-        let loaded = load_any(path, &options, &terminal_progress())?;
+        // Halo catalogues of other finders (SUBFIND, Rockstar, AHF), recognised by content.
+        if crate::halo::finders::looks_like_catalogue(path)? {
+            let table = if args.subhalos {
+                SubfindTable::Subhalos
+            } else {
+                SubfindTable::Groups
+            };
+            let catalogue = read_catalogue(path, table)?;
+            let value = describe_catalogue(path, &catalogue);
+            if !args.json {
+                eprintln!("{}", catalogue_text(&value));
+            }
+            described.push(value);
+            continue;
+        }
+        let loaded = match args.region.region {
+            Some(_) => Loaded::Snapshot(args.region.load(path, &options, &terminal_progress())?),
+            None => load_any(path, &options, &terminal_progress())?,
+        };
         let value = match &loaded {
             Loaded::Snapshot(s) => describe_snapshot(path, s),
             Loaded::Events(e) => describe_events(path, e),

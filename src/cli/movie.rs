@@ -1,15 +1,17 @@
 //! `haloscope movie`: render a camera path to numbered PNG frames and, optionally, an MP4.
 
 use crate::backend::{Backend, BackendChoice};
+use crate::cli::movie_preset::is_empty_frame;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::cli::{json_path, with_lossy_note};
+use crate::data::LoadOptions;
 use crate::data::demo::{MAX_DEMO_PARTICLES, demo_snapshot};
-use crate::data::{LoadOptions, load_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
-    CameraPath, ExportError, FramePlan, FrameRenderer, Mp4Settings, PlanError, export_frames,
+    CameraPath, DataBounds, ExportError, FramePlan, FrameRenderer, Mp4Settings, PlanError,
+    export_frames,
     fill_missing_smoothing_lengths, load_path,
 };
 use crate::output::{OutputPlan, check_writable};
@@ -35,9 +37,9 @@ pub struct MovieArgs {
     /// Render the synthetic demo snapshot with this many particles instead of a file.
     #[arg(long, value_name = "N")]
     pub demo: Option<u64>,
-    /// Camera path file (TOML; see README "Camera paths").
-    #[arg(long, value_name = "PATH.toml")]
-    pub path: PathBuf,
+    /// Camera path file (TOML; see README "Camera paths"); or --preset.
+    #[arg(long, value_name = "PATH.toml", required_unless_present = "preset")]
+    pub path: Option<PathBuf>,
     /// Folder for the numbered PNG frames (created; frames already there are kept: resume).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -69,6 +71,12 @@ pub struct MovieArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Region to load.
+    #[command(flatten)]
+    pub region: crate::cli::region_args::RegionArgs,
+    /// A path built from the data instead of --path, and the empty-frame check.
+    #[command(flatten)]
+    pub preset: crate::cli::movie_preset::PresetArgs,
 }
 
 /// Checks `--demo N` against the demo generator's limit before anything is allocated.
@@ -104,7 +112,9 @@ fn frame_plan(args: &MovieArgs, path: &CameraPath) -> anyhow::Result<FramePlan> 
             PlanError::TooLong { .. } if args.duration.is_some() => "--duration with --fps".into(),
             PlanError::TooLong { .. } => format!(
                 "the camera path {} at --fps (give --frames or --duration)",
-                args.path.display()
+                args.path
+                    .as_deref()
+                    .map_or_else(|| "of the preset".into(), |p| p.display().to_string())
             ),
             PlanError::Size { .. } | PlanError::TooSmallForMp4 { .. } => {
                 "--width/--height".to_owned()
@@ -126,11 +136,17 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     if let Some(file) = &args.file {
         files.input("FILE", file)?;
     }
-    files.input("--path", &args.path)?;
+    if let Some(path) = &args.path {
+        files.input("--path", path)?;
+    }
     files.output_folder("--out", &args.out, crate::movie::frames::is_frame_file_name)?;
     files.maybe_output("--mp4", args.mp4.as_deref())?;
-    let path = load_path(&args.path)?;
-    let plan = check_options(&args, &path)?;
+    let path_file = args.path.as_ref().map(|p| load_path(p)).transpose()?;
+    // The options that need no snapshot are checked before the load.
+    match &path_file {
+        Some(path) => check_options(&args, path).map(drop)?,
+        None => check_demo_size(args.demo)?,
+    }
     if let Some(mp4) = &args.mp4 {
         check_writable(mp4)?;
     }
@@ -153,11 +169,30 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     // Ctrl-C stops at the next frame: finished frames stay, temporary files are removed.
     crate::cli::interrupt::cancel_on_interrupt(progress.cancel_token().clone());
     let mut snapshot = match (&args.file, args.demo) {
-        (Some(file), _) => load_snapshot(file, &LoadOptions::default(), &progress)
+        (Some(file), _) => args
+            .region
+            .load(file, &LoadOptions::default(), &progress)
             .with_context(|| format!("reading {}", file.display()))?,
         (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
         (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
     };
+    let backend = Backend::resolve(args.backend)
+        .map_err(RenderError::Gpu)
+        .with_context(|| source.clone())?;
+    let (path, path_name) = match (path_file, args.preset.preset) {
+        (Some(path), _) => (path, args.path.clone().unwrap_or_default()),
+        (None, Some(preset)) => (
+            args.preset
+                .path(preset, &snapshot, &source, &backend, &progress)?,
+            PathBuf::from(format!(
+                "preset {}",
+                clap::ValueEnum::to_possible_value(&preset)
+                    .map_or_else(String::new, |v| v.get_name().to_owned())
+            )),
+        ),
+        (None, None) => anyhow::bail!("give --path PATH.toml or --preset"),
+    };
+    let plan = frame_plan(&args, &path)?;
     args.style.apply_box(&mut snapshot);
     let first = path.sample(path.start_s());
     let settings = args
@@ -172,18 +207,22 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     validate_settings(&snapshot, &settings).with_context(|| source.clone())?;
     fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
         .with_context(|| source.clone())?;
-    let backend = Backend::resolve(args.backend)
-        .map_err(RenderError::Gpu)
-        .with_context(|| source.clone())?;
     let mut renderer = FrameRenderer::new(&snapshot, settings, &first, backend, &progress)
-        .with_context(|| format!("{source}: preparing the frames of {}", args.path.display()))?;
+        .with_context(|| format!("{source}: preparing the frames of {}", path_name.display()))?;
+    let mut empty_frames = Vec::new();
     let mp4_settings = Mp4Settings::default();
     let summary = export_frames(
         &path,
         &plan,
         &args.out,
         args.mp4.as_deref().map(|mp4| (mp4, &mp4_settings)),
-        |sample, _index| renderer.frame(&snapshot, sample),
+        |sample, index| {
+            let image = renderer.frame(&snapshot, sample)?;
+            if is_empty_frame(&image) {
+                empty_frames.push(index);
+            }
+            Ok::<_, RenderError>(image)
+        },
         &progress,
     )
     .map_err(|err| match err {
@@ -196,7 +235,8 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     let backend = renderer.backend().name();
     if args.json {
         let report = serde_json::json!({
-            "path": json_path(&args.path),
+            "path": json_path(&path_name),
+            "empty_frames": empty_frames.len(),
             "out": json_path(&args.out),
             "frames": summary.n_frames,
             "rendered": summary.rendered,
@@ -215,7 +255,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             "render_seconds": summary.render_seconds,
         });
         let paths = [
-            Some(args.path.as_path()),
+            args.path.as_deref(),
             Some(args.out.as_path()),
             args.mp4.as_deref(),
         ];
@@ -239,6 +279,23 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
                 mp4.bytes as f64 / 1e6
             );
         }
+    }
+    if !empty_frames.is_empty() {
+        let message = format!(
+            "{} of {} rendered frames are empty (nothing of {source} in view, first: frame {}): \
+             is the camera path for these coordinates? Data bounds: {}",
+            empty_frames.len(),
+            summary.rendered,
+            empty_frames[0],
+            DataBounds::of(&snapshot).map_or("none".to_owned(), |b| format!(
+                "{:?} to {:?}",
+                b.lower, b.upper
+            )),
+        );
+        if args.preset.strict {
+            anyhow::bail!("{message}");
+        }
+        eprintln!("warning: {message}");
     }
     Ok(())
 }

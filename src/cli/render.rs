@@ -4,7 +4,7 @@ use crate::backend::{Backend, BackendChoice};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::cli::{json_path, with_lossy_note};
-use crate::data::{LoadOptions, Snapshot, load_snapshot};
+use crate::data::{LoadOptions, Snapshot};
 use crate::output::{self, OutputPlan};
 use crate::render::palette::palette_names;
 use crate::render::resolve::validate_settings;
@@ -63,6 +63,9 @@ pub struct RenderArgs {
     /// Load at most N particles (deterministic uniform subsample).
     #[arg(long, value_name = "N")]
     pub max_particles: Option<u64>,
+    /// Region to load.
+    #[command(flatten)]
+    pub region: super::region_args::RegionArgs,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -137,7 +140,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     } else {
         terminal_progress()
     };
-    let mut snapshot = load_snapshot(&file, &options, &progress)?;
+    let mut snapshot = args.region.load(&file, &options, &progress)?;
     let load_seconds = start.elapsed().as_secs_f64();
     args.style.apply_box(&mut snapshot);
     let context = || file.display().to_string();

@@ -14,6 +14,7 @@ mod cuda;
 mod error;
 pub mod export;
 mod find;
+pub mod finders;
 mod params;
 pub mod periodic;
 pub mod resolution;

@@ -10,6 +10,7 @@
 //! into an image, usually through [`FrameRenderer`] (the render back-end chosen once, CUDA data
 //! resident across frames, exposure fixed from the first frame).
 
+pub mod data_presets;
 pub mod encode;
 pub mod frame_plan;
 pub mod frame_renderer;
@@ -21,6 +22,7 @@ pub mod path_file;
 pub mod presets;
 pub mod segments;
 
+pub use data_presets::{DataBounds, DataPreset, DataPresetOptions, data_preset_path};
 pub use encode::{EncodeError, Mp4Encoder, Mp4Settings};
 pub use frame_plan::PlanError;
 pub use frame_renderer::{FrameRenderer, fill_missing_smoothing_lengths};

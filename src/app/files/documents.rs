@@ -180,6 +180,43 @@ impl Documents {
         id
     }
 
+    /// Starts loading only the particles of `path` inside `region` (wrapped by `period`, see
+    /// `data::region`) on a worker; the part opens as a snapshot of its own.
+    pub fn open_region(
+        &mut self,
+        path: &Path,
+        region: data::region::Region,
+        period: Option<f64>,
+    ) -> JobId {
+        let owned = path.to_path_buf();
+        let handle = self.queue.spawn(
+            format!("loading a region of {}", file_name(path)),
+            0,
+            move |progress| {
+                let mut snapshot = data::region::read_region(&owned, &region, period, progress)
+                    .map_err(|e| e.to_string())?;
+                if snapshot.n_particles() == 0 {
+                    return Err(format!(
+                        "{}: no particle inside the region",
+                        file_name(&owned)
+                    ));
+                }
+                fill_missing_smoothing(&mut snapshot, progress)
+                    .map_err(|e| format!("{}: smoothing lengths: {e}", file_name(&owned)))?;
+                let bounds = bounds_of(&snapshot);
+                let preview = crate::app::viewport::preview::preview_subsample(&snapshot);
+                Ok::<_, String>(LoadedDocument::Snapshot(snapshot, bounds, preview))
+            },
+        );
+        let id = handle.id;
+        self.pending.push(PendingLoad {
+            handle,
+            source: LoadSource::File(path.to_path_buf()),
+            progress: None,
+        });
+        id
+    }
+
     /// Starts making the demo snapshot and event list on a worker.
     pub fn open_demo(&mut self) -> JobId {
         let handle = self.queue.spawn("making demo data", 0, |progress| {

@@ -5,7 +5,7 @@ use crate::app::files::documents::{Notice, SnapshotDocument};
 use crate::app::viewport::overlay::HaloMarker;
 use crate::data::SpeciesKind;
 use crate::halo::{self, FofParams, FofResult, LinkingLength, SeparationFrom};
-use crate::jobs::{JobEvent, JobHandle, JobQueue, ProgressUpdate, Waker};
+use crate::jobs::{JobEvent, JobHandle, JobId, JobQueue, ProgressUpdate, Waker};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -66,6 +66,8 @@ pub enum HalosAction {
     FlyTo(usize),
     /// Ask where to save the catalogue.
     Export,
+    /// Load the particles around halo `index` from the snapshot's file.
+    LoadRegion(usize),
 }
 
 /// State of the Halos panel.
@@ -211,6 +213,35 @@ impl HalosPanel {
         });
     }
 
+    /// Reads another finder's catalogue (SUBFIND groups, Rockstar, AHF: `halo::finders`) on a
+    /// worker and shows it over `document` like a friends-of-friends result, lengths placed in
+    /// the snapshot's unit (an error when that cannot be decided).
+    pub fn open_catalogue(&mut self, path: PathBuf, document: &SnapshotDocument) -> JobId {
+        if let Some(running) = self.running.take() {
+            running.handle.cancel();
+        }
+        let header = document.snapshot.header.clone();
+        let handle = self.queue.spawn(
+            format!("reading {}", path.display()),
+            document.id,
+            move |_| {
+                let catalogue =
+                    halo::finders::read_catalogue(&path, halo::finders::SubfindTable::Groups)?;
+                let factor = catalogue.length_factor(&header)?;
+                Ok::<_, crate::data::ReadError>(catalogue.to_fof_result(factor, None))
+            },
+        );
+        let id = handle.id;
+        self.running = Some(RunningFof {
+            handle,
+            document_id: document.id,
+            species: Vec::new(),
+            progress: None,
+            started: Instant::now(),
+        });
+        id
+    }
+
     /// Takes in job messages without waiting; returns what the user should read.
     pub fn poll(&mut self) -> Vec<Notice> {
         let mut notices = Vec::new();
@@ -223,11 +254,16 @@ impl HalosPanel {
                 JobEvent::Done { result, .. } => {
                     let seconds = running.started.elapsed().as_secs_f64();
                     let done = self.running.take();
-                    notices.push(Notice::Info(format!(
-                        "friends-of-friends: {} halos (linking length {:.4}) in {seconds:.1} s",
-                        result.halos.len(),
-                        result.linking_length
-                    )));
+                    // Another finder's catalogue links nothing: no linking length to report.
+                    notices.push(Notice::Info(if result.linking_length > 0.0 {
+                        format!(
+                            "friends-of-friends: {} halos (linking length {:.4}) in {seconds:.1} s",
+                            result.halos.len(),
+                            result.linking_length
+                        )
+                    } else {
+                        format!("halo catalogue: {} halos", result.halos.len())
+                    }));
                     self.catalogue = done.map(|r| HaloCatalogue {
                         document_id: r.document_id,
                         result: Arc::new(result),

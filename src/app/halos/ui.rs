@@ -127,6 +127,16 @@ impl HalosPanel {
                 ui.spinner();
             }
         });
+        if let Some(index) = self.selected
+            && ui
+                .button("Load region around halo")
+                .on_hover_text(
+                    "Open the particles within 3 radii of the selected halo from the file",
+                )
+                .clicked()
+        {
+            action = HalosAction::LoadRegion(index);
+        }
         if let Some(index) = self.table_ui(ui, result) {
             action = HalosAction::FlyTo(index);
         }
