@@ -136,18 +136,29 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
         .map_err(RenderError::from)
         .with_context(context)?;
     let mut renderer = Renderer::new(backend, RendererOptions::default()).with_context(context)?;
-    let output = renderer
-        .render(&snapshot, &settings, &progress)
-        .with_context(context)?;
+    // Without --tau-out only the image is needed: on CUDA it is tone-mapped (and auto-exposed)
+    // on the device, and τ never comes back.
+    let (image, tau, stats) = if args.tau_out.is_some() {
+        let output = renderer
+            .render(&snapshot, &settings, &progress)
+            .with_context(context)?;
+        let image = output.image(&settings.tone);
+        (image, Some(output.tau), output.stats)
+    } else {
+        let (image, stats) = renderer
+            .render_image(&snapshot, &settings, &progress)
+            .with_context(context)?;
+        (image, None, stats)
+    };
     let backend = renderer.kind();
 
     let write_start = Instant::now();
-    output::save_png(&out, &output.image(&settings.tone))?;
-    if let Some(tau_path) = &args.tau_out {
-        npy::write_tau_npy(tau_path, &output.tau)?;
+    output::save_png(&out, &image)?;
+    if let (Some(tau_path), Some(tau)) = (&args.tau_out, &tau) {
+        npy::write_tau_npy(tau_path, tau)?;
     }
     let write_seconds = write_start.elapsed().as_secs_f64();
-    let stats = &output.stats;
+    let stats = &stats;
     let mut stages = serde_json::Map::new();
     stages.insert("load".into(), load_seconds.into());
     for stage in &stats.timings {

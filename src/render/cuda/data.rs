@@ -156,15 +156,18 @@ pub(crate) fn prepare(
             None
         };
         let h: &[f32] = own_h.as_deref().unwrap_or(&r.smoothing);
-        let sum_inv_h = h
-            .chunks(1 << 16)
+        // Chunk sums on threads, added in chunk order: the same f64 bits as a serial sum of the
+        // chunks.
+        let chunk_sums: Vec<f64> = h
+            .par_chunks(1 << 16)
             .map(|c| {
                 c.iter()
                     .filter(|h| **h > 0.0 && h.is_finite())
                     .map(|h| 1.0 / f64::from(*h))
                     .sum::<f64>()
             })
-            .sum();
+            .collect();
+        let sum_inv_h = chunk_sums.iter().sum();
         let normalised = |norm: Normaliser, v: Values<'_>| -> Vec<f32> {
             match v {
                 Values::Slice(values) => values.par_iter().map(|x| norm.apply(*x)).collect(),
