@@ -2,7 +2,8 @@
 //! k-th nearest other particle (DESIGN §2; k = 32 by default), periodic minimum image where the
 //! box is periodic. A uniform cell grid (counting sort by cell) and a shell-by-shell search:
 //! after the cells at Chebyshev ring s have been scanned, every particle closer than s·cell is
-//! known, so the search stops once the k-th best distance is ≤ s·cell. Multi-threaded with rayon.
+//! known, so the search stops once the k-th best distance is ≤ s·cell plus the query's distance
+//! to its own cell's nearest face. Queries run in cell order (cache locality), on rayon threads.
 
 use super::RenderError;
 use crate::jobs::Progress;
@@ -215,7 +216,11 @@ impl Grid {
         for axis in 0..3 {
             let mut d = f64::from(a[axis]) - f64::from(b[axis]);
             if let Some(side) = self.box_size {
-                d -= side * (d / side).round();
+                // Below 0.49 sides d/side rounds to 0 and d stays as it is: the division is
+                // skipped, the result is the same.
+                if d.abs() >= 0.49 * side {
+                    d -= side * (d / side).round();
+                }
             }
             d2 += d * d;
         }
@@ -246,9 +251,15 @@ impl Grid {
             inside,
             k,
         };
+        // Every cell beyond ring s lies, along some axis, at least s cells plus p's distance to
+        // its own cell's nearer face away: after ring s all points closer than that are known.
+        let face = inside
+            .iter()
+            .map(|x| x.min(self.cell - x))
+            .fold(f64::INFINITY, f64::min);
         for ring in 0..=max_ring {
             self.scan_ring(&query, ring, best);
-            let covered = ring as f64 * self.cell;
+            let covered = ring as f64 * self.cell + face;
             if best.len() == k && best[k - 1] <= covered * covered {
                 break;
             }
@@ -368,27 +379,28 @@ pub fn knn_smoothing_lengths(
     let grid = Grid::build(positions, box_size, n_valid, k);
     let total = positions.len() as u64;
     let done = AtomicU64::new(0);
-    let mut lengths = vec![0.0f32; positions.len()];
-    lengths
+    // Queries in cell order, so that neighbouring queries scan the same cells while they are
+    // in cache; the lengths are then put back in particle order.
+    let mut by_cell = vec![0.0f32; grid.members.len()];
+    by_cell
         .par_chunks_mut(CHUNK)
-        .enumerate()
+        .zip(grid.members.par_chunks(CHUNK))
         .try_for_each_init(
             || Vec::with_capacity(k + 1),
-            |best, (chunk, out)| {
+            |best, (out, members)| {
                 progress.check().map_err(|_| RenderError::Cancelled)?;
-                let first = chunk * CHUNK;
-                for (offset, h) in out.iter_mut().enumerate() {
-                    let i = first + offset;
-                    let p = &positions[i];
-                    if p.iter().all(|v| v.is_finite()) {
-                        *h = grid.kth_distance(i as u32, p, k, best);
-                    }
+                for (h, (index, p)) in out.iter_mut().zip(members) {
+                    *h = grid.kth_distance(*index, p, k, best);
                 }
                 let now = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
                 progress.report("smoothing lengths", now, total);
                 Ok::<(), RenderError>(())
             },
         )?;
+    let mut lengths = vec![0.0f32; positions.len()];
+    for (h, (index, _)) in by_cell.iter().zip(&grid.members) {
+        lengths[*index as usize] = *h;
+    }
     Ok(lengths)
 }
 
