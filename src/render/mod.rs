@@ -13,6 +13,7 @@ pub mod camera;
 pub mod cpu;
 pub mod cuda;
 pub mod exposure;
+pub mod knn;
 pub mod normalise;
 pub mod npy;
 pub mod options;

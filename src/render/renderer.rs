@@ -160,6 +160,18 @@ impl Renderer {
         settings: &RenderSettings,
         progress: &Progress,
     ) -> Result<(image::DynamicImage, RenderStats), RenderError> {
+        self.render_image_scaled(snapshot, settings, 1.0, progress)
+    }
+
+    /// [`Renderer::render_image`] with the tone map's τ scale multiplied by `extra_scale` (the
+    /// window's exposure slider on top of auto exposure); `stats.tau_scale` excludes it.
+    pub fn render_image_scaled(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+    ) -> Result<(image::DynamicImage, RenderStats), RenderError> {
         if let Some(cuda) = &mut self.cuda {
             let stats = cuda.render_frame(snapshot, settings, progress);
             let attempt = stats.and_then(|mut stats| {
@@ -179,7 +191,7 @@ impl Renderer {
                     stats.seconds += seconds;
                 }
                 let start = Instant::now();
-                let image = cuda.download_image(stats.tau_scale, &settings.tone)?;
+                let image = cuda.download_image(stats.tau_scale * extra_scale, &settings.tone)?;
                 let seconds = start.elapsed().as_secs_f64();
                 stats.timings.push(StageTime {
                     stage: "tone_download",
@@ -197,7 +209,7 @@ impl Renderer {
             .cpu
             .render_into(snapshot, settings, progress, &mut self.tau)?;
         let start = Instant::now();
-        let image = super::tone_map(&self.tau, stats.tau_scale, &settings.tone);
+        let image = super::tone_map(&self.tau, stats.tau_scale * extra_scale, &settings.tone);
         let seconds = start.elapsed().as_secs_f64();
         stats.timings.push(StageTime {
             stage: "tone",

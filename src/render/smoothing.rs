@@ -21,20 +21,21 @@ const MAX_CELLS_TOTAL: usize = 1 << 24;
 /// Particles per progress/cancellation step.
 const CHUNK: usize = 4096;
 
-/// The cell grid of the valid (finite) particles.
-struct Grid {
+/// The cell grid of the valid (finite) particles (the device twin, src/render/knn/, searches
+/// the same grid).
+pub(crate) struct Grid {
     /// Cells per axis.
-    n: [usize; 3],
+    pub(crate) n: [usize; 3],
     /// Cell edge (world units).
-    cell: f64,
+    pub(crate) cell: f64,
     /// Lower corner (0 when periodic).
-    origin: [f64; 3],
+    pub(crate) origin: [f64; 3],
     /// Periodic box side.
-    box_size: Option<f64>,
+    pub(crate) box_size: Option<f64>,
     /// `starts[c]..starts[c + 1]` indexes `members` for cell c.
-    starts: Vec<u32>,
+    pub(crate) starts: Vec<u32>,
     /// (original index, position) sorted by cell.
-    members: Vec<(u32, [f32; 3])>,
+    pub(crate) members: Vec<(u32, [f32; 3])>,
 }
 
 /// One k-th-neighbour search: the particle, its cell and what bounds the cells' distances.
@@ -293,18 +294,17 @@ impl Grid {
             for oy in y_lo..=y_hi {
                 let (gy, gz) = (gap(1, oy), gap(2, oz));
                 let yz2 = gy * gy + gz * gz;
+                // The row's first cell index, computed once per row.
+                let row =
+                    self.cell_index([0, self.wrap(1, centre[1], oy), self.wrap(2, centre[2], oz)]);
                 let mut visit = |ox: i64| {
                     // Skip cells that cannot hold anything closer than the current k-th.
                     let gx = gap(0, ox);
                     if best.len() == k && gx * gx + yz2 > best[k - 1] {
                         return;
                     }
-                    let cell = [
-                        self.wrap(0, centre[0], ox),
-                        self.wrap(1, centre[1], oy),
-                        self.wrap(2, centre[2], oz),
-                    ];
-                    self.scan_cell(index, p, self.cell_index(cell), k, best);
+                    let cell = row + self.wrap(0, centre[0], ox);
+                    self.scan_cell(index, p, cell, k, best);
                 };
                 if oz.abs() == ring || oy.abs() == ring {
                     (x_lo..=x_hi).for_each(&mut visit);
@@ -321,9 +321,20 @@ impl Grid {
         }
     }
 
+    /// Cell `centre + offset` along axis `a`, wrapped once: offsets stay within
+    /// [`Grid::offset_range`], so the sum lies in (−n, 2n) and no division is needed.
+    #[inline]
     fn wrap(&self, a: usize, centre: usize, offset: i64) -> usize {
         let n = self.n[a] as i64;
-        (centre as i64 + offset).rem_euclid(n) as usize
+        let v = centre as i64 + offset;
+        let v = if v < 0 {
+            v + n
+        } else if v >= n {
+            v - n
+        } else {
+            v
+        };
+        v as usize
     }
 
     fn scan_cell(&self, index: u32, p: &[f32; 3], cell: usize, k: usize, best: &mut Vec<f64>) {
@@ -354,29 +365,7 @@ pub fn knn_smoothing_lengths(
     box_size: Option<f64>,
     progress: &Progress,
 ) -> Result<Vec<f32>, RenderError> {
-    if k == 0 {
-        return Err(RenderError::setting(
-            "k for kNN smoothing lengths must be >= 1",
-        ));
-    }
-    if let Some(side) = box_size
-        && !(side > 0.0 && side.is_finite())
-    {
-        return Err(RenderError::setting(format!(
-            "periodic box size {side} must be a finite number > 0"
-        )));
-    }
-    let n_valid = positions
-        .iter()
-        .filter(|p| p.iter().all(|v| v.is_finite()))
-        .count();
-    if n_valid < 2 {
-        return Err(RenderError::setting(
-            "kNN smoothing lengths need at least two particles with finite positions",
-        ));
-    }
-    let k = k.min(n_valid - 1);
-    let grid = Grid::build(positions, box_size, n_valid, k);
+    let (grid, k) = build_grid(positions, k, box_size)?;
     let total = positions.len() as u64;
     let done = AtomicU64::new(0);
     // Queries in cell order, so that neighbouring queries scan the same cells while they are
@@ -402,6 +391,38 @@ pub fn knn_smoothing_lengths(
         lengths[*index as usize] = *h;
     }
     Ok(lengths)
+}
+
+/// Checks the arguments and builds the search grid; returns it with k capped at the number of
+/// other valid particles.
+pub(crate) fn build_grid(
+    positions: &[[f32; 3]],
+    k: usize,
+    box_size: Option<f64>,
+) -> Result<(Grid, usize), RenderError> {
+    if k == 0 {
+        return Err(RenderError::setting(
+            "k for kNN smoothing lengths must be >= 1",
+        ));
+    }
+    if let Some(side) = box_size
+        && !(side > 0.0 && side.is_finite())
+    {
+        return Err(RenderError::setting(format!(
+            "periodic box size {side} must be a finite number > 0"
+        )));
+    }
+    let n_valid = positions
+        .iter()
+        .filter(|p| p.iter().all(|v| v.is_finite()))
+        .count();
+    if n_valid < 2 {
+        return Err(RenderError::setting(
+            "kNN smoothing lengths need at least two particles with finite positions",
+        ));
+    }
+    let k = k.min(n_valid - 1);
+    Ok((Grid::build(positions, box_size, n_valid, k), k))
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@ use super::camera::{OrbitCamera, Projection};
 use super::viewport_renderer::{
     Legend, RenderedImage, RendererFactory, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
 };
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendKind};
 use crate::data::{Snapshot, Species, SpeciesKind};
 use crate::jobs::Progress;
 use crate::render::{
-    self, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions, TauBuffer,
-    ToneSettings, normalise::Normaliser, tone::tone_value,
+    self, BitDepth, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions,
+    TauBuffer, ToneSettings, normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -64,18 +64,33 @@ impl ViewportRenderer for SplotchRenderer {
         progress: &Progress,
     ) -> Result<RenderedImage, String> {
         let start = Instant::now();
-        let settings = render_settings(request)?;
-        let stats = self
-            .renderer
-            .render_frame(&request.snapshot, &settings, progress)
-            .map_err(|e| e.to_string())?;
+        let mut settings = render_settings(request)?;
         // Auto exposure gives the τ scale; the exposure slider multiplies on top of it.
-        let tau_scale = if request.style.auto_exposure {
-            stats.tau_scale * request.style.exposure.max(0.0)
+        let extra_scale = if request.style.auto_exposure {
+            request.style.exposure.max(0.0)
         } else {
             1.0
         };
-        let rgba = tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone);
+        let rgba = if self.renderer.kind() == BackendKind::Cuda {
+            // Tone map (and auto exposure) on the device: only the 8-bit image comes back.
+            settings.tone.bits = BitDepth::Eight;
+            let (image, _) = self
+                .renderer
+                .render_image_scaled(&request.snapshot, &settings, extra_scale, progress)
+                .map_err(|e| e.to_string())?;
+            image.into_rgba8().into_raw()
+        } else {
+            let stats = self
+                .renderer
+                .render_frame(&request.snapshot, &settings, progress)
+                .map_err(|e| e.to_string())?;
+            let tau_scale = if request.style.auto_exposure {
+                stats.tau_scale * extra_scale
+            } else {
+                1.0
+            };
+            tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone)
+        };
         Ok(RenderedImage {
             width_px: settings.width,
             height_px: settings.height,

@@ -1,8 +1,8 @@
 //! Particle data on the device: resident buffers kept between frames, or host slices streamed
 //! through pinned staging buffers chunk by chunk.
 
+use super::super::knn::smoothing_lengths;
 use super::super::normalise::Normaliser;
-use super::super::smoothing::knn_smoothing_lengths;
 use super::super::{RenderError, RenderSettings, SpeciesStyle};
 use crate::data::{Snapshot, SpeciesKind};
 use crate::gpu::GpuError;
@@ -131,8 +131,10 @@ impl LoadedSpecies {
     }
 }
 
-/// Resolves every style (normalisers from the data, kNN smoothing lengths where missing).
+/// Resolves every style (normalisers from the data, kNN smoothing lengths where missing,
+/// computed on `device`).
 pub(crate) fn prepare(
+    device: &crate::gpu::GpuDevice,
     snapshot: &Snapshot,
     settings: &RenderSettings,
     progress: &Progress,
@@ -146,7 +148,8 @@ pub(crate) fn prepare(
                 .header
                 .box_size
                 .filter(|_| snapshot.header.periodic);
-            Some(knn_smoothing_lengths(
+            Some(smoothing_lengths(
+                Some(device),
                 &r.species.positions,
                 settings.knn,
                 box_size,

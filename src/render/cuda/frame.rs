@@ -49,7 +49,7 @@ pub(super) fn render_frame(
     if !matches!(&r.loaded, Some((k, _)) if *k == key) {
         r.loaded = None;
         r.scratch = None;
-        let mut loaded = data::prepare(snapshot, settings, progress)?;
+        let mut loaded = data::prepare(&r.device, snapshot, settings, progress)?;
         let prepared = upload_start.elapsed().as_secs_f64();
         buffers::make_resident(r, snapshot, settings, &mut loaded)?;
         r.loaded = Some((key, loaded));
