@@ -14,7 +14,7 @@ use crate::render::{
     TauBuffer, ToneSettings, normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 /// The renderer the application uses: the Splotch renderer on the window's back-end.
@@ -28,6 +28,10 @@ pub fn default_renderer_factory() -> RendererFactory {
 #[derive(Debug, Default)]
 pub struct SplotchRenderer {
     renderer: Renderer,
+    /// The colour bar of the last frame, kept while the snapshot and the style stay the same:
+    /// its range scans the whole colour field, which a camera move leaves alone. The weak
+    /// pointer keeps the snapshot's allocation, so no other snapshot can share its address.
+    legend: Option<(Weak<Snapshot>, ViewStyle, Option<Legend>)>,
 }
 
 impl SplotchRenderer {
@@ -40,6 +44,7 @@ impl SplotchRenderer {
     pub fn with_backend(backend: Backend) -> Result<Self, RenderError> {
         Ok(Self {
             renderer: Renderer::new(backend, RendererOptions::default())?,
+            legend: None,
         })
     }
 
@@ -78,7 +83,16 @@ impl ViewportRenderer for SplotchRenderer {
                 .renderer
                 .render_image_scaled(&request.snapshot, &settings, extra_scale, progress)
                 .map_err(|e| e.to_string())?;
-            image.into_rgba8().into_raw()
+            let rgb = image.into_rgb8().into_raw();
+            let mut rgba = vec![255u8; rgb.len() / 3 * 4];
+            rgba.par_chunks_mut(4 * 4096)
+                .zip(rgb.par_chunks(3 * 4096))
+                .for_each(|(out, rgb)| {
+                    for (o, i) in out.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
+                        o[..3].copy_from_slice(i);
+                    }
+                });
+            rgba
         } else {
             let stats = self
                 .renderer
@@ -97,8 +111,25 @@ impl ViewportRenderer for SplotchRenderer {
             rgba,
             backend: self.backend_name(),
             seconds: start.elapsed().as_secs_f64(),
-            legend: legend(&request.snapshot, &request.style),
+            legend: self.legend_of(request),
         })
+    }
+}
+
+impl SplotchRenderer {
+    /// The colour bar of `request`, from the cache when its snapshot and style are unchanged.
+    fn legend_of(&mut self, request: &ViewRequest) -> Option<Legend> {
+        let same =
+            |weak: &Weak<Snapshot>| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&request.snapshot));
+        match &self.legend {
+            Some((weak, style, cached)) if same(weak) && *style == request.style => cached.clone(),
+            _ => {
+                let fresh = legend(&request.snapshot, &request.style);
+                let weak = Arc::downgrade(&request.snapshot);
+                self.legend = Some((weak, request.style.clone(), fresh.clone()));
+                fresh
+            }
+        }
     }
 }
 
