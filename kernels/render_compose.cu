@@ -38,3 +38,22 @@ extern "C" __global__ void tone16(const float* __restrict__ tau, unsigned long l
     if (i >= n) return;
     out[i] = (unsigned short)roundf(tone_value(tau[i], tau_scale, gamma, contrast) * 65535.0f);
 }
+
+// Auto exposure on the device (src/render/exposure.rs): per pixel the largest of the three
+// channels (fmaxf drops a NaN as Rust's f32::max does), kept when > 0 and finite. The bits of
+// positive finite floats sort as the values do, so two 16-bit histograms (the high half, then
+// the low half within the chosen high bin) find the nearest-rank percentile exactly.
+extern "C" __global__ void exposure_hist(const float* __restrict__ tau, unsigned long long pixels,
+                                         int low_pass, unsigned int high,
+                                         unsigned int* __restrict__ hist) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= pixels) return;
+    float m = fmaxf(fmaxf(tau[3 * i], tau[3 * i + 1]), tau[3 * i + 2]);
+    if (!(m > 0.0f) || isinf(m)) return;
+    unsigned int bits = __float_as_uint(m);
+    if (!low_pass) {
+        atomicAdd(&hist[bits >> 16], 1u);
+    } else if ((bits >> 16) == high) {
+        atomicAdd(&hist[bits & 0xffffu], 1u);
+    }
+}

@@ -194,7 +194,7 @@ fn tile_borders_and_image_edges_match_the_cpu() {
     for tuning in [
         CudaTuning::default(),
         CudaTuning {
-            large: LargeSplats::Gpu,
+            large: LargeSplats::Cpu,
             ..CudaTuning::default()
         },
     ] {

@@ -151,17 +151,29 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
         .map_err(RenderError::from)
         .with_context(context)?;
     let mut renderer = Renderer::new(backend, RendererOptions::default()).with_context(context)?;
-    let output = renderer
-        .render(&snapshot, &settings, &progress)
-        .with_context(context)?;
+    // Without --tau-out or --fits-out only the image is needed: on CUDA it is tone-mapped (and
+    // auto-exposed) on the device, and τ never comes back.
+    let needs_tau = args.tau_out.is_some() || args.fits_out.is_some();
+    let (image, output, stats) = if needs_tau {
+        let output = renderer
+            .render(&snapshot, &settings, &progress)
+            .with_context(context)?;
+        let stats = output.stats.clone();
+        (output.image(&settings.tone), Some(output), stats)
+    } else {
+        let (image, stats) = renderer
+            .render_image(&snapshot, &settings, &progress)
+            .with_context(context)?;
+        (image, None, stats)
+    };
     let backend = renderer.kind();
 
     let write_start = Instant::now();
-    png::save_png(&out, &output.image(&settings.tone))?;
-    if let Some(tau_path) = &args.tau_out {
+    png::save_png(&out, &image)?;
+    if let (Some(tau_path), Some(output)) = (&args.tau_out, &output) {
         npy::write_tau_npy(tau_path, &output.tau)?;
     }
-    if let Some(fits_path) = &args.fits_out {
+    if let (Some(fits_path), Some(output)) = (&args.fits_out, &output) {
         let facts = fits::RenderFacts {
             header: &snapshot.header,
             source: &snapshot.source,
@@ -169,10 +181,10 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             stats: &output.stats,
             backend: backend.name(),
         };
-        fits::write_render_fits(fits_path, &output, &facts)?;
+        fits::write_render_fits(fits_path, output, &facts)?;
     }
     let write_seconds = write_start.elapsed().as_secs_f64();
-    let stats = &output.stats;
+    let stats = &stats;
     let mut stages = serde_json::Map::new();
     stages.insert("load".into(), load_seconds.into());
     for stage in &stats.timings {

@@ -24,17 +24,27 @@ pub fn auto_brightness(
             .map(|p| p[0].max(p[1]).max(p[2]))
             .filter(|v| *v > 0.0 && v.is_finite()),
     );
-    if scratch.is_empty()
-        || !(0.0..=100.0).contains(&percentile)
-        || !(target_value > 0.0 && target_value < 1.0)
-    {
+    if scratch.is_empty() || !arguments_valid(percentile, target_value) {
         return 1.0;
     }
-    let n = scratch.len();
-    // Nearest rank: the smallest value with at least p % of the values at or below it.
-    let rank = ((f64::from(percentile) / 100.0 * n as f64).ceil() as usize).clamp(1, n);
+    let rank = nearest_rank(percentile, scratch.len());
     let (_, tau_p, _) = scratch.select_nth_unstable_by(rank - 1, f32::total_cmp);
-    let tau_p = *tau_p;
+    brightness_for(*tau_p, target_value)
+}
+
+/// Whether `percentile` lies in 0–100 and `target_value` in (0, 1) (else the brightness is 1).
+pub fn arguments_valid(percentile: f32, target_value: f32) -> bool {
+    (0.0..=100.0).contains(&percentile) && target_value > 0.0 && target_value < 1.0
+}
+
+/// The 1-based nearest rank of `percentile` among `n` > 0 values: the smallest value with at
+/// least p % of the values at or below it.
+pub fn nearest_rank(percentile: f32, n: usize) -> usize {
+    ((f64::from(percentile) / 100.0 * n as f64).ceil() as usize).clamp(1, n)
+}
+
+/// B with 1 − exp(−B·`tau_p`) = `target_value`; 1 when that is not finite and > 0.
+pub fn brightness_for(tau_p: f32, target_value: f32) -> f32 {
     let wanted_tau = -(1.0 - target_value).ln();
     let brightness = wanted_tau / tau_p;
     if brightness.is_finite() && brightness > 0.0 {

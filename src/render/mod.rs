@@ -15,6 +15,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod exposure;
 pub mod fits;
+pub mod knn;
 pub mod normalise;
 pub mod npy;
 pub mod options;

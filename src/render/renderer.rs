@@ -150,25 +150,48 @@ impl Renderer {
     }
 
     /// Renders one frame and tone-maps it with `settings.tone` (exposure applied). On CUDA the
-    /// image is tone-mapped on the device and only the image comes back (τ too under auto
-    /// exposure, which is measured from it); that tone map and download are the stage
-    /// `tone_download` of the stats, and count in their `seconds`.
+    /// image is tone-mapped on the device and only the image comes back (auto exposure is
+    /// measured on the device too, stage `exposure`); that tone map and download are the stage
+    /// `tone_download` of the stats, and count in their `seconds`. [`Renderer::tau`] is not
+    /// updated on CUDA.
     pub fn render_image(
         &mut self,
         snapshot: &Snapshot,
         settings: &RenderSettings,
         progress: &Progress,
     ) -> Result<(image::DynamicImage, RenderStats), RenderError> {
+        self.render_image_scaled(snapshot, settings, 1.0, progress)
+    }
+
+    /// [`Renderer::render_image`] with the tone map's τ scale multiplied by `extra_scale` (the
+    /// window's exposure slider on top of auto exposure); `stats.tau_scale` excludes it.
+    pub fn render_image_scaled(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+    ) -> Result<(image::DynamicImage, RenderStats), RenderError> {
         if let Some(cuda) = &mut self.cuda {
-            let stats = match settings.brightness {
-                Brightness::Explicit(_) => cuda.render_frame(snapshot, settings, progress),
-                Brightness::Auto { .. } => cuda
-                    .render(snapshot, settings, progress)
-                    .map(|output| output.stats),
-            };
+            let stats = cuda.render_frame(snapshot, settings, progress);
             let attempt = stats.and_then(|mut stats| {
                 let start = Instant::now();
-                let image = cuda.download_image(stats.tau_scale, &settings.tone)?;
+                if let Brightness::Auto {
+                    percentile,
+                    target_value,
+                } = settings.brightness
+                {
+                    stats.tau_scale = cuda.auto_brightness(percentile, target_value)?;
+                    stats.brightness = stats.tau_scale;
+                    let seconds = start.elapsed().as_secs_f64();
+                    stats.timings.push(StageTime {
+                        stage: "exposure",
+                        seconds,
+                    });
+                    stats.seconds += seconds;
+                }
+                let start = Instant::now();
+                let image = cuda.download_image(stats.tau_scale * extra_scale, &settings.tone)?;
                 let seconds = start.elapsed().as_secs_f64();
                 stats.timings.push(StageTime {
                     stage: "tone_download",
@@ -182,10 +205,17 @@ impl Renderer {
                 Err(err) => self.fall_back_after(err, "CUDA render failed")?,
             }
         }
-        let stats = self
+        let mut stats = self
             .cpu
             .render_into(snapshot, settings, progress, &mut self.tau)?;
-        let image = super::tone_map(&self.tau, stats.tau_scale, &settings.tone);
+        let start = Instant::now();
+        let image = super::tone_map(&self.tau, stats.tau_scale * extra_scale, &settings.tone);
+        let seconds = start.elapsed().as_secs_f64();
+        stats.timings.push(StageTime {
+            stage: "tone",
+            seconds,
+        });
+        stats.seconds += seconds;
         Ok((image, stats))
     }
 

@@ -2,7 +2,8 @@
 //! k-th nearest other particle (DESIGN §2; k = 32 by default), periodic minimum image where the
 //! box is periodic. A uniform cell grid (counting sort by cell) and a shell-by-shell search:
 //! after the cells at Chebyshev ring s have been scanned, every particle closer than s·cell is
-//! known, so the search stops once the k-th best distance is ≤ s·cell. Multi-threaded with rayon.
+//! known, so the search stops once the k-th best distance is ≤ s·cell plus the query's distance
+//! to its own cell's nearest face. Queries run in cell order (cache locality), on rayon threads.
 
 use super::RenderError;
 use crate::jobs::Progress;
@@ -20,20 +21,21 @@ const MAX_CELLS_TOTAL: usize = 1 << 24;
 /// Particles per progress/cancellation step.
 const CHUNK: usize = 4096;
 
-/// The cell grid of the valid (finite) particles.
-struct Grid {
+/// The cell grid of the valid (finite) particles (the device twin, src/render/knn/, searches
+/// the same grid).
+pub(crate) struct Grid {
     /// Cells per axis.
-    n: [usize; 3],
+    pub(crate) n: [usize; 3],
     /// Cell edge (world units).
-    cell: f64,
+    pub(crate) cell: f64,
     /// Lower corner (0 when periodic).
-    origin: [f64; 3],
+    pub(crate) origin: [f64; 3],
     /// Periodic box side.
-    box_size: Option<f64>,
+    pub(crate) box_size: Option<f64>,
     /// `starts[c]..starts[c + 1]` indexes `members` for cell c.
-    starts: Vec<u32>,
+    pub(crate) starts: Vec<u32>,
     /// (original index, position) sorted by cell.
-    members: Vec<(u32, [f32; 3])>,
+    pub(crate) members: Vec<(u32, [f32; 3])>,
 }
 
 /// One k-th-neighbour search: the particle, its cell and what bounds the cells' distances.
@@ -215,7 +217,11 @@ impl Grid {
         for axis in 0..3 {
             let mut d = f64::from(a[axis]) - f64::from(b[axis]);
             if let Some(side) = self.box_size {
-                d -= side * (d / side).round();
+                // Below 0.49 sides d/side rounds to 0 and d stays as it is: the division is
+                // skipped, the result is the same.
+                if d.abs() >= 0.49 * side {
+                    d -= side * (d / side).round();
+                }
             }
             d2 += d * d;
         }
@@ -246,9 +252,15 @@ impl Grid {
             inside,
             k,
         };
+        // Every cell beyond ring s lies, along some axis, at least s cells plus p's distance to
+        // its own cell's nearer face away: after ring s all points closer than that are known.
+        let face = inside
+            .iter()
+            .map(|x| x.min(self.cell - x))
+            .fold(f64::INFINITY, f64::min);
         for ring in 0..=max_ring {
             self.scan_ring(&query, ring, best);
-            let covered = ring as f64 * self.cell;
+            let covered = ring as f64 * self.cell + face;
             if best.len() == k && best[k - 1] <= covered * covered {
                 break;
             }
@@ -282,18 +294,17 @@ impl Grid {
             for oy in y_lo..=y_hi {
                 let (gy, gz) = (gap(1, oy), gap(2, oz));
                 let yz2 = gy * gy + gz * gz;
+                // The row's first cell index, computed once per row.
+                let row =
+                    self.cell_index([0, self.wrap(1, centre[1], oy), self.wrap(2, centre[2], oz)]);
                 let mut visit = |ox: i64| {
                     // Skip cells that cannot hold anything closer than the current k-th.
                     let gx = gap(0, ox);
                     if best.len() == k && gx * gx + yz2 > best[k - 1] {
                         return;
                     }
-                    let cell = [
-                        self.wrap(0, centre[0], ox),
-                        self.wrap(1, centre[1], oy),
-                        self.wrap(2, centre[2], oz),
-                    ];
-                    self.scan_cell(index, p, self.cell_index(cell), k, best);
+                    let cell = row + self.wrap(0, centre[0], ox);
+                    self.scan_cell(index, p, cell, k, best);
                 };
                 if oz.abs() == ring || oy.abs() == ring {
                     (x_lo..=x_hi).for_each(&mut visit);
@@ -310,9 +321,20 @@ impl Grid {
         }
     }
 
+    /// Cell `centre + offset` along axis `a`, wrapped once: offsets stay within
+    /// [`Grid::offset_range`], so the sum lies in (−n, 2n) and no division is needed.
+    #[inline]
     fn wrap(&self, a: usize, centre: usize, offset: i64) -> usize {
         let n = self.n[a] as i64;
-        (centre as i64 + offset).rem_euclid(n) as usize
+        let v = centre as i64 + offset;
+        let v = if v < 0 {
+            v + n
+        } else if v >= n {
+            v - n
+        } else {
+            v
+        };
+        v as usize
     }
 
     fn scan_cell(&self, index: u32, p: &[f32; 3], cell: usize, k: usize, best: &mut Vec<f64>) {
@@ -357,6 +379,41 @@ pub fn knn_smoothing_lengths(
     box_size: Option<f64>,
     progress: &Progress,
 ) -> Result<Vec<f32>, RenderError> {
+    let (grid, k) = build_grid(positions, k, box_size)?;
+    let total = positions.len() as u64;
+    let done = AtomicU64::new(0);
+    // Queries in cell order, so that neighbouring queries scan the same cells while they are
+    // in cache; the lengths are then put back in particle order.
+    let mut by_cell = vec![0.0f32; grid.members.len()];
+    by_cell
+        .par_chunks_mut(CHUNK)
+        .zip(grid.members.par_chunks(CHUNK))
+        .try_for_each_init(
+            || Vec::with_capacity(k + 1),
+            |best, (out, members)| {
+                progress.check().map_err(|_| RenderError::Cancelled)?;
+                for (h, (index, p)) in out.iter_mut().zip(members) {
+                    *h = grid.kth_distance(*index, p, k, best);
+                }
+                let now = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
+                progress.report("smoothing lengths", now, total);
+                Ok::<(), RenderError>(())
+            },
+        )?;
+    let mut lengths = vec![0.0f32; positions.len()];
+    for (h, (index, _)) in by_cell.iter().zip(&grid.members) {
+        lengths[*index as usize] = *h;
+    }
+    Ok(lengths)
+}
+
+/// Checks the arguments and builds the search grid; returns it with k capped at the number of
+/// other valid particles.
+pub(crate) fn build_grid(
+    positions: &[[f32; 3]],
+    k: usize,
+    box_size: Option<f64>,
+) -> Result<(Grid, usize), RenderError> {
     if k == 0 {
         return Err(RenderError::setting(
             "k for kNN smoothing lengths must be >= 1",
@@ -379,31 +436,7 @@ pub fn knn_smoothing_lengths(
         ));
     }
     let k = k.min(n_valid - 1);
-    let grid = Grid::build(positions, box_size, n_valid, k);
-    let total = positions.len() as u64;
-    let done = AtomicU64::new(0);
-    let mut lengths = vec![0.0f32; positions.len()];
-    lengths
-        .par_chunks_mut(CHUNK)
-        .enumerate()
-        .try_for_each_init(
-            || Vec::with_capacity(k + 1),
-            |best, (chunk, out)| {
-                progress.check().map_err(|_| RenderError::Cancelled)?;
-                let first = chunk * CHUNK;
-                for (offset, h) in out.iter_mut().enumerate() {
-                    let i = first + offset;
-                    let p = &positions[i];
-                    if p.iter().all(|v| v.is_finite()) {
-                        *h = grid.kth_distance(i as u32, p, k, best);
-                    }
-                }
-                let now = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
-                progress.report("smoothing lengths", now, total);
-                Ok::<(), RenderError>(())
-            },
-        )?;
-    Ok(lengths)
+    Ok((Grid::build(positions, box_size, n_valid, k), k))
 }
 
 #[cfg(test)]

@@ -6,15 +6,15 @@ use super::camera::{OrbitCamera, Projection};
 use super::viewport_renderer::{
     Legend, RenderedImage, RendererFactory, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
 };
-use crate::backend::Backend;
+use crate::backend::{Backend, BackendKind};
 use crate::data::{Snapshot, Species, SpeciesKind};
 use crate::jobs::Progress;
 use crate::render::{
-    self, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions, TauBuffer,
-    ToneSettings, normalise::Normaliser, tone::tone_value,
+    self, BitDepth, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions,
+    TauBuffer, ToneSettings, normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 /// The renderer the application uses: the Splotch renderer on the window's back-end.
@@ -28,6 +28,10 @@ pub fn default_renderer_factory() -> RendererFactory {
 #[derive(Debug, Default)]
 pub struct SplotchRenderer {
     renderer: Renderer,
+    /// The colour bar of the last frame, kept while the snapshot and the style stay the same:
+    /// its range scans the whole colour field, which a camera move leaves alone. The weak
+    /// pointer keeps the snapshot's allocation, so no other snapshot can share its address.
+    legend: Option<(Weak<Snapshot>, ViewStyle, Option<Legend>)>,
 }
 
 impl SplotchRenderer {
@@ -40,6 +44,7 @@ impl SplotchRenderer {
     pub fn with_backend(backend: Backend) -> Result<Self, RenderError> {
         Ok(Self {
             renderer: Renderer::new(backend, RendererOptions::default())?,
+            legend: None,
         })
     }
 
@@ -64,26 +69,67 @@ impl ViewportRenderer for SplotchRenderer {
         progress: &Progress,
     ) -> Result<RenderedImage, String> {
         let start = Instant::now();
-        let settings = render_settings(request)?;
-        let stats = self
-            .renderer
-            .render_frame(&request.snapshot, &settings, progress)
-            .map_err(|e| e.to_string())?;
+        let mut settings = render_settings(request)?;
         // Auto exposure gives the τ scale; the exposure slider multiplies on top of it.
-        let tau_scale = if request.style.auto_exposure {
-            stats.tau_scale * request.style.exposure.max(0.0)
+        let extra_scale = if request.style.auto_exposure {
+            request.style.exposure.max(0.0)
         } else {
             1.0
         };
-        let rgba = tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone);
+        let rgba = if self.renderer.kind() == BackendKind::Cuda {
+            // Tone map (and auto exposure) on the device: only the 8-bit image comes back.
+            settings.tone.bits = BitDepth::Eight;
+            let (image, _) = self
+                .renderer
+                .render_image_scaled(&request.snapshot, &settings, extra_scale, progress)
+                .map_err(|e| e.to_string())?;
+            let rgb = image.into_rgb8().into_raw();
+            let mut rgba = vec![255u8; rgb.len() / 3 * 4];
+            rgba.par_chunks_mut(4 * 4096)
+                .zip(rgb.par_chunks(3 * 4096))
+                .for_each(|(out, rgb)| {
+                    for (o, i) in out.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
+                        o[..3].copy_from_slice(i);
+                    }
+                });
+            rgba
+        } else {
+            let stats = self
+                .renderer
+                .render_frame(&request.snapshot, &settings, progress)
+                .map_err(|e| e.to_string())?;
+            let tau_scale = if request.style.auto_exposure {
+                stats.tau_scale * extra_scale
+            } else {
+                1.0
+            };
+            tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone)
+        };
         Ok(RenderedImage {
             width_px: settings.width,
             height_px: settings.height,
             rgba,
             backend: self.backend_name(),
             seconds: start.elapsed().as_secs_f64(),
-            legend: legend(&request.snapshot, &request.style),
+            legend: self.legend_of(request),
         })
+    }
+}
+
+impl SplotchRenderer {
+    /// The colour bar of `request`, from the cache when its snapshot and style are unchanged.
+    fn legend_of(&mut self, request: &ViewRequest) -> Option<Legend> {
+        let same =
+            |weak: &Weak<Snapshot>| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&request.snapshot));
+        match &self.legend {
+            Some((weak, style, cached)) if same(weak) && *style == request.style => cached.clone(),
+            _ => {
+                let fresh = legend(&request.snapshot, &request.style);
+                let weak = Arc::downgrade(&request.snapshot);
+                self.legend = Some((weak, request.style.clone(), fresh.clone()));
+                fresh
+            }
+        }
     }
 }
 

@@ -6,9 +6,17 @@
 //! the viewport texture update and tessellation (`Context::run_ui` + `Context::tessellate`). GPU
 //! submission and presentation are not included (no window here). Frames are paced at 60 Hz.
 
+use crate::app::files::documents::{bounds_of, fill_missing_smoothing};
+use crate::app::viewport::camera::OrbitCamera;
+use crate::app::viewport::splotch::SplotchRenderer;
+use crate::app::viewport::viewport_renderer::{ViewRequest, ViewStyle, ViewportRenderer};
 use crate::app::{HaloscopeApp, default_renderer_factory};
+use crate::backend::{Backend, BackendChoice};
+use crate::jobs::Progress;
+use anyhow::Context as _;
 use clap::Args;
 use serde::Serialize;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Arguments of `haloscope bench gui`.
@@ -34,6 +42,17 @@ pub struct BenchGuiArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Instead of the UI phases, time the window's own viewport frames on this back-end: the
+    /// viewport renderer's render, tone map and the RGBA image the texture is made from, with
+    /// the camera turning every frame (the texture upload to the display is not included).
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendChoice>,
+    /// Viewport size in pixels of the --backend frames.
+    #[arg(long, num_args = 2, default_values_t = [1920u32, 1080])]
+    pub viewport: Vec<u32>,
+    /// Frames timed with --backend (after the first, reported apart).
+    #[arg(long, default_value_t = 30)]
+    pub frames: usize,
 }
 
 /// Frame-time statistics of one phase.
@@ -51,6 +70,9 @@ struct Phase {
 
 /// Runs `haloscope bench gui`.
 pub fn run(args: BenchGuiArgs) -> anyhow::Result<()> {
+    if let Some(choice) = args.backend {
+        return viewport_frames(&args, choice);
+    }
     let setup = Instant::now();
     let snapshot = crate::data::demo::demo_snapshot(args.particles as u64, 1);
     let events = crate::data::demo::demo_events(args.events, 42);
@@ -261,4 +283,68 @@ fn stats(phase: &'static str, seconds: &[f64], note: String) -> Phase {
         frames_over_50ms: ms.iter().filter(|&&t| t > 50.0).count(),
         note,
     }
+}
+
+/// `--backend`: the viewport renderer's frames of the demo snapshot with a turning camera.
+fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result<()> {
+    let mut snapshot = crate::data::demo::demo_snapshot(args.particles as u64, 1);
+    fill_missing_smoothing(&mut snapshot, &Progress::none())?;
+    let (lo, hi) = bounds_of(&snapshot).context("the demo snapshot has no finite particle")?;
+    let backend = Backend::resolve(choice)?;
+    let mut renderer = SplotchRenderer::with_backend(backend)?;
+    let (width_px, height_px) = (
+        args.viewport.first().copied().unwrap_or(1920),
+        args.viewport.get(1).copied().unwrap_or(1080),
+    );
+    let mut request = ViewRequest {
+        snapshot: Arc::new(snapshot),
+        camera: OrbitCamera::home(lo, hi),
+        style: ViewStyle::default(),
+        width_px,
+        height_px,
+    };
+    let mut times = Vec::new();
+    for _ in 0..=args.frames {
+        request.camera.rotate([2.0, 0.5]);
+        let start = Instant::now();
+        let image = renderer
+            .render(&request, &Progress::none())
+            .map_err(anyhow::Error::msg)?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        anyhow::ensure!(
+            image.rgba.len() == width_px as usize * height_px as usize * 4,
+            "the viewport image has the wrong size"
+        );
+    }
+    let first = times.first().copied().unwrap_or(0.0);
+    let mut rest = times.get(1..).unwrap_or_default().to_vec();
+    rest.sort_by(f64::total_cmp);
+    let median = rest.get(rest.len() / 2).copied().unwrap_or(0.0);
+    let max = rest.last().copied().unwrap_or(0.0);
+    let over = rest.iter().filter(|ms| **ms > 16.0).count();
+    let backend = renderer.backend_name();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "backend": backend,
+                "particles": args.particles,
+                "width": width_px,
+                "height": height_px,
+                "first_ms": first,
+                "frames": rest.len(),
+                "median_ms": median,
+                "max_ms": max,
+                "frames_over_16ms": over,
+            })
+        );
+    } else {
+        println!(
+            "viewport frames on the {backend}, {} particles at {width_px}x{height_px}: first \
+             {first:.1} ms, then {} frames median {median:.1} ms, max {max:.1} ms, {over} over 16 ms",
+            args.particles,
+            rest.len()
+        );
+    }
+    Ok(())
 }

@@ -54,9 +54,9 @@ pub struct BenchRenderArgs {
     /// Back-end to time, resolved as `haloscope render --backend` resolves it.
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
-    /// Where CUDA draws large splats: cpu threads (the renderer's default) or gpu kernels (the
-    /// movie export's choice). No effect on the CPU back-end.
-    #[arg(long, value_enum, default_value_t = LargeSplats::Cpu)]
+    /// Where CUDA draws large splats: gpu kernels (the renderer's default) or cpu threads. No
+    /// effect on the CPU back-end.
+    #[arg(long, value_enum, default_value_t = LargeSplats::Gpu)]
     pub large: LargeSplats,
 }
 

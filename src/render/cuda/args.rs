@@ -213,3 +213,15 @@ crate::kernel_args! {
         pub(super) perm: &'a mut CudaSlice<u32>,
     }
 }
+
+crate::kernel_args! {
+    /// `exposure_hist` (render_compose.cu), one thread per pixel: tau holds 3·pixels values,
+    /// hist 2^16 counts.
+    pub(super) struct ExposureHistArgs<'a> {
+        pub(super) tau: &'a CudaSlice<f32>,
+        pub(super) pixels: u64,
+        pub(super) low_pass: i32,
+        pub(super) high: u32,
+        pub(super) hist: &'a mut CudaSlice<u32>,
+    }
+}

@@ -50,6 +50,8 @@ pub(super) struct ImageBuffers {
     pub(super) tau_cpu: CudaSlice<f32>,
     pub(super) image8: CudaSlice<u8>,
     pub(super) image16: CudaSlice<u16>,
+    /// The auto exposure's 2^16-bin histogram.
+    pub(super) hist: CudaSlice<u32>,
 }
 
 /// Uploads every species when data plus scratch fit in device memory (else they stream).
@@ -196,6 +198,7 @@ pub(super) fn ensure_image(r: &mut CudaRenderer, width: u32, height: u32) -> Res
         tau_cpu: s.alloc_zeros(n)?,
         image8: s.alloc_zeros(n)?,
         image16: s.alloc_zeros(n)?,
+        hist: s.alloc_zeros(1 << 16)?,
     });
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! Particle data on the device: resident buffers kept between frames, or host slices streamed
 //! through pinned staging buffers chunk by chunk.
 
+use super::super::knn::smoothing_lengths;
 use super::super::normalise::Normaliser;
-use super::super::smoothing::knn_smoothing_lengths;
 use super::super::{RenderError, RenderSettings, SpeciesStyle};
 use crate::data::{Snapshot, SpeciesKind};
 use crate::gpu::GpuError;
@@ -135,8 +135,10 @@ impl LoadedSpecies {
     }
 }
 
-/// Resolves every style (normalisers from the data, kNN smoothing lengths where missing).
+/// Resolves every style (normalisers from the data, kNN smoothing lengths where missing,
+/// computed on `device`).
 pub(crate) fn prepare(
+    device: &crate::gpu::GpuDevice,
     snapshot: &Snapshot,
     settings: &RenderSettings,
     progress: &Progress,
@@ -150,7 +152,8 @@ pub(crate) fn prepare(
                 .header
                 .box_size
                 .filter(|_| snapshot.header.periodic);
-            Some(knn_smoothing_lengths(
+            Some(smoothing_lengths(
+                Some(device),
                 &r.species.positions,
                 settings.knn,
                 box_size,
@@ -162,15 +165,18 @@ pub(crate) fn prepare(
             None
         };
         let h: &[f32] = own_h.as_deref().unwrap_or(&r.smoothing);
-        let sum_inv_h = h
-            .chunks(1 << 16)
+        // Chunk sums on threads, added in chunk order: the same f64 bits as a serial sum of the
+        // chunks.
+        let chunk_sums: Vec<f64> = h
+            .par_chunks(1 << 16)
             .map(|c| {
                 c.iter()
                     .filter(|h| **h > 0.0 && h.is_finite())
                     .map(|h| 1.0 / f64::from(*h))
                     .sum::<f64>()
             })
-            .sum();
+            .collect();
+        let sum_inv_h = chunk_sums.iter().sum();
         let normalised = |norm: Normaliser, v: Values<'_>| -> Vec<f32> {
             match v {
                 Values::Slice(values) => values.par_iter().map(|x| norm.apply(*x)).collect(),

@@ -49,10 +49,20 @@ pub(super) fn render_frame(
     if !matches!(&r.loaded, Some((k, _)) if *k == key) {
         r.loaded = None;
         r.scratch = None;
-        let mut loaded = data::prepare(snapshot, settings, progress)?;
+        let mut loaded = data::prepare(&r.device, snapshot, settings, progress)?;
+        let prepared = upload_start.elapsed().as_secs_f64();
         buffers::make_resident(r, snapshot, settings, &mut loaded)?;
         r.loaded = Some((key, loaded));
         r.last_upload_seconds = upload_start.elapsed().as_secs_f64();
+        // Normalising on the host, then the resident upload and the device reorder.
+        timings.push(StageTime {
+            stage: "prepare",
+            seconds: prepared,
+        });
+        timings.push(StageTime {
+            stage: "upload_reorder",
+            seconds: r.last_upload_seconds - prepared,
+        });
     } else {
         r.last_upload_seconds = 0.0;
     }

@@ -58,6 +58,7 @@ pub(crate) struct Kernels {
     pub(crate) compose: CudaFunction,
     pub(crate) tone8: CudaFunction,
     pub(crate) tone16: CudaFunction,
+    pub(crate) exposure_hist: CudaFunction,
 }
 
 fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {
@@ -158,6 +159,7 @@ impl Kernels {
             compose: function(&compose, "compose")?,
             tone8: function(&compose, "tone8")?,
             tone16: function(&compose, "tone16")?,
+            exposure_hist: function(&compose, "exposure_hist")?,
         })
     }
 }

@@ -19,6 +19,7 @@
 mod args;
 mod buffers;
 mod data;
+mod exposure;
 mod frame;
 mod kernels;
 mod launch;
@@ -179,6 +180,16 @@ impl CudaRenderer {
             height: image.height,
             data,
         })
+    }
+
+    /// The auto-exposure brightness of the last frame, measured on the device (equal to
+    /// [`super::exposure::auto_brightness`] of its τ; only two histograms come back).
+    pub fn auto_brightness(
+        &mut self,
+        percentile: f32,
+        target_value: f32,
+    ) -> Result<f32, RenderError> {
+        exposure::device_auto_brightness(self, percentile, target_value)
     }
 
     /// Tone-maps the last frame on the device and downloads only the image.

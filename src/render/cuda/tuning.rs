@@ -21,11 +21,11 @@ pub struct CudaTuning {
 }
 
 impl CudaTuning {
-    /// The defaults: resident data, 2^25-particle chunks, large splats on CPU threads.
+    /// The defaults: resident data, 2^25-particle chunks, large splats on the GPU.
     pub const DEFAULT: Self = Self {
         chunk_particles: 1 << 25,
         resident: true,
-        large: LargeSplats::Cpu,
+        large: LargeSplats::Gpu,
     };
 
     /// The defaults with what a face chose in `options`.

@@ -1,0 +1,31 @@
+//! kNN smoothing lengths on a back-end: the CPU search of [`super::smoothing`], or its CUDA twin
+//! ([`cuda`], kernels/knn.cu), which searches the same host-built cell grid in the same f64
+//! arithmetic and so gives the same lengths bit for bit.
+
+pub mod cuda;
+
+use super::RenderError;
+use super::smoothing::knn_smoothing_lengths;
+use crate::gpu::GpuDevice;
+use crate::jobs::Progress;
+
+/// Largest k the CUDA kernel holds (its k best distances sit in thread-local memory); a larger
+/// k runs on the CPU.
+pub const CUDA_MAX_K: usize = 64;
+
+/// h for every particle (see [`knn_smoothing_lengths`]): on `device` when there is one and
+/// `k` ≤ [`CUDA_MAX_K`], else on CPU threads.
+pub fn smoothing_lengths(
+    device: Option<&GpuDevice>,
+    positions: &[[f32; 3]],
+    k: usize,
+    box_size: Option<f64>,
+    progress: &Progress,
+) -> Result<Vec<f32>, RenderError> {
+    match device {
+        Some(device) if k <= CUDA_MAX_K => {
+            cuda::knn_smoothing_lengths_cuda(device, positions, k, box_size, progress)
+        }
+        _ => knn_smoothing_lengths(positions, k, box_size, progress),
+    }
+}

@@ -1,0 +1,99 @@
+//! The CUDA kNN smoothing lengths against the CPU reference (src/render/smoothing.rs): equal
+//! bit for bit (tolerance 0: the same grid, search and f64 arithmetic), on the shared dark and
+//! star snapshots and on a clustered synthetic set, with the timings printed. Ignored here (no
+//! GPU); run on the GPU machine with `--ignored --nocapture`. Fails loudly without a device.
+
+mod common;
+
+use haloscope::data::{LoadOptions, SpeciesKind, load_snapshot};
+use haloscope::gpu::GpuDevice;
+use haloscope::jobs::Progress;
+use haloscope::render::knn::cuda::knn_smoothing_lengths_cuda;
+use haloscope::render::smoothing::knn_smoothing_lengths;
+use haloscope::render::synthetic::clustered_snapshot;
+use std::time::Instant;
+
+fn device() -> GpuDevice {
+    GpuDevice::open(0).expect("no CUDA device opened: these tests need one")
+}
+
+fn check(device: &GpuDevice, name: &str, positions: &[[f32; 3]], k: usize, side: Option<f64>) {
+    let start = Instant::now();
+    let want = knn_smoothing_lengths(positions, k, side, &Progress::none()).expect("cpu");
+    let cpu = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let got =
+        knn_smoothing_lengths_cuda(device, positions, k, side, &Progress::none()).expect("cuda");
+    let gpu = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{name}: {} particles, k {k}: CPU {cpu:.3} s, CUDA {gpu:.3} s",
+        positions.len()
+    );
+    assert_eq!(got.len(), want.len());
+    let differing = got
+        .iter()
+        .zip(&want)
+        .filter(|(a, b)| a.to_bits() != b.to_bits())
+        .count();
+    assert_eq!(differing, 0, "{name}: {differing} lengths differ");
+    assert!(want.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn cuda_knn_equals_the_cpu_on_the_shared_snapshots() {
+    let device = device();
+    for (file, kind) in [
+        ("snapshots/lambs.00200_subsamp_30K", SpeciesKind::Dark),
+        ("snapshots/test4.tbin", SpeciesKind::Dark),
+        ("snapshots/cube300.tbin", SpeciesKind::Dark),
+        ("snapshots/run581.20000", SpeciesKind::Star),
+        ("snapshots/g2_lcdm_gas_snapshot_004.hdf5", SpeciesKind::Dark),
+    ] {
+        let snapshot = load_snapshot(
+            &common::shared_data(file),
+            &LoadOptions::default(),
+            &Progress::none(),
+        )
+        .expect("load");
+        let side = snapshot
+            .header
+            .box_size
+            .filter(|_| snapshot.header.periodic);
+        let positions = &snapshot.species(kind).expect("species").positions;
+        for k in [32, 8, 64] {
+            check(&device, file, positions, k, side);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn cuda_knn_equals_the_cpu_on_a_clustered_million() {
+    let snapshot = clustered_snapshot(1_000_000, 11);
+    check(
+        &device(),
+        "clustered 10^6",
+        &snapshot.species[0].positions,
+        32,
+        None,
+    );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored --nocapture"]
+fn cuda_knn_times_a_clustered_hundred_million() {
+    let device = device();
+    let snapshot = clustered_snapshot(100_000_000, 13);
+    let positions = &snapshot.species[0].positions;
+    for round in 0..2 {
+        let start = Instant::now();
+        let h = knn_smoothing_lengths_cuda(&device, positions, 32, None, &Progress::none())
+            .expect("cuda");
+        eprintln!(
+            "clustered 10^8, k 32, round {round}: CUDA {:.3} s",
+            start.elapsed().as_secs_f64()
+        );
+        assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
+    }
+}
