@@ -25,6 +25,7 @@ pub mod smoothing;
 pub mod synthetic;
 pub mod tau;
 pub mod tone;
+pub mod wgpu;
 
 pub use camera::{Bounds, Camera, Projection};
 pub use cpu::{CpuRenderer, render_cpu};
@@ -109,6 +110,15 @@ pub enum RenderError {
     /// Not a `#[source]`: the message already holds the GPU error, which `{:#}` would repeat.
     #[error("CUDA: {0}")]
     Gpu(crate::gpu::GpuError),
+    /// The wgpu back-end failed (no adapter, missing feature, out of memory, device lost).
+    #[error("wgpu: {0}")]
+    Wgpu(wgpu::WgpuError),
+}
+
+impl From<wgpu::WgpuError> for RenderError {
+    fn from(err: wgpu::WgpuError) -> Self {
+        Self::Wgpu(err)
+    }
 }
 
 impl From<crate::gpu::GpuError> for RenderError {
