@@ -8,6 +8,7 @@ use super::error::WgpuError;
 use crate::render::palette::Palette;
 use crate::render::project::ViewParams;
 use crate::render::{SpeciesStyle, TauBuffer};
+use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
 /// The shader's `View` uniform: ten vec4s.
@@ -131,15 +132,15 @@ pub(crate) fn frame_species<'a>(
         .collect()
 }
 
-/// Draws every species into `tile` of `tau` (resident chunks, or streamed through `stream`).
+/// Encodes every species' passes into the target of `tile` (resident chunks, or streamed
+/// through one buffer pair, submitting as it goes); the returned encoder holds the last ones.
 pub(crate) fn draw_tile(
     renderer: &mut WgpuRenderer,
     view: &ViewParams,
     brightness: f32,
     species: &[FrameSpecies<'_>],
     tile: Tile,
-    tau: &mut TauBuffer,
-) -> Result<(), WgpuError> {
+) -> Result<wgpu::CommandEncoder, WgpuError> {
     let context = renderer.context.clone();
     let device = &context.device;
     let target = renderer.target(tile.width, tile.height)?;
@@ -214,7 +215,7 @@ pub(crate) fn draw_tile(
     if first {
         pass_clear(&mut encoder, &target_view);
     }
-    read_back(renderer, encoder, tile, tau)
+    Ok(encoder)
 }
 
 fn entry<'a>(
@@ -267,7 +268,7 @@ fn pass(
     if particles > 0 {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind, &[]);
-        pass.draw(0..6, 0..particles as u32);
+        pass.draw(0..4, 0..particles as u32);
     }
 }
 
@@ -283,13 +284,12 @@ fn pass_clear(encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView) {
 }
 
 /// Copies the target into the readback buffer, waits, and writes the tile's RGB into τ.
-fn read_back(
+pub(crate) fn read_back_tau(
     renderer: &mut WgpuRenderer,
     mut encoder: wgpu::CommandEncoder,
     tile: Tile,
     tau: &mut TauBuffer,
 ) -> Result<(), WgpuError> {
-    let context = renderer.context.clone();
     let row_bytes = u64::from(tile.width) * 16;
     let padded = row_bytes.div_ceil(256) * 256;
     let size = padded * u64::from(tile.height);
@@ -311,6 +311,100 @@ fn read_back(
             depth_or_array_layers: 1,
         },
     );
+    let bytes = submit_and_map(&renderer.context, encoder, &readback, size)?;
+    {
+        let texels: &[f32] = bytemuck::cast_slice(&bytes);
+        let stride = (padded / 4) as usize;
+        let row_out = tau.width as usize * 3;
+        let (x0, y0, w) = (tile.x0 as usize, tile.y0 as usize, tile.width as usize);
+        tau.data
+            .par_chunks_mut(row_out)
+            .skip(y0)
+            .zip(texels.par_chunks(stride))
+            .for_each(|(out, src)| {
+                let dst = &mut out[3 * x0..3 * (x0 + w)];
+                for (d, s) in dst.chunks_exact_mut(3).zip(src[..4 * w].chunks_exact(4)) {
+                    d.copy_from_slice(&s[..3]);
+                }
+            });
+    }
+    drop(bytes);
+    readback.unmap();
+    Ok(())
+}
+
+/// Tone-maps the target of `tile` on the device (8 bits) and writes its RGB into `image`
+/// (`width` pixels a row, 3 bytes a pixel).
+pub(crate) fn read_back_image(
+    renderer: &mut WgpuRenderer,
+    mut encoder: wgpu::CommandEncoder,
+    tile: Tile,
+    tone: [f32; 3],
+    image: &mut [u8],
+    width: u32,
+) -> Result<(), WgpuError> {
+    let device = renderer.context.device.clone();
+    let pixels = u64::from(tile.width) * u64::from(tile.height);
+    let size = pixels * 4;
+    let packed = renderer.packed(size)?;
+    let readback = renderer.readback(size)?;
+    let target = renderer.target(tile.width, tile.height)?;
+    let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("tone"),
+        contents: bytemuck::cast_slice(&[tone[0], tone[1], tone[2], tile.width as f32]),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let target_view = target.create_view(&wgpu::TextureViewDescriptor::default());
+    let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("tone"),
+        layout: &renderer.tone_layout,
+        entries: &[
+            entry(0, &uniform, None),
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: wgpu::BindingResource::TextureView(&target_view),
+            },
+            entry(2, &packed, Some(size)),
+        ],
+    });
+    {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("tone8"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&renderer.tone_pipeline);
+        pass.set_bind_group(0, &bind, &[]);
+        pass.dispatch_workgroups(tile.width.div_ceil(16), tile.height.div_ceil(16), 1);
+    }
+    encoder.copy_buffer_to_buffer(&packed, 0, &readback, 0, size);
+    let bytes = submit_and_map(&renderer.context, encoder, &readback, size)?;
+    {
+        // Row by row on threads: the image's rows are disjoint slices of `image`.
+        let (row_in, row_out) = (tile.width as usize * 4, width as usize * 3);
+        let (x0, y0, w) = (tile.x0 as usize, tile.y0 as usize, tile.width as usize);
+        image
+            .par_chunks_mut(row_out)
+            .skip(y0)
+            .zip(bytes.par_chunks_exact(row_in))
+            .for_each(|(out, src)| {
+                let dst = &mut out[3 * x0..3 * (x0 + w)];
+                for (d, s) in dst.chunks_exact_mut(3).zip(src.chunks_exact(4)) {
+                    d.copy_from_slice(&s[..3]);
+                }
+            });
+    }
+    drop(bytes);
+    readback.unmap();
+    Ok(())
+}
+
+/// Submits `encoder`, maps the first `size` bytes of `readback` and waits for them.
+fn submit_and_map(
+    context: &super::WgpuContext,
+    encoder: wgpu::CommandEncoder,
+    readback: &wgpu::Buffer,
+    size: u64,
+) -> Result<wgpu::BufferView, WgpuError> {
     context.queue.submit([encoder.finish()]);
     let slice = readback.slice(0..size);
     let (sender, receiver) = std::sync::mpsc::channel();
@@ -318,32 +412,12 @@ fn read_back(
         let _ = sender.send(result);
     });
     context.finish()?;
+    let readback_error = |message: String| WgpuError::Readback { message };
     receiver
         .recv()
-        .map_err(|err| WgpuError::Readback {
-            message: err.to_string(),
-        })?
-        .map_err(|err| WgpuError::Readback {
-            message: err.to_string(),
-        })?;
-    {
-        let bytes = slice
-            .get_mapped_range()
-            .map_err(|err| WgpuError::Readback {
-                message: err.to_string(),
-            })?;
-        let texels: &[f32] = bytemuck::cast_slice(&bytes);
-        let stride = (padded / 4) as usize;
-        let width = tau.width as usize;
-        for row in 0..tile.height as usize {
-            let src = &texels[row * stride..row * stride + 4 * tile.width as usize];
-            let at = ((tile.y0 as usize + row) * width + tile.x0 as usize) * 3;
-            let dst = &mut tau.data[at..at + 3 * tile.width as usize];
-            for (d, s) in dst.chunks_exact_mut(3).zip(src.chunks_exact(4)) {
-                d.copy_from_slice(&s[..3]);
-            }
-        }
-    }
-    readback.unmap();
-    Ok(())
+        .map_err(|err| readback_error(err.to_string()))?
+        .map_err(|err| readback_error(err.to_string()))?;
+    slice
+        .get_mapped_range()
+        .map_err(|err| readback_error(err.to_string()))
 }

@@ -31,6 +31,8 @@ use std::time::Instant;
 
 /// The WGSL source of the splat pipeline, built into the binary.
 pub const SPLAT_SHADER: &str = include_str!("../../../shaders/splat.wgsl");
+/// The WGSL source of the device tone map (8 bits).
+pub const TONE_SHADER: &str = include_str!("../../../shaders/tone.wgsl");
 
 /// Sizes the wgpu renderer works in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +59,9 @@ pub struct WgpuRenderer {
     context: WgpuContext,
     pipeline: wgpu::RenderPipeline,
     layout: wgpu::BindGroupLayout,
+    tone_pipeline: wgpu::ComputePipeline,
+    tone_layout: wgpu::BindGroupLayout,
+    packed: Option<(u64, wgpu::Buffer)>,
     chunk_particles: usize,
     tile_side: u32,
     prepared: Option<(DataKey, Vec<PreparedSpecies>)>,
@@ -137,7 +142,11 @@ impl WgpuRenderer {
                 compilation_options: Default::default(),
                 buffers: &[],
             },
-            primitive: wgpu::PrimitiveState::default(),
+            // Each instance is its own four-vertex strip (instances restart the strip).
+            primitive: wgpu::PrimitiveState {
+                topology: wgpu::PrimitiveTopology::TriangleStrip,
+                ..Default::default()
+            },
             depth_stencil: None,
             multisample: wgpu::MultisampleState::default(),
             fragment: Some(wgpu::FragmentState {
@@ -156,9 +165,10 @@ impl WgpuRenderer {
             multiview_mask: None,
             cache: None,
         });
+        let (tone_pipeline, tone_layout) = tone_pipeline(device);
         if let Some(err) = pollster::block_on(scope.pop()) {
             return Err(WgpuError::Device {
-                message: format!("shaders/splat.wgsl: {err}"),
+                message: format!("shaders: {err}"),
             });
         }
         let limits = &context.limits;
@@ -175,6 +185,9 @@ impl WgpuRenderer {
             context,
             pipeline,
             layout,
+            tone_pipeline,
+            tone_layout,
+            packed: None,
             chunk_particles,
             tile_side,
             prepared: None,
@@ -238,7 +251,9 @@ impl WgpuRenderer {
             sample_count: 1,
             dimension: wgpu::TextureDimension::D2,
             format: wgpu::TextureFormat::Rgba32Float,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                | wgpu::TextureUsages::COPY_SRC
+                | wgpu::TextureUsages::TEXTURE_BINDING,
             view_formats: &[],
         });
         if pollster::block_on(scope.pop()).is_some() {
@@ -248,6 +263,23 @@ impl WgpuRenderer {
         }
         self.target = Some((width, height, texture.clone()));
         Ok(texture)
+    }
+
+    /// The device buffer of packed RGBA8 pixels, at least `size` bytes.
+    fn packed(&mut self, size: u64) -> Result<wgpu::Buffer, WgpuError> {
+        if let Some((have, buffer)) = &self.packed
+            && *have >= size
+        {
+            return Ok(buffer.clone());
+        }
+        let buffer = self.context.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("rgba8"),
+            size,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        self.packed = Some((size, buffer.clone()));
+        Ok(buffer)
     }
 
     /// The readback buffer, at least `size` bytes.
@@ -318,6 +350,67 @@ impl WgpuRenderer {
         Ok(())
     }
 
+    /// Renders one frame under an explicit brightness and tone-maps it on the device to 8 bits,
+    /// reading back only the image (`None`: auto exposure or 16 bits, which need τ on the CPU).
+    pub fn render_image8(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        progress: &Progress,
+    ) -> Result<Option<(image::DynamicImage, RenderStats)>, RenderError> {
+        let tone = &settings.tone;
+        if !matches!(settings.brightness, Brightness::Explicit(_))
+            || tone.bits != super::BitDepth::Eight
+        {
+            return Ok(None);
+        }
+        let start = Instant::now();
+        let (view, brightness) = crate::render::resolve::checked_frame(settings)?;
+        crate::render::resolve::validate_settings(snapshot, settings)?;
+        self.load(snapshot, settings, progress)?;
+        let upload = start.elapsed().as_secs_f64();
+        let splat_start = Instant::now();
+        let species = frame::frame_species(self, &settings.species)?;
+        let (width, height) = (settings.width, settings.height);
+        let mut rgb = vec![0u8; width as usize * height as usize * 3];
+        for tile in frame::tiles(width, height, self.tile_side) {
+            if progress.is_cancelled() {
+                return Err(RenderError::Cancelled);
+            }
+            let encoder = frame::draw_tile(self, &view, brightness, &species, tile)?;
+            let params = [1.0, tone.gamma, tone.contrast];
+            frame::read_back_image(self, encoder, tile, params, &mut rgb, width)?;
+        }
+        let image = image::RgbImage::from_raw(width, height, rgb)
+            .map(image::DynamicImage::ImageRgb8)
+            .ok_or_else(|| RenderError::setting("image buffer size"))?;
+        let stats = RenderStats {
+            particles: self.particles(),
+            counts: Default::default(),
+            brightness,
+            auto_exposure: false,
+            tau_scale: 1.0,
+            timings: vec![
+                StageTime {
+                    stage: "upload",
+                    seconds: upload,
+                },
+                StageTime {
+                    stage: "splat_tone_download",
+                    seconds: splat_start.elapsed().as_secs_f64(),
+                },
+            ],
+            seconds: start.elapsed().as_secs_f64(),
+        };
+        Ok(Some((image, stats)))
+    }
+
+    fn particles(&self) -> u64 {
+        self.prepared
+            .as_ref()
+            .map_or(0, |(_, p)| p.iter().map(|s| s.n as u64).sum())
+    }
+
     /// Renders one frame and downloads τ (auto exposure measured from it, as on the CPU).
     pub fn render(
         &mut self,
@@ -337,7 +430,8 @@ impl WgpuRenderer {
             if progress.is_cancelled() {
                 return Err(RenderError::Cancelled);
             }
-            frame::draw_tile(self, &view, brightness, &species, tile, &mut tau)?;
+            let encoder = frame::draw_tile(self, &view, brightness, &species, tile)?;
+            frame::read_back_tau(self, encoder, tile, &mut tau)?;
         }
         let splat = splat_start.elapsed().as_secs_f64();
         let exposure_start = Instant::now();
@@ -357,10 +451,7 @@ impl WgpuRenderer {
             Brightness::Explicit(_) => (1.0, false),
         };
         let exposure = exposure_start.elapsed().as_secs_f64();
-        let particles = self
-            .prepared
-            .as_ref()
-            .map_or(0, |(_, p)| p.iter().map(|s| s.n as u64).sum());
+        let particles = self.particles();
         let stats = RenderStats {
             particles,
             counts: Default::default(),
@@ -385,4 +476,62 @@ impl WgpuRenderer {
         };
         Ok(RenderOutput { tau, stats })
     }
+}
+
+/// The device tone map's pipeline and layout.
+fn tone_pipeline(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("shaders/tone.wgsl"),
+        source: wgpu::ShaderSource::Wgsl(TONE_SHADER.into()),
+    });
+    let compute = wgpu::ShaderStages::COMPUTE;
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("tone"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: compute,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: compute,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Float { filterable: false },
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 2,
+                visibility: compute,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage { read_only: false },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            },
+        ],
+    });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("tone"),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("tone8"),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some("tone8"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    (pipeline, layout)
 }
