@@ -14,10 +14,14 @@ use haloscope::render::{
     render_cpu,
 };
 
-fn renderer(tuning: WgpuTuning) -> WgpuRenderer {
+fn renderer_context() -> WgpuContext {
     let context = WgpuContext::open(true).expect("no wgpu adapter opened: these tests need one");
     eprintln!("adapter: {}", context.adapter_label());
-    WgpuRenderer::new(context, tuning).expect("wgpu renderer")
+    context
+}
+
+fn renderer(tuning: WgpuTuning) -> WgpuRenderer {
+    WgpuRenderer::new(renderer_context(), tuning).expect("wgpu renderer")
 }
 
 /// ‖a − b‖ / ‖b‖ over every τ value.
@@ -203,4 +207,95 @@ fn bad_settings_are_errors_not_panics() {
         .render(&snapshot, &settings, &Progress::none())
         .expect_err("unknown palette");
     assert!(err.to_string().contains("no-such-palette"), "{err}");
+}
+
+#[test]
+fn the_renderer_on_the_wgpu_backend_renders_and_reports_it() {
+    use haloscope::backend::{Backend, BackendChoice, BackendKind};
+    use haloscope::render::{Renderer, RendererOptions};
+    let backend = Backend::resolve(BackendChoice::Wgpu).expect("no wgpu adapter opened");
+    assert_eq!(backend.kind(), BackendKind::Wgpu);
+    let mut renderer = Renderer::new(backend, RendererOptions::default()).expect("renderer");
+    assert_eq!(renderer.kind(), BackendKind::Wgpu);
+    assert!(renderer.adapter_label().is_some());
+    let snapshot = clustered_snapshot(3_000, 5);
+    let settings = synthetic_settings(&snapshot, 96, 0.5);
+    let (image, stats) = renderer
+        .render_image(&snapshot, &settings, &Progress::none())
+        .expect("image");
+    assert_eq!((image.width(), image.height()), (96, 96));
+    assert_eq!(stats.particles, 3_000);
+    assert!(renderer.is_resident());
+    assert_eq!(renderer.kind(), BackendKind::Wgpu, "it fell back");
+    // Explicit brightness, 8 bits: tone-mapped on the device, within one level of the CPU's.
+    let cpu = render_cpu(&snapshot, &settings, &Progress::none()).expect("cpu");
+    let reference = cpu.image(&settings.tone).to_rgb8();
+    let device = image.to_rgb8();
+    let worst = device
+        .as_raw()
+        .iter()
+        .zip(reference.as_raw())
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap_or(0);
+    assert!(worst <= 1, "device tone map differs by {worst} levels");
+    assert!(
+        reference.as_raw().iter().any(|v| *v > 8),
+        "reference image is black"
+    );
+    // Tiled (tile side 40 on a 96 px image) device tone map: the same image.
+    let mut tiled = WgpuRenderer::new(
+        renderer_context(),
+        WgpuTuning {
+            chunk_particles: 1000,
+            tile_side: 40,
+        },
+    )
+    .expect("renderer");
+    let (tiled_image, _) = tiled
+        .render_image8(&snapshot, &settings, &Progress::none())
+        .expect("render")
+        .expect("explicit 8-bit frames tone-map on the device");
+    assert_eq!(tiled_image.to_rgb8(), device);
+}
+
+#[test]
+fn render_cli_with_backend_wgpu_writes_the_cpu_png() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gas = common::shared_data("snapshots/g2_lcdm_gas_snapshot_004.hdf5");
+    let mut pngs = Vec::new();
+    for backend in ["wgpu", "cpu"] {
+        let png = dir.path().join(format!("{backend}.png"));
+        let output = Command::new(common::haloscope_bin())
+            .args(["render", gas.to_str().expect("utf-8")])
+            .args(["--out", png.to_str().expect("utf-8")])
+            .args([
+                "--width",
+                "120",
+                "--height",
+                "90",
+                "--backend",
+                backend,
+                "--json",
+            ])
+            .output()
+            .expect("run haloscope");
+        assert!(
+            output.status.success(),
+            "stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        assert_eq!(json["backend"], backend);
+        pngs.push(image::open(&png).expect("png").to_rgb8());
+    }
+    let worst = pngs[0]
+        .as_raw()
+        .iter()
+        .zip(pngs[1].as_raw())
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap_or(0);
+    assert!(worst <= 1, "PNGs differ by {worst} levels");
 }

@@ -120,7 +120,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
         .with_context(|| source.clone())?;
     let backend = Backend::resolve(args.backend)
-        .map_err(RenderError::Gpu)
+        .map_err(RenderError::from)
         .with_context(|| source.clone())?;
     let mut renderer = FrameRenderer::new(&snapshot, settings, &first, backend, &progress)
         .with_context(|| format!("{source}: preparing the frames of {}", args.path.display()))?;

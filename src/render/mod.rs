@@ -115,6 +115,15 @@ pub enum RenderError {
     Wgpu(wgpu::WgpuError),
 }
 
+impl From<crate::backend::BackendError> for RenderError {
+    fn from(err: crate::backend::BackendError) -> Self {
+        match err {
+            crate::backend::BackendError::Cuda(err) => Self::Gpu(err),
+            crate::backend::BackendError::Wgpu(err) => Self::Wgpu(err),
+        }
+    }
+}
+
 impl From<wgpu::WgpuError> for RenderError {
     fn from(err: wgpu::WgpuError) -> Self {
         Self::Wgpu(err)
