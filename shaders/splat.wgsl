@@ -1,5 +1,5 @@
 // Splotch splats as instanced quads with additive blending into an Rgba32Float target
-// (DESIGN §4). One instance per particle, six vertices (two triangles) covering the particle's
+// (DESIGN §4). One instance per particle, a four-vertex strip covering the particle's
 // footprint box of whole pixels; the fragment keeps pixel centres with dx² + dy² ≤ R² and adds
 // exp(−dx²/σ²)·exp(−dy²/σ²)·e, the CPU twin's weight. The projection follows
 // render/project.rs line for line, except that q = pos − lookat is taken as (pos − hi) − lo
@@ -115,10 +115,9 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let hi_x = clamp(i1 + 1.0 - view.tile.x, -1.0, view.tile.z + 1.0);
     let lo_y = clamp(j0 - view.tile.y, -1.0, view.tile.w + 1.0);
     let hi_y = clamp(j1 + 1.0 - view.tile.y, -1.0, view.tile.w + 1.0);
-    // Two triangles: (lo, lo) (hi, lo) (lo, hi) and (lo, hi) (hi, lo) (hi, hi).
-    let corner = array<vec2<f32>, 6>(
-        vec2<f32>(lo_x, lo_y), vec2<f32>(hi_x, lo_y), vec2<f32>(lo_x, hi_y),
-        vec2<f32>(lo_x, hi_y), vec2<f32>(hi_x, lo_y), vec2<f32>(hi_x, hi_y),
+    // A strip: (lo, lo) (hi, lo) (lo, hi) (hi, hi).
+    let corner = array<vec2<f32>, 4>(
+        vec2<f32>(lo_x, lo_y), vec2<f32>(hi_x, lo_y), vec2<f32>(lo_x, hi_y), vec2<f32>(hi_x, hi_y),
     );
     let pixel = corner[vertex];
     var out: Splat;
