@@ -19,7 +19,7 @@ struct View {
     style: vec4<f32>,
     // tile origin x, y and tile width, height in pixels
     tile: vec4<f32>,
-    // has_colour (1 or 0), palette stops, unused, unused
+    // has_colour (1 or 0), palette stops, exactly 1 (see `mul`), unused
     colour: vec4<f32>,
 };
 
@@ -41,6 +41,32 @@ struct Splat {
     @location(1) @interpolate(flat) sigma_cut: vec2<f32>,
     @location(2) @interpolate(flat) rgb: vec3<f32>,
 };
+
+// a·b rounded on its own: the product times a uniform 1 is a product the compiler cannot fold,
+// so a following addition may be fused only as fma(a·b, 1, c), which rounds like the CPU's
+// separate multiply and add (the CPU reference uses no fused multiply-add).
+fn mul(a: f32, b: f32) -> f32 {
+    return a * b * view.colour.z;
+}
+
+// a/b correctly rounded in practice: GPU division may be off by an ulp or two, and sub-pixel
+// splats turn an ulp of position into a visible change of weight. One residual step (exact with
+// fma) recovers the rounded quotient.
+fn div(a: f32, b: f32) -> f32 {
+    let q = a / b;
+    let r = fma(-q, b, a);
+    return q + r / b;
+}
+
+// √x refined the same way.
+fn root(x: f32) -> f32 {
+    let s = sqrt(x);
+    if s == 0.0 {
+        return s;
+    }
+    let r = fma(-s, s, x);
+    return s + r / (2.0 * s);
+}
 
 fn sample_palette(x_in: f32) -> vec3<f32> {
     let n = u32(view.colour.y);
@@ -71,30 +97,31 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let p = pos_h[instance];
     let h = p.w;
     let q = (p.xyz - view.lookat_hi.xyz) - view.lookat_lo.xyz;
-    let x_c = q.x * view.x_hat.x + q.y * view.x_hat.y + q.z * view.x_hat.z;
-    let y_c = q.x * view.y_hat.x + q.y * view.y_hat.y + q.z * view.y_hat.z;
-    let z_c = (q.x * view.z_hat.x + q.y * view.z_hat.y + q.z * view.z_hat.z) - view.camera.x;
+    let x_c = mul(q.x, view.x_hat.x) + mul(q.y, view.x_hat.y) + mul(q.z, view.x_hat.z);
+    let y_c = mul(q.x, view.y_hat.x) + mul(q.y, view.y_hat.y) + mul(q.z, view.y_hat.z);
+    let z_c = (mul(q.x, view.z_hat.x) + mul(q.y, view.z_hat.y) + mul(q.z, view.z_hat.z))
+        - view.camera.x;
     let depth = -z_c;
     if !(depth > view.image.z && depth < view.image.w && h > 0.0) {
         return inactive();
     }
     var s = view.camera.y;
     if view.style.w > 0.5 {
-        s = view.camera.y / depth;
+        s = div(view.camera.y, depth);
     }
-    let x_px = view.camera.z + s * x_c;
-    let y_px = view.camera.w - s * y_c;
-    let r0 = 2.0 * h * s * view.style.y;
+    let x_px = view.camera.z + mul(s, x_c);
+    let y_px = view.camera.w - mul(s, y_c);
+    let r0 = mul(mul(mul(2.0, h), s), view.style.y);
     let m = view.style.x;
     var c = 1.0;
     if m > 0.0 {
-        c = sqrt(r0 * r0 + m * m) / r0;
+        c = div(root(mul(r0, r0) + mul(m, m)), r0);
     }
-    let radius = r0 * c;
+    let radius = mul(r0, c);
     if !(radius > 0.0 && radius < 1.0e30 && abs(x_px) < 1.0e30 && abs(y_px) < 1.0e30) {
         return inactive();
     }
-    let cut = CUT_FACTOR * radius;
+    let cut = mul(CUT_FACTOR, radius);
     // Footprint box of whole pixels: columns i with |i + 0.5 − X| ≤ R, rows likewise.
     let i0 = ceil(x_px - cut - 0.5);
     let i1 = floor(x_px + cut - 0.5);
@@ -104,7 +131,7 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         return inactive();
     }
     let values_here = values[instance];
-    let amplitude = values_here.x * AMPLITUDE_FACTOR / h / c;
+    let amplitude = div(div(mul(values_here.x, AMPLITUDE_FACTOR), h), c);
     var colour = vec3<f32>(1.0);
     if view.colour.x > 0.5 {
         colour = sample_palette(values_here.y);
@@ -128,7 +155,7 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         1.0,
     );
     out.centre = vec2<f32>(x_px, y_px);
-    out.sigma_cut = vec2<f32>(SIGMA_FACTOR * radius, cut);
+    out.sigma_cut = vec2<f32>(mul(SIGMA_FACTOR, radius), cut);
     out.rgb = vec3<f32>(colour.x * amplitude * b, colour.y * amplitude * b, colour.z * amplitude * b);
     return out;
 }
@@ -139,10 +166,10 @@ fn fs_main(splat: Splat) -> @location(0) vec4<f32> {
     let dx = (splat.position.x + view.tile.x) - splat.centre.x;
     let dy = (splat.position.y + view.tile.y) - splat.centre.y;
     let cut = splat.sigma_cut.y;
-    if dx * dx + dy * dy > cut * cut {
+    if mul(dx, dx) + mul(dy, dy) > mul(cut, cut) {
         discard;
     }
-    let s2 = splat.sigma_cut.x * splat.sigma_cut.x;
+    let s2 = mul(splat.sigma_cut.x, splat.sigma_cut.x);
     let w = exp(-(dx * dx) / s2) * exp(-(dy * dy) / s2);
     return vec4<f32>(splat.rgb * w, 0.0);
 }

@@ -180,7 +180,7 @@ pub(crate) fn alloc_chunk(
         return Err(WgpuError::OutOfMemory {
             what: format!(
                 "{} MiB of particle buffers",
-                particles * (POS_H_BYTES + VALUES_BYTES) >> 20
+                (particles * (POS_H_BYTES + VALUES_BYTES)) >> 20
             ),
         });
     }

@@ -94,7 +94,8 @@ pub(crate) fn view_uniform(
             tile.width as f32,
             tile.height as f32,
         ],
-        colour: [if has_colour { 1.0 } else { 0.0 }, stops as f32, 0.0, 0.0],
+        // z: the exact 1 the shader multiplies products by to keep them unfused.
+        colour: [if has_colour { 1.0 } else { 0.0 }, stops as f32, 1.0, 0.0],
     }
 }
 
@@ -218,11 +219,7 @@ pub(crate) fn draw_tile(
     Ok(encoder)
 }
 
-fn entry<'a>(
-    binding: u32,
-    buffer: &'a wgpu::Buffer,
-    size: Option<u64>,
-) -> wgpu::BindGroupEntry<'a> {
+fn entry(binding: u32, buffer: &wgpu::Buffer, size: Option<u64>) -> wgpu::BindGroupEntry<'_> {
     wgpu::BindGroupEntry {
         binding,
         resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {

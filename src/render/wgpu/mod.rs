@@ -173,7 +173,7 @@ impl WgpuRenderer {
         }
         let limits = &context.limits;
         let binding_particles =
-            (u64::from(limits.max_storage_buffer_binding_size) / data::POS_H_BYTES) as usize;
+            (limits.max_storage_buffer_binding_size / data::POS_H_BYTES) as usize;
         let buffer_particles = (limits.max_buffer_size / data::POS_H_BYTES) as usize;
         let chunk_particles = tuning
             .chunk_particles
