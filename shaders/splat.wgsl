@@ -1,6 +1,6 @@
-// Splotch splats as instanced quads with additive blending into an Rgba32Float target
-// (DESIGN §4). One instance per particle, a four-vertex strip covering the particle's
-// footprint box of whole pixels; the fragment keeps pixel centres with dx² + dy² ≤ R² and adds
+// Splotch splats as instanced triangles with additive blending into an Rgba32Float target
+// (DESIGN §4). One instance per particle, one triangle covering the particle's footprint box
+// of whole pixels; the fragment keeps pixel centres with dx² + dy² ≤ R² and adds
 // exp(−dx²/σ²)·exp(−dy²/σ²)·e, the CPU twin's weight. The projection follows
 // render/project.rs line for line, except that q = pos − lookat is taken as (pos − hi) − lo
 // with the f64 look-at point split into two f32 parts.
@@ -142,9 +142,13 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     let hi_x = clamp(i1 + 1.0 - view.tile.x, -1.0, view.tile.z + 1.0);
     let lo_y = clamp(j0 - view.tile.y, -1.0, view.tile.w + 1.0);
     let hi_y = clamp(j1 + 1.0 - view.tile.y, -1.0, view.tile.w + 1.0);
-    // A strip: (lo, lo) (hi, lo) (lo, hi) (hi, hi).
-    let corner = array<vec2<f32>, 4>(
-        vec2<f32>(lo_x, lo_y), vec2<f32>(hi_x, lo_y), vec2<f32>(lo_x, hi_y), vec2<f32>(hi_x, hi_y),
+    // One triangle holding the box: (lo, lo), (lo + 2w, lo), (lo, lo + 2h). Raster engines
+    // of compute GPUs set up few triangles per clock, and the disc test discards the extra
+    // pixels, so one triangle (three projections) beats a quad (two triangles, four).
+    let corner = array<vec2<f32>, 3>(
+        vec2<f32>(lo_x, lo_y),
+        vec2<f32>(2.0 * hi_x - lo_x, lo_y),
+        vec2<f32>(lo_x, 2.0 * hi_y - lo_y),
     );
     let pixel = corner[vertex];
     var out: Splat;

@@ -267,7 +267,11 @@ fn render_cli_with_backend_wgpu_writes_the_cpu_png() {
     let mut pngs = Vec::new();
     for backend in ["wgpu", "cpu"] {
         let png = dir.path().join(format!("{backend}.png"));
-        let output = Command::new(common::haloscope_bin())
+        // HALOSCOPE_BIN: the carried binary on the GPU machine, where the build path is absent.
+        let bin = std::env::var_os("HALOSCOPE_BIN")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(common::haloscope_bin);
+        let output = Command::new(bin)
             .args(["render", gas.to_str().expect("utf-8")])
             .args(["--out", png.to_str().expect("utf-8")])
             .args([

@@ -265,7 +265,7 @@ fn pass(
     if particles > 0 {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind, &[]);
-        pass.draw(0..4, 0..particles as u32);
+        pass.draw(0..3, 0..particles as u32);
     }
 }
 

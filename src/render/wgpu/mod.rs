@@ -1,7 +1,7 @@
 //! The wgpu twin of [`super::cpu`]: the Splotch model on any GPU wgpu drives (Vulkan, Metal,
 //! DirectX 12), with its WGSL shader in `shaders/splat.wgsl`.
 //!
-//! Method: every particle is one instance of a quad covering its footprint box, rasterised
+//! Method: every particle is one instance of a triangle covering its footprint box, rasterised
 //! with additive blending (one + one) into an Rgba32Float target; the fragment shader applies
 //! the disc test and the Gaussian weight. The fixed-function blender sums in f32 without
 //! atomics or sorting, whatever the splat size, so one pass serves small, medium and large
@@ -142,11 +142,8 @@ impl WgpuRenderer {
                 compilation_options: Default::default(),
                 buffers: &[],
             },
-            // Each instance is its own four-vertex strip (instances restart the strip).
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::TriangleStrip,
-                ..Default::default()
-            },
+            // One triangle per instance.
+            primitive: wgpu::PrimitiveState::default(),
             depth_stencil: None,
             multisample: wgpu::MultisampleState::default(),
             fragment: Some(wgpu::FragmentState {
