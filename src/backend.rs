@@ -1,15 +1,45 @@
 //! One back-end model for the whole crate: what the user asks for (`--backend`, the window's
-//! default), what it resolves to once (CPU threads or an open CUDA device), and the one rule for
-//! falling back to the CPU when CUDA cannot be used.
+//! default), what it resolves to once (CPU threads, an open CUDA device, or an open wgpu device
+//! for rendering), and the one rule for falling back to the CPU when a device cannot be used.
 //!
 //! Every room takes a [`Backend`] (or reports a [`BackendKind`]); the faces resolve the user's
 //! [`BackendChoice`] once with [`Backend::resolve`] and pass the result down.
 
 use crate::gpu::{GpuDevice, GpuError};
+use crate::render::wgpu::{WgpuContext, WgpuError};
 use std::sync::Arc;
 
+/// A device failure as the fallback rule sees it: only whether memory ran out matters.
+pub trait DeviceFailure {
+    /// Whether the device ran out of memory (the data do not fit whatever the chunking).
+    fn is_out_of_memory(&self) -> bool;
+}
+
+impl DeviceFailure for GpuError {
+    fn is_out_of_memory(&self) -> bool {
+        GpuError::is_out_of_memory(self)
+    }
+}
+
+impl DeviceFailure for WgpuError {
+    fn is_out_of_memory(&self) -> bool {
+        WgpuError::is_out_of_memory(self)
+    }
+}
+
+/// Why a back-end asked for could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// `--backend cuda`: no CUDA device opened.
+    #[error(transparent)]
+    Cuda(#[from] GpuError),
+    /// `--backend wgpu`: no wgpu adapter opened.
+    #[error("wgpu: {0}")]
+    Wgpu(#[from] WgpuError),
+}
+
 /// What the user asked for with `--backend` (or in a window). The capitalised aliases read
-/// the movie window's settings saved by sessions as `"Auto"`, `"Cpu"` or `"Cuda"`.
+/// the movie window's settings saved by sessions as `"Auto"`, `"Cpu"`, `"Cuda"` or `"Wgpu"`.
 #[derive(
     Debug,
     Clone,
@@ -23,7 +53,8 @@ use std::sync::Arc;
 )]
 #[serde(rename_all = "lowercase")]
 pub enum BackendChoice {
-    /// CUDA when a usable device exists, else the CPU (with one log line saying why).
+    /// CUDA when a usable device exists, else a hardware wgpu adapter for rendering, else the
+    /// CPU (with one log line saying which and why).
     #[default]
     #[serde(alias = "Auto")]
     Auto,
@@ -33,6 +64,10 @@ pub enum BackendChoice {
     /// CUDA, or an error when it cannot be used.
     #[serde(alias = "Cuda")]
     Cuda,
+    /// wgpu (Vulkan, Metal, DirectX 12; software adapters too) for rendering, or an error when
+    /// no adapter opens. Work with no wgpu twin (friends-of-friends, two-point) runs on the CPU.
+    #[serde(alias = "Wgpu")]
+    Wgpu,
 }
 
 impl BackendChoice {
@@ -42,6 +77,7 @@ impl BackendChoice {
             Self::Auto => "auto",
             Self::Cpu => "cpu",
             Self::Cuda => "cuda",
+            Self::Wgpu => "wgpu",
         }
     }
 }
@@ -54,14 +90,17 @@ pub enum BackendKind {
     Cpu,
     /// A CUDA device.
     Cuda,
+    /// A wgpu device (rendering only).
+    Wgpu,
 }
 
 impl BackendKind {
-    /// `"cpu"` or `"cuda"`.
+    /// `"cpu"`, `"cuda"` or `"wgpu"`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Cpu => "cpu",
             Self::Cuda => "cuda",
+            Self::Wgpu => "wgpu",
         }
     }
 }
@@ -72,30 +111,44 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
-/// A resolved back-end: CPU threads, or an open CUDA device shared by whoever renders, links
-/// or counts on it. Cheap to clone.
+/// A resolved back-end: CPU threads, an open CUDA device shared by whoever renders, links or
+/// counts on it, or an open wgpu device that renders (the rest runs on the CPU). Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Backend {
     device: Option<Arc<GpuDevice>>,
+    wgpu: Option<WgpuContext>,
     choice: BackendChoice,
     fallback_reason: Option<String>,
 }
 
 impl Backend {
     /// Resolves `choice` once: `Cpu` is the CPU; `Cuda` opens device 0 or fails with the reason;
-    /// `Auto` opens device 0 and otherwise falls back to the CPU with one warning log line.
-    pub fn resolve(choice: BackendChoice) -> Result<Self, GpuError> {
+    /// `Wgpu` opens the best wgpu adapter (hardware first, a software one too) or fails with
+    /// the adapters it saw; `Auto` opens CUDA device 0, else a hardware wgpu adapter (never a
+    /// software one, which is slower than the CPU renderer), else the CPU, with one warning log
+    /// line saying which and why.
+    pub fn resolve(choice: BackendChoice) -> Result<Self, BackendError> {
         match choice {
             BackendChoice::Cpu => Ok(Self::cpu()),
             BackendChoice::Cuda => Ok(Self::cuda(Arc::new(GpuDevice::open(0)?), choice)),
+            BackendChoice::Wgpu => Ok(Self::wgpu(WgpuContext::open(true)?, choice)),
             BackendChoice::Auto => match GpuDevice::open(0) {
                 Ok(device) => Ok(Self::cuda(Arc::new(device), choice)),
-                Err(err) => {
-                    let mut backend = Self::cpu();
-                    backend.choice = choice;
-                    backend.fall_back(format!("no CUDA device ({err})"));
-                    Ok(backend)
-                }
+                Err(cuda) => match WgpuContext::open(false) {
+                    Ok(context) => {
+                        log::warn!(
+                            "no CUDA device ({cuda}); rendering with wgpu on {}",
+                            context.adapter_label()
+                        );
+                        Ok(Self::wgpu(context, choice))
+                    }
+                    Err(wgpu) => {
+                        let mut backend = Self::cpu();
+                        backend.choice = choice;
+                        backend.fall_back(format!("no CUDA device ({cuda}) and {wgpu}"));
+                        Ok(backend)
+                    }
+                },
             },
         }
     }
@@ -104,6 +157,7 @@ impl Backend {
     pub fn cpu() -> Self {
         Self {
             device: None,
+            wgpu: None,
             choice: BackendChoice::Cpu,
             fallback_reason: None,
         }
@@ -114,6 +168,18 @@ impl Backend {
     pub fn cuda(device: Arc<GpuDevice>, choice: BackendChoice) -> Self {
         Self {
             device: Some(device),
+            wgpu: None,
+            choice,
+            fallback_reason: None,
+        }
+    }
+
+    /// The wgpu back-end on an open `context` (opened here, or the window's own device),
+    /// resolved from `choice`.
+    pub fn wgpu(context: WgpuContext, choice: BackendChoice) -> Self {
+        Self {
+            device: None,
+            wgpu: Some(context),
             choice,
             fallback_reason: None,
         }
@@ -123,9 +189,16 @@ impl Backend {
     pub fn kind(&self) -> BackendKind {
         if self.device.is_some() {
             BackendKind::Cuda
+        } else if self.wgpu.is_some() {
+            BackendKind::Wgpu
         } else {
             BackendKind::Cpu
         }
+    }
+
+    /// The wgpu device, when this is the wgpu back-end.
+    pub fn wgpu_context(&self) -> Option<&WgpuContext> {
+        self.wgpu.as_ref()
     }
 
     /// The CUDA device, when this is the CUDA back-end.
@@ -143,11 +216,12 @@ impl Backend {
         self.fallback_reason.as_deref()
     }
 
-    /// The fallback rule, written once: after CUDA failed with `err`, whether the work goes on
-    /// on the CPU. `auto` always falls back; `cuda` only when the device ran out of memory
-    /// (the data do not fit whatever the chunking; our own [`GpuError::OutOfMemory`] or the
-    /// driver's, see [`GpuError::is_out_of_memory`]), never for a missing or broken device.
-    pub fn falls_back_after(&self, err: &GpuError) -> bool {
+    /// The fallback rule, written once: after a device (CUDA or wgpu) failed with `err`,
+    /// whether the work goes on on the CPU. `auto` always falls back; `cuda` and `wgpu` only
+    /// when the device ran out of memory (the data do not fit whatever the chunking; for CUDA
+    /// our own [`GpuError::OutOfMemory`] or the driver's, see [`GpuError::is_out_of_memory`]),
+    /// never for a missing, lost or broken device.
+    pub fn falls_back_after(&self, err: &impl DeviceFailure) -> bool {
         self.choice == BackendChoice::Auto || err.is_out_of_memory()
     }
 
@@ -155,6 +229,7 @@ impl Backend {
     pub fn fall_back(&mut self, reason: String) {
         log::warn!("{reason}; using the CPU");
         self.device = None;
+        self.wgpu = None;
         self.fallback_reason = Some(reason);
     }
 }
@@ -195,6 +270,24 @@ mod tests {
     }
 
     #[test]
+    fn wgpu_falls_back_only_when_memory_runs_out() {
+        let mut backend = Backend::cpu();
+        backend.choice = BackendChoice::Wgpu;
+        let oom = WgpuError::OutOfMemory {
+            what: "test".into(),
+        };
+        let lost = WgpuError::DeviceLost {
+            message: "test".into(),
+        };
+        assert!(backend.falls_back_after(&oom));
+        assert!(!backend.falls_back_after(&lost));
+        backend.choice = BackendChoice::Auto;
+        assert!(backend.falls_back_after(&lost));
+        assert_eq!(BackendKind::Wgpu.name(), "wgpu");
+        assert_eq!(BackendChoice::Wgpu.name(), "wgpu");
+    }
+
+    #[test]
     fn choices_read_the_lowercase_names_and_the_capitalised_saved_ones() {
         for (text, choice) in [
             ("\"auto\"", BackendChoice::Auto),
@@ -203,6 +296,8 @@ mod tests {
             ("\"Cpu\"", BackendChoice::Cpu),
             ("\"cuda\"", BackendChoice::Cuda),
             ("\"Cuda\"", BackendChoice::Cuda),
+            ("\"wgpu\"", BackendChoice::Wgpu),
+            ("\"Wgpu\"", BackendChoice::Wgpu),
         ] {
             assert_eq!(
                 serde_json::from_str::<BackendChoice>(text).ok(),

@@ -27,6 +27,10 @@ fn auto_backend_never_fails_and_cuda_backend_fails_cleanly_without_a_gpu() {
             let device = auto.device().expect("a CUDA back-end has a device");
             assert!(!device.info().name.is_empty());
         }
+        BackendKind::Wgpu => {
+            let context = auto.wgpu_context().expect("a wgpu back-end has a device");
+            assert!(!context.is_software(), "auto chose a software adapter");
+        }
     }
 }
 

@@ -301,7 +301,7 @@ fn backend_switch_falls_back_or_fails_cleanly() {
     let settings = synthetic_settings(&snapshot, 64, 1.0);
     let cpu = render_cpu(&snapshot, &settings, &Progress::none()).expect("cpu");
     let render = |choice| {
-        let backend = Backend::resolve(choice).map_err(RenderError::Gpu)?;
+        let backend = Backend::resolve(choice).map_err(RenderError::from)?;
         let mut renderer = Renderer::new(backend, RendererOptions::default())?;
         let output = renderer.render(&snapshot, &settings, &Progress::none())?;
         Ok::<_, RenderError>((output, renderer.kind()))

@@ -44,10 +44,15 @@ pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
         renderer: eframe::Renderer::Wgpu,
         ..Default::default()
     };
+    let mut options = options;
+    viewport::wgpu_view::request_float_blending(&mut options.wgpu_options);
     eframe::run_native(
         "Haloscope",
         options,
         Box::new(move |cc| {
+            if let Some(state) = &cc.wgpu_render_state {
+                viewport::wgpu_view::share_render_state(state);
+            }
             let session = cc
                 .storage
                 .and_then(|storage| eframe::get_value(storage, session::STORAGE_KEY));

@@ -177,7 +177,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
     };
     let backend = Backend::resolve(args.backend)
-        .map_err(RenderError::Gpu)
+        .map_err(RenderError::from)
         .with_context(|| source.clone())?;
     let (path, path_name) = match (path_file, args.preset.preset) {
         (Some(path), _) => (path, args.path.clone().unwrap_or_default()),

@@ -125,7 +125,7 @@ fn the_backend_choice_is_honoured_or_fails_cleanly() {
     let path = demo_path();
     let first = path.sample(path.start_s());
     let open = |choice| {
-        let backend = Backend::resolve(choice).map_err(RenderError::Gpu)?;
+        let backend = Backend::resolve(choice).map_err(RenderError::from)?;
         FrameRenderer::new(
             &snapshot,
             gas_settings(),

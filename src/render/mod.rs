@@ -28,6 +28,7 @@ pub mod smoothing;
 pub mod synthetic;
 pub mod tau;
 pub mod tone;
+pub mod wgpu;
 
 pub use camera::{Bounds, Camera, Projection};
 pub use cpu::{CpuRenderer, render_cpu};
@@ -123,6 +124,24 @@ pub enum RenderError {
     /// An output was refused or could not be written (crate::output's rule).
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
+    /// The wgpu back-end failed (no adapter, missing feature, out of memory, device lost).
+    #[error("wgpu: {0}")]
+    Wgpu(wgpu::WgpuError),
+}
+
+impl From<crate::backend::BackendError> for RenderError {
+    fn from(err: crate::backend::BackendError) -> Self {
+        match err {
+            crate::backend::BackendError::Cuda(err) => Self::Gpu(err),
+            crate::backend::BackendError::Wgpu(err) => Self::Wgpu(err),
+        }
+    }
+}
+
+impl From<wgpu::WgpuError> for RenderError {
+    fn from(err: wgpu::WgpuError) -> Self {
+        Self::Wgpu(err)
+    }
 }
 
 impl From<crate::gpu::GpuError> for RenderError {

@@ -1,11 +1,12 @@
 //! The one persistent renderer of every face (`haloscope render`, the window, movies and the
 //! benches): built from a resolved [`Backend`], it keeps its buffers and, on CUDA, the particle
-//! data resident on the device between frames. A CUDA failure goes on on the CPU for good
-//! where the back-end's rule allows it ([`Backend::falls_back_after`]), with one warning.
+//! data resident on the device between frames. A CUDA or wgpu failure goes on on the CPU for
+//! good where the back-end's rule allows it ([`Backend::falls_back_after`]), with one warning.
 
 use super::cpu::{CpuRenderer, SplatProfile};
 use super::cuda::{CudaRenderer, CudaTuning};
 use super::options::RendererOptions;
+use super::wgpu::{WgpuRenderer, WgpuTuning};
 use super::{
     Brightness, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime, TauBuffer,
 };
@@ -20,6 +21,7 @@ pub struct Renderer {
     options: RendererOptions,
     cpu: CpuRenderer,
     cuda: Option<Box<CudaRenderer>>,
+    wgpu: Option<Box<WgpuRenderer>>,
     /// τ of the last frame (row 0 at the top), downloaded where CUDA made it.
     tau: TauBuffer,
 }
@@ -54,6 +56,14 @@ impl Renderer {
                 Err(err) => renderer.fall_back_after(err, "the CUDA renderer failed to start")?,
             }
         }
+        if let Some(context) = renderer.backend.wgpu_context().cloned() {
+            match WgpuRenderer::new(context, WgpuTuning::default()) {
+                Ok(wgpu) => renderer.wgpu = Some(Box::new(wgpu)),
+                Err(err) => {
+                    renderer.fall_back_after(err.into(), "the wgpu renderer failed to start")?
+                }
+            }
+        }
         Ok(renderer)
     }
 
@@ -64,6 +74,7 @@ impl Renderer {
             options: RendererOptions::default(),
             cpu: CpuRenderer::new(),
             cuda: None,
+            wgpu: None,
             tau: TauBuffer::default(),
         }
     }
@@ -72,9 +83,16 @@ impl Renderer {
     pub fn kind(&self) -> BackendKind {
         if self.cuda.is_some() {
             BackendKind::Cuda
+        } else if self.wgpu.is_some() {
+            BackendKind::Wgpu
         } else {
             BackendKind::Cpu
         }
+    }
+
+    /// The wgpu adapter's name and API, when wgpu renders.
+    pub fn adapter_label(&self) -> Option<String> {
+        self.wgpu.as_ref().map(|w| w.context().adapter_label())
     }
 
     /// The resolved back-end (switched to the CPU after a fallback).
@@ -93,20 +111,25 @@ impl Renderer {
         self.options
     }
 
-    /// Whether the particle data are resident on the device (CUDA only).
+    /// Whether the particle data are resident on the device (CUDA or wgpu).
     pub fn is_resident(&self) -> bool {
         self.cuda.as_ref().is_some_and(|cuda| cuda.is_resident())
+            || self.wgpu.as_ref().is_some_and(|wgpu| wgpu.is_resident())
     }
 
     /// Seconds the last frame spent uploading particle data to the device (0 when they were
     /// resident already); `None` on the CPU, which reads the snapshot in place.
     pub fn last_upload_seconds(&self) -> Option<f64> {
-        self.cuda.as_ref().map(|cuda| cuda.last_upload_seconds())
+        match (&self.cuda, &self.wgpu) {
+            (Some(cuda), _) => Some(cuda.last_upload_seconds()),
+            (None, Some(wgpu)) => Some(wgpu.last_upload_seconds()),
+            (None, None) => None,
+        }
     }
 
     /// Where the CPU splatter's time went in the last frame (the CPU back-end only).
     pub fn cpu_splat_profile(&self) -> Option<SplatProfile> {
-        self.cuda.is_none().then(|| self.cpu.splat_profile())
+        (self.kind() == BackendKind::Cpu).then(|| self.cpu.splat_profile())
     }
 
     /// τ of the last frame of [`Renderer::render_frame`].
@@ -129,6 +152,15 @@ impl Renderer {
                     return Ok(output.stats);
                 }
                 Err(err) => self.fall_back_after(err, "CUDA render failed")?,
+            }
+        }
+        if let Some(wgpu) = &mut self.wgpu {
+            match wgpu.render(snapshot, settings, progress) {
+                Ok(output) => {
+                    self.tau = output.tau;
+                    return Ok(output.stats);
+                }
+                Err(err) => self.fall_back_after(err, "wgpu render failed")?,
             }
         }
         self.cpu
@@ -205,9 +237,18 @@ impl Renderer {
                 Err(err) => self.fall_back_after(err, "CUDA render failed")?,
             }
         }
-        let mut stats = self
-            .cpu
-            .render_into(snapshot, settings, progress, &mut self.tau)?;
+        if let Some(wgpu) = &mut self.wgpu
+            && extra_scale == 1.0
+        {
+            match wgpu.render_image8(snapshot, settings, progress) {
+                Ok(Some(frame)) => return Ok(frame),
+                Ok(None) => {}
+                Err(err) => self.fall_back_after(err, "wgpu render failed")?,
+            }
+        }
+        // wgpu under auto exposure, at 16 bits or with an extra scale (and the CPU) tone-map τ
+        // on the CPU.
+        let mut stats = self.render_frame(snapshot, settings, progress)?;
         let start = Instant::now();
         let image = super::tone_map(&self.tau, stats.tau_scale * extra_scale, &settings.tone);
         let seconds = start.elapsed().as_secs_f64();
@@ -219,16 +260,20 @@ impl Renderer {
         Ok((image, stats))
     }
 
-    /// After CUDA failed with `err` (while doing `what`): the CPU renders from now on when the
-    /// back-end's rule allows it (one warning), else `err` is returned.
+    /// After CUDA or wgpu failed with `err` (while doing `what`): the CPU renders from now on
+    /// when the back-end's rule allows it (one warning), else `err` is returned.
     fn fall_back_after(&mut self, err: RenderError, what: &str) -> Result<(), RenderError> {
-        match &err {
-            RenderError::Gpu(gpu) if self.backend.falls_back_after(gpu) => {
-                self.backend.fall_back(format!("{what} ({err})"));
-                self.cuda = None;
-                Ok(())
-            }
-            _ => Err(err),
+        let allowed = match &err {
+            RenderError::Gpu(gpu) => self.backend.falls_back_after(gpu),
+            RenderError::Wgpu(wgpu) => self.backend.falls_back_after(wgpu),
+            _ => false,
+        };
+        if !allowed {
+            return Err(err);
         }
+        self.backend.fall_back(format!("{what} ({err})"));
+        self.cuda = None;
+        self.wgpu = None;
+        Ok(())
     }
 }

@@ -67,7 +67,7 @@ pub fn run_trials_on(
 /// of the GPU counter on CUDA.
 pub fn default_batch(backend: &Backend) -> usize {
     match backend.kind() {
-        BackendKind::Cpu => CPU_BATCH,
+        BackendKind::Cpu | BackendKind::Wgpu => CPU_BATCH,
         BackendKind::Cuda => DEFAULT_TRIALS_PER_LAUNCH,
     }
 }

@@ -32,6 +32,7 @@ pub fn backend_label(choice: BackendChoice) -> &'static str {
         BackendChoice::Auto => "auto",
         BackendChoice::Cuda => "CUDA",
         BackendChoice::Cpu => "CPU",
+        BackendChoice::Wgpu => "wgpu",
     }
 }
 

@@ -14,6 +14,7 @@ pub mod progressive;
 pub mod screenshot;
 pub mod splotch;
 pub mod viewport_renderer;
+pub mod wgpu_view;
 pub mod widget;
 
 pub use widget::{OverlayInput, Viewport};

@@ -49,18 +49,40 @@ impl SplotchRenderer {
     }
 
     /// The renderer on the window's back-end ([`crate::app::window_backend`]): CUDA when a device opens
-    /// and its kernels load, else the CPU.
+    /// and its kernels load, else the window's own wgpu device when it is a hardware adapter
+    /// ([`super::wgpu_view::shared_backend`]), else the CPU.
     pub fn best() -> Self {
-        Self::with_backend(crate::app::window_backend()).unwrap_or_else(|err| {
+        let mut backend = crate::app::window_backend();
+        if backend.kind() != crate::backend::BackendKind::Cuda
+            && let Some(window_device) = super::wgpu_view::shared_backend()
+        {
+            backend = window_device;
+        }
+        Self::with_backend(backend).unwrap_or_else(|err| {
             log::warn!("renderer unavailable ({err}); rendering on the CPU");
             Self::new()
         })
     }
 }
 
+/// Renderers on `backend` (e.g. the window's wgpu device), the CPU where it fails to start.
+pub fn factory_on(backend: Backend) -> RendererFactory {
+    Arc::new(move || {
+        Box::new(
+            SplotchRenderer::with_backend(backend.clone()).unwrap_or_else(|err| {
+                log::warn!("renderer unavailable ({err}); rendering on the CPU");
+                SplotchRenderer::new()
+            }),
+        )
+    })
+}
+
 impl ViewportRenderer for SplotchRenderer {
     fn backend_name(&self) -> String {
-        self.renderer.kind().name().to_owned()
+        match self.renderer.adapter_label() {
+            Some(adapter) => format!("{} on {adapter}", self.renderer.kind().name()),
+            None => self.renderer.kind().name().to_owned(),
+        }
     }
 
     fn render(

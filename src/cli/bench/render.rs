@@ -85,7 +85,11 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     };
     let isa = crate::render::cpu::Isa::detect().name();
     let kind = bench.backend.kind();
-    let device = bench.backend.device().map(|d| d.info().to_string());
+    let device = match (bench.backend.device(), bench.backend.wgpu_context()) {
+        (Some(cuda), _) => Some(cuda.info().to_string()),
+        (None, Some(wgpu)) => Some(wgpu.adapter_label()),
+        (None, None) => None,
+    };
     eprintln!(
         "{kind} renderer ({}); CPU hot loops: {isa} ({} threads)",
         device.as_deref().unwrap_or("no device"),
@@ -283,7 +287,8 @@ fn fill_smoothing(snapshot: &mut Snapshot, kind: SpeciesKind) -> anyhow::Result<
     Ok(())
 }
 
-/// One frame: τ on the CPU; on CUDA the 8-bit image (device tone map and download).
+/// One frame: τ on the CPU; on CUDA the 8-bit image (device tone map and download); on wgpu
+/// the 8-bit image (τ downloaded and tone-mapped on the CPU).
 fn frame(
     renderer: &mut Renderer,
     snapshot: &Snapshot,
@@ -291,7 +296,7 @@ fn frame(
 ) -> anyhow::Result<RenderStats> {
     let stats = match renderer.kind() {
         BackendKind::Cpu => renderer.render_frame(snapshot, settings, &Progress::none())?,
-        BackendKind::Cuda => {
+        BackendKind::Cuda | BackendKind::Wgpu => {
             let (image, stats) = renderer.render_image(snapshot, settings, &Progress::none())?;
             anyhow::ensure!(image.width() == settings.width, "image size");
             stats
