@@ -1,10 +1,10 @@
 #!/bin/sh
-# Runs one fuzz target from its committed seeds: fuzz/run.sh tipsy|events [SECONDS] [LIBFUZZER_ARGS...]
+# Runs one fuzz target from its committed seeds: fuzz/run.sh tipsy|events|path_file|cli|gadget_hdf5 [SECONDS] [LIBFUZZER_ARGS...]
 # From the project root; needs `cargo install cargo-fuzz` and a nightly toolchain.
 # The seeds (fuzz/seeds/TARGET) are copied into the working corpus (fuzz/corpus/TARGET, not
 # committed), which grows as the fuzzer finds new paths; crashes land in fuzz/artifacts/TARGET.
 set -eu
-target=${1:?usage: fuzz/run.sh tipsy|events [SECONDS] [LIBFUZZER_ARGS...]}
+target=${1:?usage: fuzz/run.sh tipsy|events|path_file|cli|gadget_hdf5 [SECONDS] [LIBFUZZER_ARGS...]}
 seconds=${2:-300}
 shift
 [ $# -gt 0 ] && shift

@@ -223,6 +223,23 @@ fn text_is_no_snapshot_of_any_known_format() {
 }
 
 #[test]
+fn binary_garbage_is_no_snapshot_either_and_keeps_the_tipsy_detail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("garbage.bin");
+    let bytes: Vec<u8> = (0u32..300)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&path, &bytes).expect("write");
+    let err = load(&path).expect_err("garbage");
+    let expected = format!(
+        "{}: not a snapshot of any known format: not Gadget/SWIFT/AREPO HDF5 (no HDF5 \
+         signature), and not a tipsy file: it is 300 bytes",
+        path.display()
+    );
+    assert!(err.starts_with(&expected), "{err}");
+}
+
+#[test]
 fn knn_above_the_species_count_names_the_species() {
     let snapshot = demo_snapshot(100, 1);
     let mut star = snapshot.species(SpeciesKind::Star).expect("stars").clone();

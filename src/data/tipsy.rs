@@ -229,9 +229,9 @@ pub fn read_from<R: Read + Seek>(
     })
 }
 
-/// The error for a file whose header fits no tipsy layout: a text file is told it is no snapshot
-/// of any known format (its bytes read as counts mean nothing); a binary file also gets the
-/// tipsy counts tried, as it is most likely a damaged tipsy file.
+/// The error for a file whose header fits no tipsy layout: no snapshot of any known format; a
+/// binary file also gets the tipsy counts tried (it may be a damaged tipsy file), a text file
+/// not (its bytes read as counts mean nothing).
 fn unknown_format(path: &Path, head: &[u8], file_bytes: u64, tipsy_message: String) -> ReadError {
     let hdf5 = if head.starts_with(&super::gadget_hdf5::HDF5_SIGNATURE) {
         "HDF5 signature present"
@@ -257,7 +257,10 @@ fn unknown_format(path: &Path, head: &[u8], file_bytes: u64, tipsy_message: Stri
              HDF5 ({hdf5})"
         )
     } else {
-        format!("{tipsy_message}; and not Gadget/SWIFT/AREPO HDF5 ({hdf5})")
+        format!(
+            "not a snapshot of any known format: not Gadget/SWIFT/AREPO HDF5 ({hdf5}), and \
+             {tipsy_message}"
+        )
     };
     ReadError::invalid(path, message)
 }
