@@ -3,8 +3,8 @@
 pub mod bench;
 pub mod fof;
 pub mod info;
-pub mod interrupt;
 pub mod info_catalogue;
+pub mod interrupt;
 pub mod movie;
 pub mod movie_preset;
 pub mod progress_bar;

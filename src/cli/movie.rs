@@ -11,8 +11,7 @@ use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
     CameraPath, DataBounds, ExportError, FramePlan, FrameRenderer, Mp4Settings, PlanError,
-    export_frames,
-    fill_missing_smoothing_lengths, load_path,
+    export_frames, fill_missing_smoothing_lengths, load_path,
 };
 use crate::output::{OutputPlan, check_writable};
 use crate::render::RenderError;

@@ -7,10 +7,10 @@
 //! (x, y, plane) is τ row H − y of the `.npy`.
 
 use super::camera::Projection;
-use crate::output::write_atomically;
 use super::tau::TauBuffer;
 use super::{Brightness, RenderError, RenderOutput, RenderSettings, RenderStats};
 use crate::data::{Header, SourceInfo};
+use crate::output::write_atomically;
 use fitsio::FitsFile;
 use fitsio::images::{ImageDescription, ImageType};
 use std::io::Write;
