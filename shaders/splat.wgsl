@@ -69,18 +69,17 @@ fn root(x: f32) -> f32 {
 }
 
 fn sample_palette(x_in: f32) -> vec3<f32> {
+    // matplotlib's lookup, as render/palette.rs: entry i holds x in [i/n, (i + 1)/n); below 0
+    // and NaN (every comparison false) take entry 0, 1 and above the last entry.
     let n = u32(view.colour.y);
-    var x = x_in;
-    if !(x == x) {
-        x = 0.0;
+    let t = x_in * f32(n);
+    var i = 0u;
+    if t >= f32(n) {
+        i = n - 1u;
+    } else if t > 0.0 {
+        i = u32(t);
     }
-    x = clamp(x, 0.0, 1.0);
-    let t = x * f32(n - 1u);
-    let i = min(u32(t), n - 2u);
-    let f = t - f32(i);
-    let a = palette[i].xyz;
-    let b = palette[i + 1u].xyz;
-    return a + f * (b - a);
+    return palette[i].xyz;
 }
 
 fn inactive() -> Splat {

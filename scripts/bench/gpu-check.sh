@@ -16,13 +16,22 @@ export LD_LIBRARY_PATH=$bundle/lib HALOSCOPE_SHARED=$bundle/shared HALOSCOPE_BIN
 mkdir -p "$out"
 if [ "$mode" = tests ]; then
 { nvidia-smi -L; lscpu | grep -E 'Model name|^CPU\(s\)'; } > "$out/tests.log"
-for t in render_goldens render_cuda render_cuda_variants fof_cuda fof_cuda_catalogue fof_zoom twopoint_cuda app_cuda movie_cuda gpu_device; do
+# The wgpu tests need a Vulkan loader: scripts/device-bundle.sh's callers unpack the loader
+# packages first (the device README's .gl folder), then the NVIDIA ICD is found by its file.
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+for t in render_goldens render_cuda render_cuda_tone render_cuda_variants knn_cuda fof_cuda \
+         fof_cuda_catalogue fof_zoom twopoint_cuda app_cuda movie_cuda gpu_device render_wgpu \
+         app_wgpu; do
     [ -x "$B/$t" ] || { echo "=== $t missing" >> "$out/tests.log"; continue; }
     echo "=== $t" >> "$out/tests.log"
     "$B/$t" --include-ignored --test-threads 1 >> "$out/tests.log" 2>&1
     echo "$t rc=$?" >> "$out/tests.log"
 done
 grep -E "^=== |test result|rc=|FAILED|panicked" "$out/tests.log"
+# The CUDA goldens of this binary, to compare with (or replace) tests/goldens/cuda.
+bash scripts/make-goldens.sh "$B/haloscope" cuda "$out/goldens-cuda" > "$out/goldens.log" 2>&1
+echo "goldens rc=$?"
 
 : > "$out/sanitizer.log"
 for run in "memcheck twopoint_cuda ic40_observed" "racecheck twopoint_cuda gpu_batches" \

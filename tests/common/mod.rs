@@ -35,5 +35,9 @@ pub fn shared_reference(relative: &str) -> PathBuf {
 
 /// The release or debug `haloscope` binary built for these tests.
 pub fn haloscope_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_haloscope"))
+    // A bundle on the GPU machine names its own binary: Cargo's path is this machine's.
+    std::env::var_os("HALOSCOPE_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_haloscope")),
+        PathBuf::from,
+    )
 }
