@@ -48,16 +48,19 @@ benches() {
     local bin=$1 tag=$2
     echo "### $tag render cuda"
     "$bin" bench render --backend cuda --large gpu --particles 100000000 --sizes 2048 --colour none,Density --repeat 3 2>&1 | grep -vE '^\s*$'
-    echo "### $tag twopoint cuda"
-    "$bin" bench twopoint --backend cuda --threads 16 --launch-sizes 512 --gpu-trials 1024 "$E/upgoing_events.txt" "$E/downgoing_events.txt" 2>&1 | grep -vE '^\s*$'
+    echo "### $tag twopoint cuda kernel"
+    "$bin" bench twopoint --backend cuda --threads 16 --launch-sizes 128,512 --gpu-trials 2048 "$E/upgoing_events.txt" "$E/downgoing_events.txt" 2>&1 | grep -vE '^\s*$'
+    echo "### $tag twopoint cuda CLI, 20000 trials"
+    "$bin" twopoint --backend cuda --trials 20000 --json "$E/upgoing_events.txt" "$E/downgoing_events.txt" 2>/dev/null |
+        python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps({k: d.get(k) for k in ('trials','seconds','seconds_per_trial','stage_seconds')}))"
+    echo "### $tag movie cuda 10^7 1080p, 240 frames"
+    "$bin" bench movie --backend cuda --frames 240 --json 2>&1 | tail -1
+    echo "### $tag gui cuda 10^7 1080p"
+    "$bin" bench gui --backend cuda --particles 10000000 --viewport 1920 1080 --frames 30 --json 2>&1 | tail -1
     echo "### $tag fof cuda"
     "$bin" bench fof --backend cuda --n 100000000 --repeats 3 --cpu-repeats 0 2>&1 | grep -vE '^\s*$'
-    echo "### $tag render cpu 1 thread"
-    RAYON_NUM_THREADS=1 "$bin" bench render --backend cpu --particles 10000000 --sizes 2048 --radii 1 --repeat 3 2>&1 | grep -vE '^\s*$'
 }
 : > "$out/bench.log"
-for round in 1 2; do
-    [ -n "$before" ] && benches "$before" "before-$round" >> "$out/bench.log" 2>&1
-    benches "$B/haloscope" "after-$round" >> "$out/bench.log" 2>&1
-done
-grep -E "^###|^\[colour|per trial|trials/s|speed|s/" "$out/bench.log" | cut -c1-160
+[ -n "$before" ] && benches "$before" before >> "$out/bench.log" 2>&1
+benches "$B/haloscope" after >> "$out/bench.log" 2>&1
+grep -E "^###|^\[colour|per trial|trials/s|speed|s/|^\{" "$out/bench.log" | cut -c1-400

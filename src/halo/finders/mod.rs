@@ -135,7 +135,8 @@ pub struct FinderCatalogue {
 
 /// Whether `path` is a halo catalogue this module reads (by content, not by name).
 pub fn looks_like_catalogue(path: &Path) -> Result<bool, ReadError> {
-    if path.is_dir() {
+    // A folder, FIFO or device is no catalogue; reading one to find out could block forever.
+    if crate::output::special_file_kind(path).is_some() {
         return Ok(false);
     }
     if crate::data::gadget_hdf5::looks_like_hdf5(path)? {
@@ -149,10 +150,10 @@ pub fn read_catalogue(
     path: &Path,
     subfind_table: SubfindTable,
 ) -> Result<FinderCatalogue, ReadError> {
-    if path.is_dir() {
+    if let Some(kind) = crate::output::special_file_kind(path) {
         return Err(ReadError::invalid(
             path,
-            "is a directory, not a halo catalogue",
+            format!("is {kind}, not a halo catalogue"),
         ));
     }
     if crate::data::gadget_hdf5::looks_like_hdf5(path)? {
