@@ -211,12 +211,24 @@ fn halo_labels_in_the_window_are_the_rank_column_of_the_exported_csv() {
     find_halos(&mut harness);
     let dir = tempfile::tempdir().expect("temp dir");
     let csv = dir.path().join("halos.csv");
-    app_mut(&mut harness).halos.export_to(csv.clone());
+    app_mut(&mut harness).export_catalogue_to(csv.clone());
     step_until(&mut harness, "the export", |app| {
         app.halos.export_job.is_none()
     });
     let text = std::fs::read_to_string(&csv).expect("exported CSV");
-    let mut lines = text.lines();
+    // The window's export names the snapshot and its units, as `haloscope fof` does.
+    let comments: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+    assert!(
+        comments
+            .iter()
+            .any(|l| l.contains("source_file: demo snapshot")),
+        "{comments:?}"
+    );
+    assert!(
+        comments.iter().any(|l| l.contains("length_unit")),
+        "{comments:?}"
+    );
+    let mut lines = text.lines().skip_while(|l| l.starts_with('#'));
     assert!(lines.next().expect("header").starts_with("rank,"));
     // rank -> (com_x, com_y, com_z) as the CSV writes them.
     let rows: Vec<(usize, [f64; 3])> = lines

@@ -140,7 +140,13 @@ impl HaloscopeApp {
     /// Writes the halo catalogue to `path` on a worker, unless `path` is an open file.
     pub fn export_catalogue_to(&mut self, path: PathBuf) {
         if self.output_allowed("catalogue", &path) {
-            self.halos.export_to(path);
+            let document_id = self.halos.catalogue.as_ref().map(|c| c.document_id);
+            let snapshot = self
+                .documents
+                .snapshots
+                .iter()
+                .find(|d| Some(d.id) == document_id);
+            self.halos.export_to(path, snapshot);
         }
     }
 

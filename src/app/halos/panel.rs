@@ -301,15 +301,27 @@ impl HalosPanel {
     }
 
     /// Writes the catalogue to `path` (CSV or HDF5 by extension) on a worker.
-    pub fn export_to(&mut self, path: PathBuf) {
+    pub fn export_to(&mut self, path: PathBuf, snapshot: Option<&SnapshotDocument>) {
         let Some(catalogue) = &self.catalogue else {
             return;
         };
         let result = catalogue.result.clone();
+        // Halos found here carry the snapshot's source, time and units; another finder's
+        // catalogue keeps its masses in that finder's unit, so it gets no unit lines.
+        let meta = match snapshot {
+            Some(document) if !catalogue.species.is_empty() => {
+                let source = document
+                    .path
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("demo snapshot"));
+                halo::export::CatalogueMeta::of_snapshot(&source, &document.snapshot)
+            }
+            _ => halo::export::CatalogueMeta::default(),
+        };
         self.export_job = Some(self.export_queue.spawn(
             format!("exporting {}", path.display()),
             0,
-            move |_| halo::export::write_catalogue(&path, &result).map(|()| path),
+            move |_| halo::export::write_catalogue_with_meta(&path, &result, &meta).map(|()| path),
         ));
     }
 
