@@ -181,6 +181,11 @@ pub struct Header {
 }
 
 impl Header {
+    /// The box side when the box is periodic (the minimum image applies), else `None`.
+    pub fn periodic_box(&self) -> Option<f64> {
+        self.box_size.filter(|_| self.periodic)
+    }
+
     /// The expansion factor a of this snapshot (1 outside comoving runs).
     pub fn scale_factor(&self) -> f64 {
         self.cosmology.scale_factor(self.time)

@@ -487,16 +487,6 @@ fn decode_task(
     sub: &Subsample,
 ) -> Option<u64> {
     let order = layout.byte_order;
-    let f32_at = |rec: &[u8], at: usize| {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&rec[at..at + 4]);
-        f32::from_bits(order.u32_from(b))
-    };
-    let f64_at = |rec: &[u8], at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&rec[at..at + 8]);
-        f64::from_bits(order.u64_from(b))
-    };
     let pos_bytes = if layout.double_positions { 24 } else { 12 };
     let mut k = 0usize;
     let mut bad = None;
@@ -507,19 +497,32 @@ fn decode_task(
         }
         let pos = if layout.double_positions {
             // Stored as f32 in memory: f32 keeps ~7 digits, enough to render and link.
-            [f64_at(rec, 4), f64_at(rec, 12), f64_at(rec, 20)].map(|x| x as f32)
+            [
+                order.f64_at(rec, 4),
+                order.f64_at(rec, 12),
+                order.f64_at(rec, 20),
+            ]
+            .map(|x| x as f32)
         } else {
-            [f32_at(rec, 4), f32_at(rec, 8), f32_at(rec, 12)]
+            [
+                order.f32_at(rec, 4),
+                order.f32_at(rec, 8),
+                order.f32_at(rec, 12),
+            ]
         };
         if bad.is_none() && !pos.iter().all(|x| x.is_finite()) {
             bad = Some(global - family.first_global);
         }
         let v = 4 + pos_bytes;
-        out.masses[k] = f32_at(rec, 0);
+        out.masses[k] = order.f32_at(rec, 0);
         out.positions[k] = pos;
-        out.velocities[k] = [f32_at(rec, v), f32_at(rec, v + 4), f32_at(rec, v + 8)];
+        out.velocities[k] = [
+            order.f32_at(rec, v),
+            order.f32_at(rec, v + 4),
+            order.f32_at(rec, v + 8),
+        ];
         for (e, column) in out.extras.iter_mut().enumerate() {
-            column[k] = f32_at(rec, v + 12 + 4 * e);
+            column[k] = order.f32_at(rec, v + 12 + 4 * e);
         }
         k += 1;
     }

@@ -34,6 +34,20 @@ impl ByteOrder {
             Self::Little => u64::from_le_bytes(bytes),
         }
     }
+
+    /// The float32 at byte `at` of a record in this order.
+    pub(super) fn f32_at(self, rec: &[u8], at: usize) -> f32 {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&rec[at..at + 4]);
+        f32::from_bits(self.u32_from(b))
+    }
+
+    /// The float64 at byte `at` of a record in this order.
+    pub(super) fn f64_at(self, rec: &[u8], at: usize) -> f64 {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&rec[at..at + 8]);
+        f64::from_bits(self.u64_from(b))
+    }
 }
 
 /// Named float32 values after mass, position and velocity in each record, in file order.

@@ -29,16 +29,6 @@ pub(super) fn read(
     file.seek(SeekFrom::Start(u64::from(layout.header_bytes)))
         .map_err(io)?;
     let order = layout.byte_order;
-    let f32_at = |rec: &[u8], at: usize| {
-        let mut b = [0u8; 4];
-        b.copy_from_slice(&rec[at..at + 4]);
-        f32::from_bits(order.u32_from(b))
-    };
-    let f64_at = |rec: &[u8], at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&rec[at..at + 8]);
-        f64::from_bits(order.u64_from(b))
-    };
     let pos_bytes = if layout.double_positions { 24 } else { 12 };
     let total_bytes = file_bytes - u64::from(layout.header_bytes);
     let mut done_bytes = 0u64;
@@ -68,9 +58,18 @@ pub(super) fn read(
             })?;
             for (j, rec) in buf.chunks_exact(rec_bytes as usize).enumerate() {
                 let pos = if layout.double_positions {
-                    [f64_at(rec, 4), f64_at(rec, 12), f64_at(rec, 20)].map(|x| x as f32)
+                    [
+                        order.f64_at(rec, 4),
+                        order.f64_at(rec, 12),
+                        order.f64_at(rec, 20),
+                    ]
+                    .map(|x| x as f32)
                 } else {
-                    [f32_at(rec, 4), f32_at(rec, 8), f32_at(rec, 12)]
+                    [
+                        order.f32_at(rec, 4),
+                        order.f32_at(rec, 8),
+                        order.f32_at(rec, 12),
+                    ]
                 };
                 if !pos.iter().all(|x| x.is_finite()) {
                     return Err(ReadError::invalid(
@@ -86,12 +85,15 @@ pub(super) fn read(
                     continue;
                 }
                 let v = 4 + pos_bytes;
-                kept.masses.push(f32_at(rec, 0));
+                kept.masses.push(order.f32_at(rec, 0));
                 kept.positions.push(pos);
-                kept.velocities
-                    .push([f32_at(rec, v), f32_at(rec, v + 4), f32_at(rec, v + 8)]);
+                kept.velocities.push([
+                    order.f32_at(rec, v),
+                    order.f32_at(rec, v + 4),
+                    order.f32_at(rec, v + 8),
+                ]);
                 for (e, column) in kept.extras.iter_mut().enumerate() {
-                    column.push(f32_at(rec, v + 12 + 4 * e));
+                    column.push(order.f32_at(rec, v + 12 + 4 * e));
                 }
             }
             offset += n_bytes as u64;

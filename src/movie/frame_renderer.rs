@@ -127,10 +127,7 @@ pub fn fill_missing_smoothing_lengths(
     settings: &RenderSettings,
     progress: &Progress,
 ) -> Result<(), RenderError> {
-    let box_size = snapshot
-        .header
-        .box_size
-        .filter(|_| snapshot.header.periodic);
+    let box_size = snapshot.header.periodic_box();
     for style in &settings.species {
         if let Some(species) = snapshot.species_mut(style.kind)
             && species.smoothing_lengths.is_none()

@@ -465,10 +465,7 @@ pub fn fill_missing_smoothing(
     snapshot: &mut Snapshot,
     progress: &Progress,
 ) -> Result<(), crate::render::RenderError> {
-    let box_size = snapshot
-        .header
-        .box_size
-        .filter(|_| snapshot.header.periodic);
+    let box_size = snapshot.header.periodic_box();
     for species in &mut snapshot.species {
         if species.smoothing_lengths.is_none() && !species.is_empty() {
             progress.report(&format!("{} smoothing lengths", species.kind), 0, 1);

@@ -216,10 +216,7 @@ impl CpuRenderer {
         // Smoothing lengths where the file has none.
         for r in &mut resolved {
             if r.smoothing.is_empty() && !r.species.is_empty() {
-                let box_size = snapshot
-                    .header
-                    .box_size
-                    .filter(|_| snapshot.header.periodic);
+                let box_size = snapshot.header.periodic_box();
                 let h =
                     knn_smoothing_lengths(&r.species.positions, settings.knn, box_size, progress)?;
                 r.smoothing = Cow::Owned(h);

@@ -148,10 +148,7 @@ pub(crate) fn prepare(
         let r = resolve(snapshot, style)?;
         let n = r.species.len();
         let own_h = if r.smoothing.is_empty() && n > 0 {
-            let box_size = snapshot
-                .header
-                .box_size
-                .filter(|_| snapshot.header.periodic);
+            let box_size = snapshot.header.periodic_box();
             Some(smoothing_lengths(
                 Some(device),
                 &r.species.positions,
