@@ -37,8 +37,12 @@ impl WgpuContext {
     /// Opens the first adapter that has [`REQUIRED_FEATURES`]: hardware adapters first; a
     /// software one (lavapipe, `DeviceType::Cpu`) only when `allow_software`.
     pub fn open(allow_software: bool) -> Result<Self, WgpuError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        // Vulkan, Metal and DirectX 12 only: the GL backend cannot blend float32 targets, and
+        // probing it through EGL prints driver errors on every machine without a display.
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+        descriptor.backends = wgpu::Backends::PRIMARY;
+        let instance = wgpu::Instance::new(descriptor);
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
         if adapters.is_empty() {
             return Err(WgpuError::NoAdapter {
                 reason: "no wgpu adapter (no Vulkan, Metal or DirectX 12 driver found)".into(),
@@ -75,9 +79,9 @@ impl WgpuContext {
         ranked.sort_by_key(|(rank, _)| *rank);
         let Some((_, adapter)) = ranked.into_iter().next() else {
             let wanted = if allow_software {
-                "an adapter"
+                "adapter"
             } else {
-                "a hardware adapter"
+                "hardware adapter"
             };
             return Err(WgpuError::NoAdapter {
                 reason: format!(
