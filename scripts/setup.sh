@@ -3,11 +3,13 @@
 # Build: libhdf5-dev, libcfitsio-dev (FITS output), pkg-config, nasm (OpenH264's SIMD assembly:
 # without it the MP4 encoder builds in plain C, several times slower). Run/test: a software Vulkan
 # driver and EGL (mesa) so wgpu works without a GPU, Xvfb for the real-window test, and astropy
-# (the FITS test reads the files with it).
+# (the FITS test reads the files with it). The `mpi` feature: Open MPI and its headers, and
+# libclang for rsmpi's bindings (mpirun runs the MPI tests in CI).
 set -euo pipefail
 
 packages=(pkg-config libhdf5-dev libcfitsio-dev nasm python3-astropy mesa-vulkan-drivers libvulkan1
-          libegl1 libegl-mesa0 libgl1-mesa-dri libxkbcommon-x11-0 xvfb xauth)
+          libegl1 libegl-mesa0 libgl1-mesa-dri libxkbcommon-x11-0 xvfb xauth
+          openmpi-bin libopenmpi-dev libclang-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -38,6 +38,55 @@ pub enum BackendError {
     Wgpu(#[from] WgpuError),
 }
 
+/// Which CUDA devices a command uses (`--devices all|0,1,...`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DeviceSelection {
+    /// Device 0 only (faces without `--devices`, and the window).
+    First,
+    /// Every device the driver lists (`--devices all`, the default of commands that spread).
+    #[default]
+    All,
+    /// These ordinals, in this order, each at most once.
+    List(Vec<usize>),
+}
+
+impl DeviceSelection {
+    /// Opens the selected devices (at least one), or says which could not be opened.
+    pub fn open(&self) -> Result<Vec<Arc<GpuDevice>>, GpuError> {
+        let ordinals = match self {
+            Self::First => vec![0],
+            Self::All => (0..GpuDevice::count()?.max(1)).collect(),
+            Self::List(list) => list.clone(),
+        };
+        ordinals
+            .into_iter()
+            .map(|ordinal| GpuDevice::open(ordinal).map(Arc::new))
+            .collect()
+    }
+}
+
+impl std::str::FromStr for DeviceSelection {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("all") {
+            return Ok(Self::All);
+        }
+        let mut list = Vec::new();
+        for part in text.split(',') {
+            let ordinal: usize = part.trim().parse().map_err(|_| {
+                format!("--devices: '{part}' is not a device number (expected all or a list such as 0,1)")
+            })?;
+            if list.contains(&ordinal) {
+                return Err(format!("--devices: device {ordinal} is named twice"));
+            }
+            list.push(ordinal);
+        }
+        Ok(Self::List(list))
+    }
+}
+
 /// What the user asked for with `--backend` (or in a window). The capitalised aliases read
 /// the movie window's settings saved by sessions as `"Auto"`, `"Cpu"`, `"Cuda"` or `"Wgpu"`.
 #[derive(
@@ -115,7 +164,8 @@ impl std::fmt::Display for BackendKind {
 /// counts on it, or an open wgpu device that renders (the rest runs on the CPU). Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Backend {
-    device: Option<Arc<GpuDevice>>,
+    /// The CUDA devices in use, the first one the primary (empty: not CUDA).
+    devices: Vec<Arc<GpuDevice>>,
     wgpu: Option<WgpuContext>,
     choice: BackendChoice,
     fallback_reason: Option<String>,
@@ -128,6 +178,24 @@ impl Backend {
     /// software one, which is slower than the CPU renderer), else the CPU, with one warning log
     /// line saying which and why.
     pub fn resolve(choice: BackendChoice) -> Result<Self, BackendError> {
+        Self::resolve_on(choice, &DeviceSelection::First)
+    }
+
+    /// [`Backend::resolve`] on the CUDA devices `selection` names (`--devices`): `cuda` opens
+    /// every one of them or fails naming the one that did not open; `auto` uses those that
+    /// open, else falls back as [`Backend::resolve`] does. Work that knows how to spread over
+    /// devices uses [`Backend::devices`]; everything else runs on the first one.
+    pub fn resolve_on(
+        choice: BackendChoice,
+        selection: &DeviceSelection,
+    ) -> Result<Self, BackendError> {
+        if matches!(choice, BackendChoice::Cuda | BackendChoice::Auto) {
+            match selection.open() {
+                Ok(devices) => return Ok(Self::cuda_devices(devices, choice)),
+                Err(err) if choice == BackendChoice::Cuda => return Err(err.into()),
+                Err(_) => {}
+            }
+        }
         match choice {
             BackendChoice::Cpu => Ok(Self::cpu()),
             BackendChoice::Cuda => Ok(Self::cuda(Arc::new(GpuDevice::open(0)?), choice)),
@@ -156,7 +224,7 @@ impl Backend {
     /// The CPU back-end, as asked for.
     pub fn cpu() -> Self {
         Self {
-            device: None,
+            devices: Vec::new(),
             wgpu: None,
             choice: BackendChoice::Cpu,
             fallback_reason: None,
@@ -166,8 +234,13 @@ impl Backend {
     /// The CUDA back-end on an open `device`, resolved from `choice` (which decides whether a
     /// later failure may fall back, see [`Backend::falls_back_after`]).
     pub fn cuda(device: Arc<GpuDevice>, choice: BackendChoice) -> Self {
+        Self::cuda_devices(vec![device], choice)
+    }
+
+    /// The CUDA back-end on several open devices (the first is the primary one).
+    pub fn cuda_devices(devices: Vec<Arc<GpuDevice>>, choice: BackendChoice) -> Self {
         Self {
-            device: Some(device),
+            devices,
             wgpu: None,
             choice,
             fallback_reason: None,
@@ -178,7 +251,7 @@ impl Backend {
     /// resolved from `choice`.
     pub fn wgpu(context: WgpuContext, choice: BackendChoice) -> Self {
         Self {
-            device: None,
+            devices: Vec::new(),
             wgpu: Some(context),
             choice,
             fallback_reason: None,
@@ -187,7 +260,7 @@ impl Backend {
 
     /// Which back-end runs.
     pub fn kind(&self) -> BackendKind {
-        if self.device.is_some() {
+        if !self.devices.is_empty() {
             BackendKind::Cuda
         } else if self.wgpu.is_some() {
             BackendKind::Wgpu
@@ -201,9 +274,14 @@ impl Backend {
         self.wgpu.as_ref()
     }
 
-    /// The CUDA device, when this is the CUDA back-end.
+    /// The (first) CUDA device, when this is the CUDA back-end.
     pub fn device(&self) -> Option<&Arc<GpuDevice>> {
-        self.device.as_ref()
+        self.devices.first()
+    }
+
+    /// Every CUDA device in use, in `--devices` order (empty unless CUDA).
+    pub fn devices(&self) -> &[Arc<GpuDevice>] {
+        &self.devices
     }
 
     /// What the user asked for.
@@ -228,7 +306,7 @@ impl Backend {
     /// Switches to the CPU for good, logging `reason` once as a warning.
     pub fn fall_back(&mut self, reason: String) {
         log::warn!("{reason}; using the CPU");
-        self.device = None;
+        self.devices.clear();
         self.wgpu = None;
         self.fallback_reason = Some(reason);
     }
@@ -237,6 +315,27 @@ impl Backend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_selection_parses_all_and_lists_and_refuses_repeats_and_words() {
+        assert_eq!("all".parse::<DeviceSelection>(), Ok(DeviceSelection::All));
+        assert_eq!(
+            " 1, 0".parse::<DeviceSelection>(),
+            Ok(DeviceSelection::List(vec![1, 0]))
+        );
+        assert!(
+            "0,0"
+                .parse::<DeviceSelection>()
+                .unwrap_err()
+                .contains("twice")
+        );
+        assert!(
+            "gpu0"
+                .parse::<DeviceSelection>()
+                .unwrap_err()
+                .contains("'gpu0'")
+        );
+    }
 
     #[test]
     fn cpu_is_cpu_and_never_falls_back_from_a_device_error() {

@@ -10,6 +10,7 @@
 pub mod app;
 pub mod backend;
 pub mod cli;
+pub mod cluster;
 pub mod data;
 pub mod gpu;
 pub mod halo;

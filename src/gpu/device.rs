@@ -83,6 +83,13 @@ impl std::fmt::Debug for GpuDevice {
 }
 
 impl GpuDevice {
+    /// How many CUDA devices the driver lists (0 when there is no driver).
+    pub fn count() -> Result<usize, GpuError> {
+        cuda_available()?;
+        cudarc::driver::result::init()?;
+        Ok(CudaContext::device_count()?.max(0) as usize)
+    }
+
     /// Opens device `ordinal`, or says why it cannot.
     pub fn open(ordinal: usize) -> Result<Self, GpuError> {
         cuda_available()?;

@@ -1,0 +1,136 @@
+//! The process group a command runs in: one process (the default), or the ranks of an MPI job
+//! (`mpirun -n K haloscope …`, built with `--features mpi`). Library code that splits work over
+//! ranks takes a `&dyn Collective` and never names MPI; [`Cluster::from_environment`] picks the
+//! implementation once, in the face.
+//!
+//! Every method is collective: all ranks call it, in the same order, or the job hangs. Errors
+//! found on one rank are agreed with [`Collective::agree`] before the next collective step, so a
+//! rank that fails to read its share ends every rank with the error (see `any_failed`).
+
+#[cfg(feature = "mpi")]
+mod mpi_ranks;
+mod solo;
+
+#[cfg(feature = "mpi")]
+pub use mpi_ranks::MpiRanks;
+pub use solo::Solo;
+
+/// Collective operations over the ranks of a job (one rank when not under MPI).
+pub trait Collective {
+    /// This process's rank, 0-based.
+    fn rank(&self) -> usize;
+    /// How many ranks take part.
+    fn size(&self) -> usize;
+    /// Ranks that share this rank's host (for picking this rank's GPUs).
+    fn local_size(&self) -> usize;
+    /// This rank's index among the ranks of its host.
+    fn local_rank(&self) -> usize;
+    /// Waits for every rank.
+    fn barrier(&self);
+    /// Element-wise sum over ranks, in place (exact: integers).
+    fn sum_i64(&self, values: &mut [i64]);
+    /// Element-wise sum over ranks, in place (exact: integers).
+    fn sum_u64(&self, values: &mut [u64]);
+    /// Element-wise minimum over ranks, in place.
+    fn min_f64(&self, values: &mut [f64]);
+    /// Element-wise maximum over ranks, in place.
+    fn max_f64(&self, values: &mut [f64]);
+    /// Every rank's bytes, in rank order, on every rank.
+    fn all_gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>>;
+    /// Every rank's bytes, in rank order, on `root` only (an empty list elsewhere).
+    fn gather_bytes(&self, root: usize, mine: &[u8]) -> Vec<Vec<u8>>;
+    /// `root`'s bytes on every rank (`bytes` is replaced on the others).
+    fn broadcast_bytes(&self, root: usize, bytes: &mut Vec<u8>);
+    /// Rank r's `outgoing[d]` becomes rank d's `incoming[r]`: the all-to-all exchange of
+    /// variable-length byte messages (`outgoing.len()` must equal `size()`).
+    fn all_to_all_bytes(&self, outgoing: &[Vec<u8>]) -> Vec<Vec<u8>>;
+
+    /// Whether any rank reports `failed`: every rank gets the same answer, so all of them stop
+    /// together when one cannot go on (a rank that could not read its share).
+    fn any_failed(&self, failed: bool) -> bool {
+        let mut flag = [u64::from(failed)];
+        self.sum_u64(&mut flag);
+        flag[0] > 0
+    }
+
+    /// Whether this rank writes the job's outputs (PNG, catalogues, JSON): rank 0.
+    fn is_root(&self) -> bool {
+        self.rank() == 0
+    }
+}
+
+/// The process group of this command, chosen once from the environment.
+pub enum Cluster {
+    /// One process.
+    Solo(Solo),
+    /// The ranks of an MPI job.
+    #[cfg(feature = "mpi")]
+    Mpi(MpiRanks),
+}
+
+impl Cluster {
+    /// MPI ranks when the process was started by an MPI launcher (its environment names a
+    /// world size) and the build has the `mpi` feature; one process otherwise. Without the
+    /// feature, a process that an MPI launcher started is refused rather than run K times over.
+    pub fn from_environment() -> Result<Self, ClusterError> {
+        let launched = launched_by_mpi();
+        #[cfg(feature = "mpi")]
+        if launched {
+            return MpiRanks::initialize().map(Self::Mpi);
+        }
+        if launched {
+            return Err(ClusterError::NoMpiFeature);
+        }
+        Ok(Self::Solo(Solo))
+    }
+
+    /// The collective operations of this group.
+    pub fn collective(&self) -> &dyn Collective {
+        match self {
+            Self::Solo(solo) => solo,
+            #[cfg(feature = "mpi")]
+            Self::Mpi(ranks) => ranks,
+        }
+    }
+}
+
+/// Whether an MPI launcher (Open MPI, MPICH/Hydra, PMIx, Slurm's srun with PMI) started this
+/// process as one of several ranks.
+fn launched_by_mpi() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .any(|size| size.trim().parse::<u64>().is_ok_and(|n| n > 1))
+}
+
+/// Why the process group could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// Started by mpirun with more than one rank, but built without MPI.
+    #[error(
+        "started by an MPI launcher with several ranks, but this haloscope was built without \
+         MPI: rebuild with `cargo build --release --features mpi`"
+    )]
+    NoMpiFeature,
+    /// MPI_Init failed or was called twice.
+    #[error("MPI could not be initialised (MPI_Init failed or ran already)")]
+    MpiInit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solo_is_one_root_rank_and_collectives_are_identities() {
+        let solo = Solo;
+        assert_eq!((solo.rank(), solo.size(), solo.is_root()), (0, 1, true));
+        let mut v = [3_i64, -4];
+        solo.sum_i64(&mut v);
+        assert_eq!(v, [3, -4]);
+        assert_eq!(solo.all_gather_bytes(b"ab"), vec![b"ab".to_vec()]);
+        assert_eq!(solo.all_to_all_bytes(&[b"x".to_vec()]), vec![b"x".to_vec()]);
+        assert!(solo.any_failed(true));
+        assert!(!solo.any_failed(false));
+    }
+}
