@@ -11,6 +11,7 @@ pub mod movie_preset;
 pub mod progress_bar;
 pub mod region_args;
 pub mod render;
+pub mod render_ranks;
 pub mod style_args;
 pub mod twopoint;
 
@@ -58,7 +59,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => crate::app::run(cli.files),
         Some(Command::Info(args)) => info::run(args),
-        Some(Command::Render(args)) => render::run(args),
+        Some(Command::Render(args)) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            match cluster.collective() {
+                group if group.size() > 1 => render_ranks::run(args, group),
+                _ => render::run(args),
+            }
+        }
         Some(Command::Fof(args)) => fof::run(args),
         Some(Command::Twopoint(args)) => twopoint::run(args),
         Some(Command::Movie(args)) => movie::run(args),
