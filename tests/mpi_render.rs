@@ -31,6 +31,8 @@ fn assert_ranks_match_one_process(file: &Path, options: &[&str]) {
             format!("{name}.png"),
             "--tau-out".to_owned(),
             format!("{name}.npy"),
+            "--fits-out".to_owned(),
+            format!("{name}.fits"),
         ];
         args.extend(options.iter().map(|s| (*s).to_owned()));
         args
@@ -43,6 +45,7 @@ fn assert_ranks_match_one_process(file: &Path, options: &[&str]) {
     );
     let png = std::fs::read(dir.path().join("one.png")).expect("one.png");
     let tau = std::fs::read(dir.path().join("one.npy")).expect("one.npy");
+    let fits = std::fs::read(dir.path().join("one.fits")).expect("one.fits");
     for ranks in 1..=4 {
         let name = format!("k{ranks}");
         let out = mpirun(&haloscope_bin(), ranks, &refs(&args(&name)), dir.path());
@@ -67,7 +70,18 @@ fn assert_ranks_match_one_process(file: &Path, options: &[&str]) {
 #[test]
 fn test4_dark_matter_with_knn_smoothing_matches_one_process() {
     let file = shared_data("snapshots/test4.tbin");
-    assert_ranks_match_one_process(&file, &["--width", "160", "--height", "120"]);
+    // 40000 particles: two chunks of the splatter, so a chunk boundary falls inside a share.
+    let options = [
+        "--width",
+        "160",
+        "--height",
+        "120",
+        "--knn",
+        "8",
+        "--max-particles",
+        "40000",
+    ];
+    assert_ranks_match_one_process(&file, &options);
 }
 
 #[test]
@@ -86,6 +100,10 @@ fn gadget_gas_and_dark_in_colour_match_one_process() {
         "--color",
         "gas=InternalEnergy",
         "--log-color=gas",
+        "--knn",
+        "8",
+        "--max-particles",
+        "30000",
     ];
     assert_ranks_match_one_process(&file, &options);
 }
@@ -167,4 +185,21 @@ fn a_rank_that_cannot_read_its_share_ends_every_rank_with_one_error() {
         );
         assert!(!dir.path().join("x.png").exists(), "no PNG after a failure");
     }
+}
+
+#[test]
+fn movie_under_several_ranks_is_refused_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/paths/demo-flythrough.toml");
+    let path = path.to_str().expect("UTF-8 path");
+    let args = ["movie", "--demo", "100", "--path", path, "--out", "frames"];
+    let out = mpirun(&haloscope_bin(), 2, &args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("error: ").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("movie does not run under several MPI ranks"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("frames").exists());
 }

@@ -68,7 +68,18 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Fof(args)) => fof::run(args),
         Some(Command::Twopoint(args)) => twopoint::run(args),
-        Some(Command::Movie(args)) => movie::run(args),
+        Some(Command::Movie(args)) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            let group = cluster.collective();
+            if group.size() > 1 {
+                let refusal: anyhow::Result<()> = Err(anyhow::anyhow!(
+                    "movie does not run under several MPI ranks yet: run it as one process, or \
+                     render frames with `mpirun -n K haloscope render`"
+                ));
+                return Ok(crate::cluster::agree(group, refusal)?);
+            }
+            movie::run(args)
+        }
         Some(Command::Bench(command)) => bench::run(command),
         Some(Command::ClusterCheck) => {
             let cluster = crate::cluster::Cluster::from_environment()?;
