@@ -56,6 +56,11 @@ fn assert_ranks_match_one_process(file: &Path, options: &[&str]) {
         );
         let got_png = std::fs::read(dir.path().join(format!("{name}.png"))).expect("png");
         let got_tau = std::fs::read(dir.path().join(format!("{name}.npy"))).expect("npy");
+        let got_fits = std::fs::read(dir.path().join(format!("{name}.fits"))).expect("fits");
+        assert!(
+            got_fits == fits,
+            "{file} {options:?}: FITS of {ranks} ranks differs"
+        );
         assert!(
             got_tau == tau,
             "{file} {options:?}: τ of {ranks} ranks differs"
