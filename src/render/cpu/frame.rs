@@ -373,3 +373,19 @@ impl CpuRenderer {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::push_subset_chunks;
+
+    #[test]
+    fn subset_chunks_break_where_the_whole_species_chunks_break() {
+        let mut plan = Vec::new();
+        // Whole chunks of 4: [0, 4), [4, 8), [8, 12); the subset skips 5..7 and 8..10.
+        push_subset_chunks(&mut plan, 2, &[1, 2, 3, 4, 7, 10, 11], 4);
+        assert_eq!(plan, vec![(2, 0, 3), (2, 3, 5), (2, 5, 7)]);
+        plan.clear();
+        push_subset_chunks(&mut plan, 0, &[], 4);
+        assert!(plan.is_empty());
+    }
+}
