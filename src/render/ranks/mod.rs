@@ -26,6 +26,7 @@ use crate::render::{
     TauBuffer,
 };
 use global::f32_at;
+use rayon::prelude::*;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -35,6 +36,15 @@ const INTENSITY: &str = "rank-exchange intensity";
 const COLOUR: &str = "rank-exchange colour";
 /// Bytes of one exchanged particle: index u64, position 3×f32, h, intensity, colour f32.
 const RECORD: usize = 8 + 12 + 4 + 4 + 4;
+
+/// Particles projected per task.
+const PROJECT_BLOCK: usize = 1 << 14;
+
+/// One task's projected particles: class counts and the records for each rank.
+struct Block {
+    counts: ClassCounts,
+    sections: Vec<Vec<u8>>,
+}
 
 /// The image rows rank `rank` of `ranks` owns.
 pub fn band_rows(height: u32, rank: usize, ranks: usize) -> Range<u32> {
@@ -100,16 +110,15 @@ pub fn render_ranks(
             brightness: r.style.brightness * global_brightness,
             size_factor: r.style.size_factor,
         };
-        let mut sections: Vec<Vec<u8>> = vec![Vec::new(); k];
         let first = share.first[index];
         particles += r.species.len() as u64;
-        for (i, &pos) in r.species.positions.iter().enumerate() {
+        let project = |i: usize, pos: [f32; 3], out: &mut Block| {
             let intensity = r.intensity.as_ref().map_or(0.0, |(_, v)| v.get(i));
             let colour = r.colour.as_ref().map_or(0.0, |(_, v, _)| v.get(i));
             let p = project_particle(&view, &params, pos, r.smoothing[i], intensity, colour);
-            counts.add(p.class);
+            out.counts.add(p.class);
             if p.class == ParticleClass::Inactive {
-                continue;
+                return;
             }
             // Rows the footprint may touch, widened by a pixel each way: a particle sent to
             // a band it misses only draws outside that band, which is thrown away.
@@ -117,17 +126,41 @@ pub fn render_ranks(
             let lo = (f64::from(s.y_px) - f64::from(s.cut_px) - 2.0).floor();
             let hi = (f64::from(s.y_px) + f64::from(s.cut_px) + 2.0).ceil();
             if !(lo.is_finite() && hi.is_finite()) {
-                continue;
+                return;
             }
             for (d, band) in bands.iter().enumerate() {
                 if f64::from(band.start) <= hi && lo < f64::from(band.end) && !band.is_empty() {
-                    let out = &mut sections[d];
-                    out.extend((first + i as u64).to_le_bytes());
-                    pos.iter().for_each(|v| out.extend(v.to_le_bytes()));
-                    out.extend(raw_h[i].to_le_bytes());
-                    out.extend(intensity.to_le_bytes());
-                    out.extend(colour.to_le_bytes());
+                    let section = &mut out.sections[d];
+                    section.extend((first + i as u64).to_le_bytes());
+                    pos.iter().for_each(|v| section.extend(v.to_le_bytes()));
+                    section.extend(raw_h[i].to_le_bytes());
+                    section.extend(intensity.to_le_bytes());
+                    section.extend(colour.to_le_bytes());
                 }
+            }
+        };
+        // Blocks on threads, joined in block order: each section stays in index order.
+        let blocks: Vec<Block> = r
+            .species
+            .positions
+            .par_chunks(PROJECT_BLOCK)
+            .enumerate()
+            .map(|(b, positions)| {
+                let mut out = Block {
+                    counts: ClassCounts::default(),
+                    sections: vec![Vec::new(); k],
+                };
+                for (j, &pos) in positions.iter().enumerate() {
+                    project(b * PROJECT_BLOCK + j, pos, &mut out);
+                }
+                out
+            })
+            .collect();
+        let mut sections: Vec<Vec<u8>> = vec![Vec::new(); k];
+        for block in blocks {
+            counts = counts.merged(block.counts);
+            for (section, part) in sections.iter_mut().zip(block.sections) {
+                section.extend(part);
             }
         }
         for (message, section) in outgoing.iter_mut().zip(sections) {
