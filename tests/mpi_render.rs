@@ -8,6 +8,7 @@ mod mpi_common;
 
 use common::{haloscope_bin, shared_data};
 use haloscope::data::demo::demo_snapshot;
+use haloscope::data::gadget_hdf5;
 use haloscope::data::tipsy::{self, TipsyWriteOptions};
 use mpi_common::{mpirun, solo};
 use std::path::Path;
@@ -190,6 +191,31 @@ fn a_rank_that_cannot_read_its_share_ends_every_rank_with_one_error() {
         );
         assert!(!dir.path().join("x.png").exists(), "no PNG after a failure");
     }
+}
+
+#[test]
+fn a_bad_position_in_the_second_half_of_a_gadget_file_ends_every_rank() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut snapshot = demo_snapshot(3000, 4);
+    let species = &mut snapshot.species[0];
+    let last = species.positions.len() - 1;
+    species.positions[last][1] = f32::INFINITY;
+    let kind = species.kind.name();
+    gadget_hdf5::write(&dir.path().join("bad.hdf5"), &snapshot, &Default::default())
+        .expect("written");
+    let args = ["render", "bad.hdf5", "--backend", "cpu", "--out", "x.png"];
+    let out = mpirun(&haloscope_bin(), 2, &args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("error: ").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("rank 1 of 2")
+            && stderr.contains(&format!(
+                "{kind} particle {last}: position is NaN or infinite"
+            )),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("x.png").exists(), "no PNG after a failure");
 }
 
 #[test]
