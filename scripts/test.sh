@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Sets up what is missing, then runs the whole test suite (GPU tests are #[ignore]d; run them on
-# a CUDA machine with `cargo test --release -- --ignored`).
+# a CUDA machine with `cargo test --release -- --ignored`), then the MPI tests: the build with
+# `--features mpi`, its tests/mpi_*.rs run the binary under `mpirun -n 1..4`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec cargo test --all-targets "$@"
+cargo test --all-targets "$@"
+mpi_tests=()
+for test in tests/mpi_*.rs; do
+    mpi_tests+=(--test "$(basename "$test" .rs)")
+done
+exec cargo test --features mpi "${mpi_tests[@]}" "$@"

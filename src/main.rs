@@ -34,7 +34,13 @@ fn main() -> ExitCode {
     match haloscope::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // Under MPI every rank fails with the same agreed error; rank 0 alone prints it.
+            let quiet = err
+                .downcast_ref::<haloscope::cluster::Agreed>()
+                .is_some_and(|agreed| agreed.quiet);
+            if !quiet {
+                eprintln!("error: {err:#}");
+            }
             ExitCode::FAILURE
         }
     }

@@ -1,6 +1,7 @@
 //! Headless subcommands. Thin: each parses its arguments, calls the library and reports.
 
 pub mod bench;
+pub mod cluster_check;
 pub mod fof;
 pub mod info;
 pub mod info_catalogue;
@@ -10,6 +11,7 @@ pub mod movie_preset;
 pub mod progress_bar;
 pub mod region_args;
 pub mod render;
+pub mod render_ranks;
 pub mod style_args;
 pub mod twopoint;
 
@@ -47,6 +49,9 @@ pub enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Checks every collective of the process group (`mpirun -n K haloscope cluster-check`).
+    #[command(hide = true)]
+    ClusterCheck,
 }
 
 /// Runs the command line.
@@ -54,11 +59,32 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => crate::app::run(cli.files),
         Some(Command::Info(args)) => info::run(args),
-        Some(Command::Render(args)) => render::run(args),
+        Some(Command::Render(args)) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            match cluster.collective() {
+                group if group.size() > 1 => render_ranks::run(args, group),
+                _ => render::run(args),
+            }
+        }
         Some(Command::Fof(args)) => fof::run(args),
         Some(Command::Twopoint(args)) => twopoint::run(args),
-        Some(Command::Movie(args)) => movie::run(args),
+        Some(Command::Movie(args)) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            let group = cluster.collective();
+            if group.size() > 1 {
+                let refusal: anyhow::Result<()> = Err(anyhow::anyhow!(
+                    "movie does not run under several MPI ranks yet: run it as one process, or \
+                     render frames with `mpirun -n K haloscope render`"
+                ));
+                return Ok(crate::cluster::agree(group, refusal)?);
+            }
+            movie::run(args)
+        }
         Some(Command::Bench(command)) => bench::run(command),
+        Some(Command::ClusterCheck) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            cluster_check::run(cluster.collective())
+        }
     }
 }
 

@@ -144,7 +144,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let load_seconds = start.elapsed().as_secs_f64();
     args.style.apply_box(&mut snapshot);
     let context = || file.display().to_string();
-    let settings = settings_from_args(&args, &snapshot).with_context(context)?;
+    let settings = settings_from_args(&args, &snapshot, None).with_context(context)?;
     // Settings first, so that a bad setting is the only message the user sees.
     validate_settings(&snapshot, &settings).with_context(context)?;
     let backend = Backend::resolve(args.backend)
@@ -271,11 +271,16 @@ fn parse_vector(option: &str, text: &str) -> anyhow::Result<[f64; 3]> {
     Ok([parse(x)?, parse(y)?, parse(z)?])
 }
 
-/// Builds the render settings from the command line and the loaded data.
-fn settings_from_args(args: &RenderArgs, snapshot: &Snapshot) -> anyhow::Result<RenderSettings> {
+/// Builds the render settings from the command line and the loaded data (`framing`: the
+/// default camera when given, else one framing `snapshot`'s drawn particles).
+pub(super) fn settings_from_args(
+    args: &RenderArgs,
+    snapshot: &Snapshot,
+    framing: Option<crate::render::Camera>,
+) -> anyhow::Result<RenderSettings> {
     let mut settings = args
         .style
-        .render_settings(snapshot, args.width, args.height, None)?;
+        .render_settings(snapshot, args.width, args.height, framing)?;
     let camera = &mut settings.camera;
     if let Some(text) = &args.view.camera {
         camera.position = parse_vector("camera", text)?;

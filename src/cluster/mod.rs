@@ -7,9 +7,12 @@
 //! found on one rank are agreed with [`Collective::agree`] before the next collective step, so a
 //! rank that fails to read its share ends every rank with the error (see `any_failed`).
 
+mod agree;
 #[cfg(feature = "mpi")]
 mod mpi_ranks;
 mod solo;
+
+pub use agree::{Agreed, agree};
 
 #[cfg(feature = "mpi")]
 pub use mpi_ranks::MpiRanks;

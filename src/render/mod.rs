@@ -22,6 +22,7 @@ pub mod options;
 pub mod palette;
 pub mod png;
 pub mod project;
+pub mod ranks;
 pub mod renderer;
 pub mod resolve;
 pub mod smoothing;

@@ -144,6 +144,25 @@ fn project_chunk(
     counts
 }
 
+/// Chunks of a subset of species `species` whose particles have the whole-species indices
+/// `index` (increasing): a new chunk wherever the whole species' chunk of `chunk` particles
+/// changes.
+fn push_subset_chunks(
+    plan: &mut Vec<(usize, usize, usize)>,
+    species: usize,
+    index: &[u64],
+    chunk: usize,
+) {
+    let chunk = chunk.max(1) as u64;
+    let mut first = 0;
+    for i in 1..=index.len() {
+        if i == index.len() || index[i] / chunk != index[first] / chunk {
+            plan.push((species, first, i));
+            first = i;
+        }
+    }
+}
+
 impl CpuRenderer {
     /// Empty buffers; they grow on first use.
     pub fn new() -> Self {
@@ -191,6 +210,33 @@ impl CpuRenderer {
         progress: &Progress,
         tau: &mut TauBuffer,
     ) -> Result<RenderStats, RenderError> {
+        self.render_chunked(snapshot, None, settings, progress, tau)
+    }
+
+    /// [`CpuRenderer::render_into`] for a subset of a larger snapshot: `global[s][i]` is the
+    /// index, in the whole species `s` of `settings.species`, of particle `i` of `snapshot`'s
+    /// species (increasing). Chunks break where the whole snapshot's chunks break, so every
+    /// pixel sums the subset's contributions in the order one process sums them: the pixels
+    /// that only subset particles touch get the whole render's bits (the MPI ranks' row bands).
+    pub fn render_subset_into(
+        &mut self,
+        snapshot: &Snapshot,
+        global: &[Vec<u64>],
+        settings: &RenderSettings,
+        progress: &Progress,
+        tau: &mut TauBuffer,
+    ) -> Result<RenderStats, RenderError> {
+        self.render_chunked(snapshot, Some(global), settings, progress, tau)
+    }
+
+    fn render_chunked(
+        &mut self,
+        snapshot: &Snapshot,
+        global: Option<&[Vec<u64>]>,
+        settings: &RenderSettings,
+        progress: &Progress,
+        tau: &mut TauBuffer,
+    ) -> Result<RenderStats, RenderError> {
         let start = Instant::now();
         let mut timings = Vec::new();
         let mut stage_start = Instant::now();
@@ -231,9 +277,14 @@ impl CpuRenderer {
         self.chunk_plan.clear();
         for (species, r) in resolved.iter().enumerate() {
             let n = r.species.len();
-            for first in (0..n).step_by(chunk) {
-                self.chunk_plan
-                    .push((species, first, (first + chunk).min(n)));
+            match global.and_then(|g| g.get(species)) {
+                Some(index) => push_subset_chunks(&mut self.chunk_plan, species, index, chunk),
+                None => {
+                    for first in (0..n).step_by(chunk) {
+                        self.chunk_plan
+                            .push((species, first, (first + chunk).min(n)));
+                    }
+                }
             }
         }
         let sources: Vec<SpeciesSource<'_>> = resolved
@@ -320,5 +371,21 @@ impl CpuRenderer {
             timings,
             seconds: start.elapsed().as_secs_f64(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_subset_chunks;
+
+    #[test]
+    fn subset_chunks_break_where_the_whole_species_chunks_break() {
+        let mut plan = Vec::new();
+        // Whole chunks of 4: [0, 4), [4, 8), [8, 12); the subset skips 5..7 and 8..10.
+        push_subset_chunks(&mut plan, 2, &[1, 2, 3, 4, 7, 10, 11], 4);
+        assert_eq!(plan, vec![(2, 0, 3), (2, 3, 5), (2, 5, 7)]);
+        plan.clear();
+        push_subset_chunks(&mut plan, 0, &[], 4);
+        assert!(plan.is_empty());
     }
 }

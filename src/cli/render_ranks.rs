@@ -1,0 +1,231 @@
+//! `mpirun -n K haloscope render …`: the same options and outputs as one process, from K
+//! ranks that each read only their share of the file (DESIGN: the MPI ranks). Every step that
+//! can fail on one rank is agreed ([`agree`]) before the next collective call, so a failing
+//! rank ends the job with its error and exit code 1 on every rank; rank 0 writes the outputs.
+
+use super::render::{RenderArgs, settings_from_args};
+use crate::backend::BackendChoice;
+use crate::cluster::{Collective, agree};
+use crate::data::share::{Share, read_share};
+use crate::data::{LoadOptions, Snapshot, Species};
+use crate::jobs::Progress;
+use crate::output::{self, OutputPlan};
+use crate::render::ranks::{global, render_ranks};
+use crate::render::resolve::validate_settings;
+use crate::render::smoothing::DEFAULT_KNN;
+use crate::render::{Bounds, Camera, RenderError, fits, npy, png};
+use anyhow::bail;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Runs `haloscope render` as one rank of `group` (more than one rank).
+pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let (file, out) = agree(group, preflight(&args))?;
+    let options = LoadOptions {
+        max_particles: args.max_particles,
+    };
+    let progress = Progress::none();
+    let read = read_share(&file, &options, &progress, group.rank(), group.size());
+    let mut share = agree(group, read)?;
+    args.style.apply_box(&mut share.snapshot);
+    let load_seconds = start.elapsed().as_secs_f64();
+
+    // What one process decides from the whole snapshot: the species drawn and the framing.
+    let proxy = presence(&share);
+    let kinds = agree(group, args.style.species_kinds(&proxy))?;
+    let camera = whole_bounds(group, &share.snapshot, &kinds).map_or_else(
+        || Camera::look_at([0.0, 0.0, 1.0], [0.0; 3], [0.0, 1.0, 0.0], 45.0),
+        |bounds| Camera::frame_all(&bounds, args.width, args.height),
+    );
+    let mut settings = agree(group, settings_from_args(&args, &proxy, Some(camera)))?;
+    agree(group, check_knn_over_whole(&share, &settings))?;
+    let smoothed = global::agree_smoothing(group, &mut share, &settings, &progress);
+    agree(group, smoothed)?;
+    agree(group, validate_settings(&share.snapshot, &settings))?;
+    global::agree_ranges(group, &share.snapshot, &mut settings);
+
+    let rendered = render_ranks(group, &share, &settings, &progress);
+    let output = agree(group, rendered)?;
+    let written = match &output {
+        Some(output) => write_outputs(&args, &share.snapshot, &settings, output, &out),
+        None => Ok(()),
+    };
+    agree(group, written)?;
+    let Some(output) = output else {
+        return Ok(());
+    };
+    let stats = &output.stats;
+    let seconds = start.elapsed().as_secs_f64();
+    if args.json {
+        let mut stages = serde_json::Map::new();
+        stages.insert("load".into(), load_seconds.into());
+        for stage in &stats.timings {
+            stages.insert(stage.stage.into(), stage.seconds.into());
+        }
+        let report = serde_json::json!({
+            "backend": "cpu",
+            "ranks": group.size(),
+            "file": super::json_path(&file),
+            "out": super::json_path(&out),
+            "width": settings.width,
+            "height": settings.height,
+            "species": settings.species.iter().map(|s| s.kind.name()).collect::<Vec<_>>(),
+            "particles": stats.particles,
+            "active": stats.counts.active(),
+            "inactive": stats.counts.inactive,
+            "small": stats.counts.small,
+            "medium": stats.counts.medium,
+            "large": stats.counts.large,
+            "brightness": stats.brightness,
+            "brightness_mode": if stats.auto_exposure { "auto" } else { "explicit" },
+            "camera": settings.camera,
+            "seconds": seconds,
+            "stages": stages,
+        });
+        println!("{report}");
+    } else {
+        eprintln!(
+            "rendered {} particles ({} active) at {}x{} on {} MPI ranks (CPU), brightness {}, \
+             in {seconds:.3} s -> {}",
+            stats.particles,
+            stats.counts.active(),
+            settings.width,
+            settings.height,
+            group.size(),
+            stats.brightness,
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// The checks one process makes before reading, plus what the ranks do not support yet.
+fn preflight(args: &RenderArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
+    if args.list_palettes {
+        bail!("--list-palettes needs no MPI ranks: run it without mpirun");
+    }
+    let (Some(file), Some(out)) = (args.file.clone(), args.out.clone()) else {
+        bail!("render needs FILE and --out");
+    };
+    if matches!(args.backend, BackendChoice::Cuda | BackendChoice::Wgpu) {
+        bail!(
+            "--backend {}: under MPI ranks only the CPU renders for now (its sort-first \
+             exchange is bit-identical to one process); use --backend cpu or auto",
+            args.backend.name()
+        );
+    }
+    if args.region.region.is_some() {
+        bail!("--region: not supported under MPI ranks yet; run it as one process");
+    }
+    let mut plan = OutputPlan::new();
+    plan.input("FILE", &file)?;
+    plan.output("--out", &out)?;
+    plan.maybe_output("--tau-out", args.tau_out.as_deref())?;
+    if args.width == 0 || args.height == 0 {
+        bail!(
+            "{}: image size {}x{} must be at least 1x1",
+            out.display(),
+            args.width,
+            args.height
+        );
+    }
+    output::check_writable(&out)?;
+    for extra in [&args.tau_out, &args.fits_out].into_iter().flatten() {
+        output::check_writable(extra)?;
+    }
+    Ok((file, out))
+}
+
+/// A stand-in for the whole snapshot where only presence matters (the default species): one
+/// particle per species that has any on any rank, and the share's smoothing-length columns.
+fn presence(share: &Share) -> Snapshot {
+    let species = share
+        .snapshot
+        .species
+        .iter()
+        .zip(&share.totals)
+        .map(|(s, &total)| Species {
+            positions: if total > 0 {
+                vec![[0.0; 3]]
+            } else {
+                Vec::new()
+            },
+            smoothing_lengths: s.smoothing_lengths.as_ref().map(|_| vec![1.0]),
+            ..Species::empty(s.kind)
+        })
+        .collect();
+    Snapshot {
+        header: share.snapshot.header.clone(),
+        species,
+        source: share.snapshot.source.clone(),
+    }
+}
+
+/// The bounds of the drawn species over every rank (min and max reduce exactly).
+fn whole_bounds(
+    group: &dyn Collective,
+    snapshot: &Snapshot,
+    kinds: &[crate::data::SpeciesKind],
+) -> Option<Bounds> {
+    let local = Bounds::of_snapshot(snapshot, kinds);
+    let mut min = local.map_or([f64::INFINITY; 3], |b| b.min).to_vec();
+    let mut max = local.map_or([f64::NEG_INFINITY; 3], |b| b.max).to_vec();
+    group.min_f64(&mut min);
+    group.max_f64(&mut max);
+    (min[0] <= max[0]).then(|| Bounds {
+        min: [min[0], min[1], min[2]],
+        max: [max[0], max[1], max[2]],
+    })
+}
+
+/// One process's `--knn` check, on the whole species' count rather than the share's.
+fn check_knn_over_whole(
+    share: &Share,
+    settings: &crate::render::RenderSettings,
+) -> Result<(), RenderError> {
+    let k = settings.knn;
+    for style in &settings.species {
+        let Some(i) = share
+            .snapshot
+            .species
+            .iter()
+            .position(|s| s.kind == style.kind)
+        else {
+            continue;
+        };
+        let (species, n) = (&share.snapshot.species[i], share.totals[i]);
+        if species.smoothing_lengths.is_none() && n > 0 && k > DEFAULT_KNN && k as u64 >= n {
+            return Err(RenderError::setting(format!(
+                "--knn {k}: species {} has only {n} particles (k must be below the particle count)",
+                species.kind.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Rank 0's outputs: the PNG, and τ as .npy and FITS where asked for.
+fn write_outputs(
+    args: &RenderArgs,
+    snapshot: &Snapshot,
+    settings: &crate::render::RenderSettings,
+    output: &crate::render::RenderOutput,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    png::save_png(out, &output.image(&settings.tone))?;
+    if let Some(tau_path) = &args.tau_out {
+        npy::write_tau_npy(tau_path, &output.tau)?;
+    }
+    if let Some(fits_path) = &args.fits_out {
+        let facts = fits::RenderFacts {
+            header: &snapshot.header,
+            source: &snapshot.source,
+            settings,
+            stats: &output.stats,
+            backend: "cpu",
+        };
+        fits::write_render_fits(fits_path, output, &facts)?;
+    }
+    Ok(())
+}
