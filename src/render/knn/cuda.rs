@@ -7,7 +7,8 @@ use super::CUDA_MAX_K;
 use crate::gpu::{self, GpuDevice, GpuError, upload_pinned};
 use crate::jobs::Progress;
 use crate::render::RenderError;
-use crate::render::smoothing::build_grid;
+use crate::render::smoothing::check_arguments;
+use crate::render::smoothing::grid::{Grid, finite_bounds};
 use cudarc::driver::DeviceRepr;
 
 const SOURCE: &str = include_str!("../../../kernels/knn.cu");
@@ -58,7 +59,9 @@ pub fn knn_smoothing_lengths_cuda(
             "--knn {k}: the CUDA kNN holds at most {CUDA_MAX_K} neighbours"
         )));
     }
-    let (grid, k) = build_grid(positions, k, box_size)?;
+    let (lo, hi, n_valid) = finite_bounds(positions);
+    let k = check_arguments(k, box_size, n_valid)?;
+    let grid = Grid::build(positions, box_size, (lo, hi), n_valid, k);
     let m = grid.members.len();
     let Ok(m32) = u32::try_from(m) else {
         return Err(RenderError::setting(format!(
@@ -66,13 +69,13 @@ pub fn knn_smoothing_lengths_cuda(
             u32::MAX
         )));
     };
-    let axis = |a: usize| i32::try_from(grid.n[a]).unwrap_or(i32::MAX);
+    let axis = |a: usize| i32::try_from(grid.shape.n[a]).unwrap_or(i32::MAX);
     let params = KnnGridC {
         n: [axis(0), axis(1), axis(2)],
-        periodic: i32::from(grid.box_size.is_some()),
-        cell: grid.cell,
-        origin: grid.origin,
-        side: grid.box_size.unwrap_or(1.0),
+        periodic: i32::from(grid.frame.box_size.is_some()),
+        cell: grid.shape.cell,
+        origin: grid.frame.origin,
+        side: grid.frame.box_size.unwrap_or(1.0),
     };
     let module = device.module("knn.cu", &format!("#define KNN_MAX {CUDA_MAX_K}\n{SOURCE}"))?;
     let function = module
