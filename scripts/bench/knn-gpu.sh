@@ -16,9 +16,9 @@ nproc
 run() { # NAME TIMEOUT BINARY ARGS...
     local name=$1 limit=$2; shift 2
     echo "=== $name"
-    timeout "$limit" "$@" 2>&1 | tee "$out/$name.log" | grep -E "CUDA|stages|test result|panicked|FAILED|error" 
+    timeout "$limit" "$@" 2>&1 | tee "$out/$name.log" | grep -E "CUDA|stages|test result|panicked|FAILED|error"
 }
-run new-tests 90 "$dir/bin/knn_cuda" --ignored --nocapture --test-threads=1 equals
-run smoothing 30 "$dir/bin/render_smoothing"
+run new-tests 70 "$dir/bin/knn_cuda" --ignored --nocapture --test-threads=1 equals
 run new-bench 70 "$dir/bin/knn_cuda" --ignored --nocapture times
 run base-bench 70 "$dir/bin/knn_cuda_base" --ignored --nocapture times
+run smoothing 15 "$dir/bin/render_smoothing"
