@@ -1,6 +1,7 @@
 //! The CUDA kNN smoothing lengths against the CPU reference (src/render/smoothing.rs): equal
-//! bit for bit (tolerance 0: the same grid, search and f64 arithmetic), on the shared dark and
-//! star snapshots and on a clustered synthetic set, with the timings printed. Ignored here (no
+//! bit for bit (tolerance 0: the same exact search in the same f64 arithmetic, whatever grid
+//! each side builds), on the shared dark and star snapshots and on clustered synthetic sets
+//! (with grids of several cell sizes), with the timings and stages printed. Ignored here (no
 //! GPU); run on the GPU machine with `--ignored --nocapture`. Fails loudly without a device.
 
 mod common;
@@ -8,7 +9,9 @@ mod common;
 use haloscope::data::{LoadOptions, SpeciesKind, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::jobs::Progress;
-use haloscope::render::knn::cuda::knn_smoothing_lengths_cuda;
+use haloscope::render::knn::cuda::{
+    GPU_VISIT_COST, knn_smoothing_lengths_cuda, knn_smoothing_lengths_cuda_timed,
+};
 use haloscope::render::smoothing::knn_smoothing_lengths;
 use haloscope::render::synthetic::clustered_snapshot;
 use std::time::Instant;
@@ -21,6 +24,19 @@ fn check(device: &GpuDevice, name: &str, positions: &[[f32; 3]], k: usize, side:
     let start = Instant::now();
     let want = knn_smoothing_lengths(positions, k, side, &Progress::none()).expect("cpu");
     let cpu = start.elapsed().as_secs_f64();
+    compare(device, name, positions, k, side, &want, cpu);
+}
+
+/// Runs the CUDA search and asserts every length equals `want` bit for bit.
+fn compare(
+    device: &GpuDevice,
+    name: &str,
+    positions: &[[f32; 3]],
+    k: usize,
+    side: Option<f64>,
+    want: &[f32],
+    cpu: f64,
+) {
     let start = Instant::now();
     let got =
         knn_smoothing_lengths_cuda(device, positions, k, side, &Progress::none()).expect("cuda");
@@ -32,7 +48,7 @@ fn check(device: &GpuDevice, name: &str, positions: &[[f32; 3]], k: usize, side:
     assert_eq!(got.len(), want.len());
     let differing = got
         .iter()
-        .zip(&want)
+        .zip(want)
         .filter(|(a, b)| a.to_bits() != b.to_bits())
         .count();
     assert_eq!(differing, 0, "{name}: {differing} lengths differ");
@@ -81,6 +97,40 @@ fn cuda_knn_equals_the_cpu_on_a_clustered_million() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn cuda_knn_equals_the_cpu_on_grids_of_any_cell_size() {
+    // The cell-visit price moves the device grid's cell size; the lengths must not move.
+    let device = device();
+    for (n, side) in [(10_000_000, None), (1_000_000, Some(1.0))] {
+        let snapshot = clustered_snapshot(n, 17);
+        let positions = &snapshot.species[0].positions;
+        let start = Instant::now();
+        let want = knn_smoothing_lengths(positions, 32, side, &Progress::none()).expect("cpu");
+        let cpu = start.elapsed().as_secs_f64();
+        for visit in [0.5, GPU_VISIT_COST, 64.0] {
+            let (got, stages) = knn_smoothing_lengths_cuda_timed(
+                &device,
+                positions,
+                32,
+                side,
+                visit,
+                &Progress::none(),
+            )
+            .expect("cuda");
+            let differing = got
+                .iter()
+                .zip(&want)
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            eprintln!(
+                "clustered {n}, box {side:?}, visit {visit}: CPU {cpu:.3} s, stages {stages:?}"
+            );
+            assert_eq!(differing, 0, "visit {visit}: {differing} lengths differ");
+        }
+    }
+}
+
+#[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored --nocapture"]
 fn cuda_knn_times_a_clustered_hundred_million() {
     let device = device();
@@ -93,6 +143,28 @@ fn cuda_knn_times_a_clustered_hundred_million() {
         eprintln!(
             "clustered 10^8, k 32, round {round}: CUDA {:.3} s",
             start.elapsed().as_secs_f64()
+        );
+        assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
+    }
+    for visit in [2.0, GPU_VISIT_COST, 32.0] {
+        let start = Instant::now();
+        let (h, stages) = knn_smoothing_lengths_cuda_timed(
+            &device,
+            positions,
+            32,
+            None,
+            visit,
+            &Progress::none(),
+        )
+        .expect("cuda");
+        let total = start.elapsed().as_secs_f64();
+        let stages: Vec<String> = stages
+            .iter()
+            .map(|(name, s)| format!("{name} {:.1} ms", s * 1e3))
+            .collect();
+        eprintln!(
+            "clustered 10^8, k 32, visit {visit}: CUDA {total:.3} s ({})",
+            stages.join(", ")
         );
         assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
     }

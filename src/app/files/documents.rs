@@ -2,6 +2,7 @@
 //!
 //! Every load runs as a job on a worker ([`crate::jobs::JobQueue`]); the UI polls it each frame.
 
+use super::refine::{Refinements, provisional_smoothing};
 use crate::app::startup_log;
 use crate::app::viewport::camera::OrbitCamera;
 use crate::data::{self, EventList, LoadOptions, Loaded, Snapshot};
@@ -40,8 +41,14 @@ impl LoadSource {
 /// What a load produced (the snapshot's bounds are computed on the worker too).
 #[derive(Debug)]
 pub enum LoadedDocument {
-    /// A snapshot, the box around its finite positions and its preview subsample.
-    Snapshot(Snapshot, Option<([f32; 3], [f32; 3])>, Option<Snapshot>),
+    /// A snapshot, the box around its finite positions, its preview subsample and the indices
+    /// of the species whose smoothing lengths are provisional (refined after it opens).
+    Snapshot(
+        Snapshot,
+        Option<([f32; 3], [f32; 3])>,
+        Option<Snapshot>,
+        Vec<usize>,
+    ),
     /// An event list.
     Events(EventList),
     /// The demo: both.
@@ -125,6 +132,8 @@ pub struct Documents {
     pub shown_events: Option<usize>,
     /// Recently opened files, newest first.
     pub recent: Vec<PathBuf>,
+    /// Smoothing lengths still being computed for open snapshots.
+    pub refining: Refinements,
     next_id: u64,
 }
 
@@ -140,13 +149,14 @@ impl Documents {
     /// Nothing open; loads wake the UI through `waker`.
     pub fn new(waker: Waker, recent: Vec<PathBuf>) -> Self {
         Self {
-            queue: JobQueue::new(waker),
+            queue: JobQueue::new(waker.clone()),
             pending: Vec::new(),
             snapshots: Vec::new(),
             events: Vec::new(),
             shown_snapshot: None,
             shown_events: None,
             recent,
+            refining: Refinements::new(waker),
             next_id: 0,
         }
     }
@@ -161,12 +171,10 @@ impl Documents {
                     .map_err(|e| e.to_string())?;
                 Ok::<_, String>(match loaded {
                     Loaded::Snapshot(mut snapshot) => {
-                        fill_missing_smoothing(&mut snapshot, progress).map_err(|e| {
-                            format!("{}: smoothing lengths: {e}", file_name(&owned))
-                        })?;
+                        let provisional = provisional_smoothing(&mut snapshot);
                         let bounds = bounds_of(&snapshot);
                         let preview = crate::app::viewport::preview::preview_subsample(&snapshot);
-                        LoadedDocument::Snapshot(snapshot, bounds, preview)
+                        LoadedDocument::Snapshot(snapshot, bounds, preview, provisional)
                     }
                     Loaded::Events(events) => LoadedDocument::Events(events),
                 })
@@ -201,11 +209,15 @@ impl Documents {
                         file_name(&owned)
                     ));
                 }
-                fill_missing_smoothing(&mut snapshot, progress)
-                    .map_err(|e| format!("{}: smoothing lengths: {e}", file_name(&owned)))?;
+                let provisional = provisional_smoothing(&mut snapshot);
                 let bounds = bounds_of(&snapshot);
                 let preview = crate::app::viewport::preview::preview_subsample(&snapshot);
-                Ok::<_, String>(LoadedDocument::Snapshot(snapshot, bounds, preview))
+                Ok::<_, String>(LoadedDocument::Snapshot(
+                    snapshot,
+                    bounds,
+                    preview,
+                    provisional,
+                ))
             },
         );
         let id = handle.id;
@@ -254,7 +266,7 @@ impl Documents {
 
     /// Takes in progress and finished loads without waiting; returns what the user should read.
     pub fn poll(&mut self) -> Vec<Notice> {
-        let mut notices = Vec::new();
+        let mut notices = self.take_refined();
         for event in self.queue.drain() {
             let id = event.id();
             let Some(index) = self.pending.iter().position(|l| l.handle.id == id) else {
@@ -286,6 +298,24 @@ impl Documents {
         notices
     }
 
+    /// Puts the smoothing lengths that arrived in place of the provisional ones (a new
+    /// snapshot `Arc`, so every cache keyed by it is redrawn); reports failures.
+    fn take_refined(&mut self) -> Vec<Notice> {
+        let (done, errors) = self.refining.poll();
+        let mut notices: Vec<Notice> = errors.into_iter().map(Notice::Error).collect();
+        for refined in done {
+            if let Some(document) = self.snapshots.iter_mut().find(|d| d.id == refined.document) {
+                document.snapshot = Arc::new(refined.snapshot);
+                document.preview = refined.preview.map(Arc::new);
+                notices.push(Notice::Info(format!(
+                    "{}: smoothing lengths ready",
+                    document.name
+                )));
+            }
+        }
+        notices
+    }
+
     /// The snapshot shown, if any.
     pub fn shown_snapshot(&self) -> Option<&SnapshotDocument> {
         self.snapshots.get(self.shown_snapshot?)
@@ -304,7 +334,8 @@ impl Documents {
     /// Closes snapshot `index`, showing a neighbour.
     pub fn close_snapshot(&mut self, index: usize) {
         if index < self.snapshots.len() {
-            self.snapshots.remove(index);
+            let document = self.snapshots.remove(index);
+            self.refining.cancel(document.id);
             self.shown_snapshot = fix_shown(self.shown_snapshot, index, self.snapshots.len());
         }
     }
@@ -334,13 +365,22 @@ impl Documents {
         }
         let name = source.label();
         match loaded {
-            LoadedDocument::Snapshot(snapshot, bounds, preview) => {
+            LoadedDocument::Snapshot(snapshot, bounds, preview, provisional) => {
                 let n = snapshot.n_particles();
                 self.add_snapshot(name.clone(), path, snapshot, bounds);
-                if let Some(document) = self.snapshots.last_mut() {
-                    document.preview = preview.map(Arc::new);
+                let Some(document) = self.snapshots.last_mut() else {
+                    return Notice::Info(format!("{name}: {n} particles"));
+                };
+                document.preview = preview.map(Arc::new);
+                if provisional.is_empty() {
+                    return Notice::Info(format!("{name}: {n} particles"));
                 }
-                Notice::Info(format!("{name}: {n} particles"))
+                // Shown now with provisional lengths; the k-th-neighbour ones follow.
+                self.refining
+                    .start(document.id, document.snapshot.clone(), provisional);
+                Notice::Info(format!(
+                    "{name}: {n} particles (smoothing lengths on the way)"
+                ))
             }
             LoadedDocument::Events(events) => {
                 let n = events.len();

@@ -2,3 +2,4 @@
 
 pub mod documents;
 pub mod file_browser;
+pub mod refine;

@@ -16,6 +16,9 @@ use std::time::Instant;
 #[derive(Debug, Clone, PartialEq)]
 struct ViewKey {
     document_id: u64,
+    /// The snapshot's address: a document's snapshot is replaced when its smoothing lengths
+    /// arrive (the new one is made while the old one lives, so the address differs).
+    snapshot: usize,
     camera: OrbitCamera,
     style: ViewStyle,
     size_px: [u32; 2],
@@ -288,6 +291,7 @@ impl Viewport {
         ];
         let key = ViewKey {
             document_id: target.document_id,
+            snapshot: Arc::as_ptr(target.snapshot) as usize,
             camera: *target.camera,
             style: style.clone(),
             size_px,

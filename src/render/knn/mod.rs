@@ -1,8 +1,9 @@
 //! kNN smoothing lengths on a back-end: the CPU search of [`super::smoothing`], or its CUDA twin
-//! ([`cuda`], kernels/knn.cu), which searches the same host-built cell grid in the same f64
-//! arithmetic and so gives the same lengths bit for bit.
+//! ([`cuda`], kernels/knn.cu, on a grid built on the device by [`device_grid`]), which runs the
+//! same exact search in the same f64 arithmetic and so gives the same lengths bit for bit.
 
 pub mod cuda;
+mod device_grid;
 
 use super::RenderError;
 use super::smoothing::knn_smoothing_lengths;
