@@ -1,0 +1,137 @@
+//! The compute pipelines of the wgpu renderer, compiled once per device: the splat passes of
+//! `shaders/splat.wgsl` (classify, scatter, tiles) share one bind group layout, the tone map
+//! and the τ resolve of `shaders/tone.wgsl` another.
+
+use super::error::WgpuError;
+
+/// The WGSL source of the splat passes, built into the binary.
+pub const SPLAT_SHADER: &str = include_str!("../../../shaders/splat.wgsl");
+/// The WGSL source of the device tone map and τ resolve.
+pub const TONE_SHADER: &str = include_str!("../../../shaders/tone.wgsl");
+
+/// Invocations per workgroup of the per-particle passes (`GROUP` in splat.wgsl).
+pub(crate) const GROUP: u32 = 256;
+/// Screen tile side in pixels (`TILE` in splat.wgsl).
+pub(crate) const TILE: u32 = 16;
+
+/// Every pipeline of the renderer.
+pub(crate) struct Pipelines {
+    pub(crate) splat_layout: wgpu::BindGroupLayout,
+    pub(crate) classify: wgpu::ComputePipeline,
+    pub(crate) scatter: wgpu::ComputePipeline,
+    pub(crate) tiles: wgpu::ComputePipeline,
+    pub(crate) tone_layout: wgpu::BindGroupLayout,
+    pub(crate) tone8: wgpu::ComputePipeline,
+    pub(crate) resolve: wgpu::ComputePipeline,
+}
+
+fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn compute(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(&pipeline_layout),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+impl Pipelines {
+    /// Compiles both shaders on `device`; a shader or layout the device rejects is an error.
+    pub(crate) fn new(device: &wgpu::Device) -> Result<Self, WgpuError> {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let splat = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("shaders/splat.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SPLAT_SHADER.into()),
+        });
+        let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat"),
+            entries: &[
+                uniform_entry(0),
+                storage_entry(1, true),
+                storage_entry(2, true),
+                storage_entry(3, true),
+                storage_entry(4, false),
+                storage_entry(5, false),
+                storage_entry(6, false),
+                storage_entry(7, true),
+                storage_entry(8, false),
+                uniform_entry(9),
+            ],
+        });
+        let tone = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("shaders/tone.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(TONE_SHADER.into()),
+        });
+        let tone_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("tone"),
+            entries: &[
+                uniform_entry(0),
+                storage_entry(1, true),
+                storage_entry(2, false),
+            ],
+        });
+        let pipelines = Self {
+            classify: compute(device, &splat_layout, &splat, "classify"),
+            scatter: compute(device, &splat_layout, &splat, "scatter"),
+            tiles: compute(device, &splat_layout, &splat, "tiles"),
+            tone8: compute(device, &tone_layout, &tone, "tone8"),
+            resolve: compute(device, &tone_layout, &tone, "resolve"),
+            splat_layout,
+            tone_layout,
+        };
+        if let Some(err) = pollster::block_on(scope.pop()) {
+            return Err(WgpuError::Device {
+                message: format!("shaders: {err}"),
+            });
+        }
+        Ok(pipelines)
+    }
+}
+
+/// A dispatch of `groups` workgroups as (x, y): x at most 32 768 (the shaders rebuild the linear
+/// index from `num_workgroups`), since one dimension holds at most 65 535.
+pub(crate) fn groups_2d(groups: u32) -> (u32, u32) {
+    const ROW: u32 = 32_768;
+    if groups <= ROW {
+        (groups.max(1), 1)
+    } else {
+        (ROW, groups.div_ceil(ROW))
+    }
+}
