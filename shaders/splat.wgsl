@@ -11,8 +11,9 @@
 //   its box touches.
 // scatter: every recorded splat writes its index into the lists of the tiles it touches (the
 //   host turned the counts into list offsets), for the tiles of one band.
-// tiles: one workgroup per screen tile; batches of 256 records go through workgroup memory and
-//   every invocation sums its own pixel in registers (fixed point), then adds it to τ once.
+// tiles: one workgroup per segment of a screen tile's list; batches of 256 records go through
+//   workgroup memory and every invocation sums its own pixel in registers (fixed point), then
+//   adds it to τ once.
 // The weight of one pixel is the CPU twin's: |i + ½ − X| ≤ cut on both axes (the box),
 // dx² + dy² ≤ cut², exp(−dx²/σ²)·exp(−dy²/σ²) times the splat's colour.
 
@@ -36,9 +37,12 @@ struct View {
     grid: vec4<u32>,
 };
 
-// The tiles of one band: first tile, end tile, the list offset of the first tile, unused.
+// One band of screen tiles: range = (first tile, end tile, list offset of the first tile,
+// unused); segments = (first segment, segments, where the segment table starts in `offsets`,
+// unused). A segment is at most SEGMENT entries of one tile's list, (tile, start) in the table.
 struct Band {
     range: vec4<u32>,
+    segments: vec4<u32>,
 };
 
 const AMPLITUDE_FACTOR: f32 = 0.096304914;
@@ -50,6 +54,9 @@ const TILE: u32 = 16u;
 const SMALL_SIDE: f32 = 3.0;
 // Invocations per workgroup of the per-particle passes.
 const GROUP: u32 = 256u;
+// Most list entries one workgroup of the tiles pass sums: dense tiles are cut into segments
+// that run side by side, adding their sums into τ with atomics.
+const SEGMENT: u32 = 1024u;
 
 @group(0) @binding(0) var<uniform> view: View;
 @group(0) @binding(1) var<storage, read> palette: array<vec4<f32>>;
@@ -63,7 +70,8 @@ const GROUP: u32 = 256u;
 @group(0) @binding(5) var<storage, read_write> records: array<vec4<f32>>;
 // classify: splats per screen tile; scatter: the fill of each tile's list.
 @group(0) @binding(6) var<storage, read_write> counts: array<atomic<u32>>;
-// Start of each screen tile's list (tiles + 1 values, an exclusive prefix sum of the counts).
+// Start of each screen tile's list (tiles + 1 values, an exclusive prefix sum of the counts),
+// then the segment table of every band.
 @group(0) @binding(7) var<storage, read> offsets: array<u32>;
 // The lists: particle indices, tile after tile, for one band.
 @group(0) @binding(8) var<storage, read_write> entries: array<u32>;
@@ -303,6 +311,7 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 var<workgroup> batch_splat: array<vec4<f32>, 256>;
 var<workgroup> batch_rgb: array<vec4<f32>, 256>;
 var<workgroup> batch_box: array<vec4<f32>, 256>;
+var<workgroup> list_tile: u32;
 var<workgroup> list_start: u32;
 var<workgroup> list_end: u32;
 
@@ -338,16 +347,21 @@ fn tiles(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) li: u32,
 ) {
-    let tile = band.range.x + wg.x + wg.y * groups.x;
+    let segment = wg.x + wg.y * groups.x;
     if li == 0u {
-        if tile < band.range.y {
-            list_start = offsets[tile] - band.range.z;
-            list_end = offsets[tile + 1u] - band.range.z;
+        if segment < band.segments.y {
+            let at = band.segments.z + 2u * (band.segments.x + segment);
+            let t = offsets[at];
+            list_tile = t;
+            list_start = offsets[at + 1u];
+            list_end = min(offsets[at + 1u] + SEGMENT, offsets[t + 1u] - band.range.z);
         } else {
+            list_tile = 0u;
             list_start = 0u;
             list_end = 0u;
         }
     }
+    let tile = workgroupUniformLoad(&list_tile);
     let start = workgroupUniformLoad(&list_start);
     let end = workgroupUniformLoad(&list_end);
     let tx = tile % view.grid.x;

@@ -22,6 +22,8 @@ pub(crate) const TAU_PIXEL_BYTES: u64 = 24;
 pub(crate) const RECORD_BYTES: u64 = 32;
 /// Most list entries of one band (also bounded by the adapter's binding limit): 512 MiB.
 pub(crate) const MAX_ENTRIES: u64 = 1 << 27;
+/// Most list entries one workgroup of the tiles pass sums (`SEGMENT` in splat.wgsl).
+pub(crate) const SEGMENT: u32 = 1024;
 
 /// The shader's `View` uniform: ten vec4s of f32 and one of u32.
 #[repr(C)]
@@ -217,6 +219,63 @@ pub(crate) fn bands(counts: &[u32], cap: u64) -> Vec<(usize, usize, u64)> {
     out
 }
 
+/// One band of screen tiles and its segments.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TableBand {
+    first_tile: u32,
+    end_tile: u32,
+    entries: u64,
+    first_segment: u32,
+    segments: u32,
+}
+
+/// The host's part of a chunk's lists: the tiles' list offsets (tiles + 1 words, an exclusive
+/// prefix sum wrapping in u32, since the shader subtracts a band's base in u32 too and a band
+/// spans less than 2^32), then (tile, start within its band) per segment of every band.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ListTable {
+    pub(crate) words: Vec<u32>,
+    pub(crate) bands: Vec<TableBand>,
+}
+
+/// The list table of `counts` in bands of at most `cap` entries; `None` when no tile has any.
+pub(crate) fn list_table(counts: &[u32], cap: u64) -> Option<ListTable> {
+    let mut words = Vec::with_capacity(counts.len() + 1);
+    let mut sum = 0u64;
+    for &count in counts {
+        words.push(sum as u32);
+        sum += u64::from(count);
+    }
+    words.push(sum as u32);
+    if sum == 0 {
+        return None;
+    }
+    let mut table_bands = Vec::new();
+    let mut segment = 0u32;
+    for (first, end, held) in bands(counts, cap) {
+        let first_segment = segment;
+        let base = words[first];
+        for (tile, &count) in counts.iter().enumerate().take(end).skip(first) {
+            let start = words[tile].wrapping_sub(base);
+            for k in 0..count.div_ceil(SEGMENT) {
+                words.extend([tile as u32, start + k * SEGMENT]);
+                segment += 1;
+            }
+        }
+        table_bands.push(TableBand {
+            first_tile: first as u32,
+            end_tile: end as u32,
+            entries: held,
+            first_segment,
+            segments: segment - first_segment,
+        });
+    }
+    Some(ListTable {
+        words,
+        bands: table_bands,
+    })
+}
+
 /// Draws every species into the fixed-point τ of `tile` (left in the renderer's τ buffer).
 pub(crate) fn draw_tile(
     renderer: &mut WgpuRenderer,
@@ -240,10 +299,6 @@ pub(crate) fn draw_tile(
     let counts = bufs
         .counts
         .at_least(&context, counts_bytes, STORAGE, "tile counts")?;
-    let offsets_bytes = 4 * (screen_tiles as u64 + 1);
-    let offsets = bufs
-        .offsets
-        .at_least(&context, offsets_bytes, STORAGE, "tile offsets")?;
     let records_bytes = chunk_len as u64 * RECORD_BYTES;
     let records = bufs
         .records
@@ -300,7 +355,6 @@ pub(crate) fn draw_tile(
                 tau: (&tau, tau_bytes),
                 records: &records,
                 counts: (&counts, counts_bytes),
-                offsets: (&offsets, offsets_bytes),
             };
             let parts = Parts {
                 context: &context,
@@ -332,13 +386,13 @@ struct SplatBuffers<'a> {
     tau: (&'a wgpu::Buffer, u64),
     records: &'a wgpu::Buffer,
     counts: (&'a wgpu::Buffer, u64),
-    offsets: (&'a wgpu::Buffer, u64),
 }
 
 impl SplatBuffers<'_> {
     fn bind_group(
         &self,
         parts: &Parts<'_>,
+        offsets: (&wgpu::Buffer, u64),
         entries: (&wgpu::Buffer, u64),
         band: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
@@ -357,7 +411,7 @@ impl SplatBuffers<'_> {
                     entry(4, self.tau.0, Some(self.tau.1)),
                     entry(5, self.records, Some(n * RECORD_BYTES)),
                     entry(6, self.counts.0, Some(self.counts.1)),
-                    entry(7, self.offsets.0, Some(self.offsets.1)),
+                    entry(7, offsets.0, Some(offsets.1)),
                     entry(8, entries.0, Some(entries.1.max(4))),
                     entry(9, band, None),
                 ],
@@ -381,7 +435,7 @@ fn dispatch(
     pass.dispatch_workgroups(x, y, 1);
 }
 
-fn band_uniform(context: &super::WgpuContext, range: [u32; 4]) -> wgpu::Buffer {
+fn band_uniform(context: &super::WgpuContext, range: [u32; 8]) -> wgpu::Buffer {
     context
         .device
         .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -405,12 +459,17 @@ fn draw_chunk(
         return Ok(encoder);
     }
     let groups = splat.particles.div_ceil(u64::from(GROUP)) as u32;
-    let no_band = band_uniform(context, [0; 4]);
+    let no_band = band_uniform(context, [0; 8]);
     let entries = parts
         .buffers
         .entries
         .at_least(context, 4, STORAGE, "tile lists")?;
-    let bind = splat.bind_group(&parts, (&entries, 4), &no_band);
+    let table_bytes = 4 * (screen_tiles as u64 + 1);
+    let offsets = parts
+        .buffers
+        .offsets
+        .at_least(context, table_bytes, STORAGE, "tile offsets")?;
+    let bind = splat.bind_group(&parts, (&offsets, table_bytes), (&entries, 4), &no_band);
     encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
     dispatch(&mut encoder, &parts.pipelines.classify, &bind, groups);
     let readback =
@@ -424,40 +483,48 @@ fn draw_chunk(
         bytemuck::cast_slice::<u8, u32>(&bytes)[..screen_tiles].to_vec()
     };
     readback.unmap();
-    // Exclusive prefix sums, wrapping in u32: the shader subtracts a band's base in u32 too,
-    // and a band's own span is below 2^32.
-    let mut offsets = Vec::with_capacity(screen_tiles + 1);
-    let mut sum = 0u64;
-    for &count in &counts {
-        offsets.push(sum as u32);
-        sum += u64::from(count);
-    }
-    offsets.push(sum as u32);
     let fresh = || device.create_command_encoder(&Default::default());
-    if sum == 0 {
+    let Some(table) = list_table(&counts, parts.max_entries) else {
         return Ok(fresh());
-    }
+    };
+    let table_bytes = 4 * table.words.len() as u64;
+    let offsets = parts
+        .buffers
+        .offsets
+        .at_least(context, table_bytes, STORAGE, "tile offsets")?;
     context
         .queue
-        .write_buffer(splat.offsets.0, 0, bytemuck::cast_slice(&offsets));
-    for (first, end, held) in bands(&counts, parts.max_entries) {
-        let entries_bytes = 4 * held;
+        .write_buffer(&offsets, 0, bytemuck::cast_slice(&table.words));
+    for band in &table.bands {
+        let entries_bytes = 4 * band.entries;
         let entries =
             parts
                 .buffers
                 .entries
                 .at_least(context, entries_bytes, STORAGE, "tile lists")?;
-        let band = band_uniform(context, [first as u32, end as u32, offsets[first], 0]);
-        let bind = splat.bind_group(&parts, (&entries, entries_bytes), &band);
+        let uniform = band_uniform(
+            context,
+            [
+                band.first_tile,
+                band.end_tile,
+                table.words[band.first_tile as usize],
+                0,
+                band.first_segment,
+                band.segments,
+                screen_tiles as u32 + 1,
+                0,
+            ],
+        );
+        let bind = splat.bind_group(
+            &parts,
+            (&offsets, table_bytes),
+            (&entries, entries_bytes),
+            &uniform,
+        );
         let mut encoder = fresh();
         encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
         dispatch(&mut encoder, &parts.pipelines.scatter, &bind, groups);
-        dispatch(
-            &mut encoder,
-            &parts.pipelines.tiles,
-            &bind,
-            (end - first) as u32,
-        );
+        dispatch(&mut encoder, &parts.pipelines.tiles, &bind, band.segments);
         context.queue.submit([encoder.finish()]);
     }
     Ok(fresh())
@@ -475,6 +542,29 @@ mod tests {
         assert_eq!(bands(&[2, 9, 2], 4), vec![(0, 1, 2), (1, 2, 9), (2, 3, 2)]);
         assert_eq!(bands(&[0, 0], 4), vec![]);
         assert_eq!(bands(&counts, 100), vec![(0, 8, 15)]);
+    }
+
+    #[test]
+    fn the_list_table_cuts_dense_tiles_into_segments_per_band() {
+        let counts = [3, 0, SEGMENT + 5, 2];
+        let table = list_table(&counts, u64::from(SEGMENT) + 7).expect("entries");
+        let s = SEGMENT;
+        assert_eq!(
+            table.words,
+            vec![0, 3, 3, s + 8, s + 10, 0, 0, 2, 0, 2, s, 3, s + 5]
+        );
+        let band = |first_tile, end_tile, entries, first_segment, segments| TableBand {
+            first_tile,
+            end_tile,
+            entries,
+            first_segment,
+            segments,
+        };
+        assert_eq!(
+            table.bands,
+            vec![band(0, 2, 3, 0, 1), band(2, 4, u64::from(s) + 7, 1, 3)]
+        );
+        assert_eq!(list_table(&[0, 0], 10), None);
     }
 
     #[test]
