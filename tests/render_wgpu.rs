@@ -266,10 +266,55 @@ fn the_renderer_on_the_wgpu_backend_renders_and_reports_it() {
     )
     .expect("renderer");
     let (tiled_image, _) = tiled
-        .render_image8(&snapshot, &settings, &Progress::none())
+        .render_image8(&snapshot, &settings, 1.0, &Progress::none())
         .expect("render")
         .expect("explicit 8-bit frames tone-map on the device");
     assert_eq!(tiled_image.to_rgb8(), device);
+    // Auto exposure is measured on the device for a one-tile image (the exact percentile of
+    // the CPU's rule), and an extra scale multiplies the tone map's τ scale.
+    let mut auto = settings.clone();
+    auto.brightness = Brightness::Auto {
+        percentile: 99.5,
+        target_value: 0.9,
+    };
+    let cpu = render_cpu(&snapshot, &auto, &Progress::none()).expect("cpu");
+    let mut whole = WgpuRenderer::new(renderer_context(), WgpuTuning::default()).expect("renderer");
+    for extra in [1.0f32, 0.25] {
+        let (image, stats) = whole
+            .render_image8(&snapshot, &auto, extra, &Progress::none())
+            .expect("render")
+            .expect("auto exposure of one tile runs on the device");
+        assert!(stats.auto_exposure);
+        let rel = (stats.tau_scale / cpu.stats.tau_scale - 1.0).abs();
+        assert!(
+            rel < 1e-3,
+            "tau scale {} vs {}",
+            stats.tau_scale,
+            cpu.stats.tau_scale
+        );
+        let reference =
+            haloscope::render::tone_map(&cpu.tau, cpu.stats.tau_scale * extra, &auto.tone)
+                .to_rgb8();
+        let worst = image
+            .to_rgb8()
+            .as_raw()
+            .iter()
+            .zip(reference.as_raw())
+            .map(|(a, b)| a.abs_diff(*b))
+            .max()
+            .unwrap_or(0);
+        assert!(
+            worst <= 1,
+            "auto-exposed image ×{extra} differs by {worst} levels"
+        );
+    }
+    // A tiled image leaves auto exposure to the CPU's τ path.
+    assert!(
+        tiled
+            .render_image8(&snapshot, &auto, 1.0, &Progress::none())
+            .expect("render")
+            .is_none()
+    );
 }
 
 #[test]

@@ -19,6 +19,7 @@ mod buffers;
 mod context;
 mod data;
 mod error;
+mod exposure;
 mod frame;
 mod pipelines;
 mod readback;
@@ -206,18 +207,28 @@ impl WgpuRenderer {
         Ok(())
     }
 
-    /// Renders one frame under an explicit brightness and tone-maps it on the device to 8 bits,
-    /// reading back only the image (`None`: auto exposure or 16 bits, which need τ on the CPU).
+    /// Renders one frame and tone-maps it on the device to 8 bits with the τ scale times
+    /// `extra_scale`, reading back only the image; auto exposure is measured on the device too
+    /// when the image is one tile. `None` (nothing drawn) for 16 bits and for auto exposure of
+    /// a tiled image, which need τ on the CPU.
     pub fn render_image8(
         &mut self,
         snapshot: &Snapshot,
         settings: &RenderSettings,
+        extra_scale: f32,
         progress: &Progress,
     ) -> Result<Option<(image::DynamicImage, RenderStats)>, RenderError> {
         let tone = &settings.tone;
-        if !matches!(settings.brightness, Brightness::Explicit(_))
-            || tone.bits != super::BitDepth::Eight
-        {
+        let (width, height) = (settings.width, settings.height);
+        let tiles = frame::tiles(width, height, self.tile_side);
+        let auto = match settings.brightness {
+            Brightness::Auto {
+                percentile,
+                target_value,
+            } => Some((percentile, target_value)),
+            Brightness::Explicit(_) => None,
+        };
+        if tone.bits != super::BitDepth::Eight || (auto.is_some() && tiles.len() != 1) {
             return Ok(None);
         }
         let start = Instant::now();
@@ -228,14 +239,17 @@ impl WgpuRenderer {
         let splat_start = Instant::now();
         let species = frame::frame_species(self, &settings.species)?;
         let k = self.fixed_exponent(&settings.species, brightness)?;
-        let (width, height) = (settings.width, settings.height);
         let mut rgb = vec![0u8; width as usize * height as usize * 3];
-        for tile in frame::tiles(width, height, self.tile_side) {
+        let mut tau_scale = 1.0;
+        for tile in tiles {
             if progress.is_cancelled() {
                 return Err(RenderError::Cancelled);
             }
             frame::draw_tile(self, &view, brightness, &species, tile, k)?;
-            let params = [1.0, tone.gamma, tone.contrast];
+            if let Some((percentile, target_value)) = auto {
+                tau_scale = exposure::auto_brightness(self, tile, k, percentile, target_value)?;
+            }
+            let params = [tau_scale * extra_scale, tone.gamma, tone.contrast];
             readback::read_back_image(self, tile, params, k, &mut rgb, width)?;
         }
         let image = image::RgbImage::from_raw(width, height, rgb)
@@ -244,9 +258,13 @@ impl WgpuRenderer {
         let stats = RenderStats {
             particles: self.particles(),
             counts: Default::default(),
-            brightness,
-            auto_exposure: false,
-            tau_scale: 1.0,
+            brightness: if auto.is_some() {
+                tau_scale
+            } else {
+                brightness
+            },
+            auto_exposure: auto.is_some(),
+            tau_scale,
             timings: vec![
                 StageTime {
                     stage: "upload",

@@ -1,6 +1,7 @@
 //! The compute pipelines of the wgpu renderer, compiled once per device: the splat passes of
-//! `shaders/splat.wgsl` (classify, scatter, tiles) share one bind group layout, the tone map
-//! and the τ resolve of `shaders/tone.wgsl` another.
+//! `shaders/splat.wgsl` (classify, scatter, tiles) share one bind group layout; the tone map
+//! and the τ resolve of `shaders/tone.wgsl` and the histograms of `shaders/exposure.wgsl`
+//! another.
 
 use super::error::WgpuError;
 
@@ -8,6 +9,8 @@ use super::error::WgpuError;
 pub const SPLAT_SHADER: &str = include_str!("../../../shaders/splat.wgsl");
 /// The WGSL source of the device tone map and τ resolve.
 pub const TONE_SHADER: &str = include_str!("../../../shaders/tone.wgsl");
+/// The WGSL source of the device auto exposure's histograms.
+pub const EXPOSURE_SHADER: &str = include_str!("../../../shaders/exposure.wgsl");
 
 /// Invocations per workgroup of the per-particle passes (`GROUP` in splat.wgsl).
 pub(crate) const GROUP: u32 = 256;
@@ -23,6 +26,8 @@ pub(crate) struct Pipelines {
     pub(crate) tone_layout: wgpu::BindGroupLayout,
     pub(crate) tone8: wgpu::ComputePipeline,
     pub(crate) resolve: wgpu::ComputePipeline,
+    pub(crate) histogram_high: wgpu::ComputePipeline,
+    pub(crate) histogram_low: wgpu::ComputePipeline,
 }
 
 fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
@@ -107,12 +112,18 @@ impl Pipelines {
                 storage_entry(2, false),
             ],
         });
+        let exposure = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("shaders/exposure.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(EXPOSURE_SHADER.into()),
+        });
         let pipelines = Self {
             classify: compute(device, &splat_layout, &splat, "classify"),
             scatter: compute(device, &splat_layout, &splat, "scatter"),
             tiles: compute(device, &splat_layout, &splat, "tiles"),
             tone8: compute(device, &tone_layout, &tone, "tone8"),
             resolve: compute(device, &tone_layout, &tone, "resolve"),
+            histogram_high: compute(device, &tone_layout, &exposure, "histogram_high"),
+            histogram_low: compute(device, &tone_layout, &exposure, "histogram_low"),
             splat_layout,
             tone_layout,
         };

@@ -19,10 +19,24 @@ struct ToneUniform {
     size: [u32; 4],
 }
 
-/// Runs `pipeline` (resolve or tone8) over `tile`, writing `out_bytes` bytes, and maps them.
-fn run_and_map(
+/// A pass over the pixels of a drawn tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PixelPass {
+    /// τ as f32, three per pixel.
+    Resolve,
+    /// The 8-bit image, one RGBA word per pixel.
+    Tone8,
+    /// The auto exposure's first histogram (65 536 bins of the high 16 bits).
+    HistogramHigh,
+    /// Its second histogram, of the values in high bin `.0`.
+    HistogramLow(u32),
+}
+
+/// Runs `pass` over `tile`, writing `out_bytes` bytes (cleared first for the histograms), and
+/// maps them; the caller reads the returned buffer's first `out_bytes` and unmaps it.
+pub(crate) fn run_and_map(
     renderer: &mut WgpuRenderer,
-    resolve: bool,
+    pass: PixelPass,
     tile: Tile,
     params: [f32; 3],
     fixed_exponent: i32,
@@ -49,7 +63,15 @@ fn run_and_map(
             0.0,
             0.0,
         ],
-        size: [tile.width, tile.height, 0, 0],
+        size: [
+            tile.width,
+            tile.height,
+            match pass {
+                PixelPass::HistogramLow(bin) => bin,
+                _ => 0,
+            },
+            0,
+        ],
     };
     let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("tone"),
@@ -67,18 +89,26 @@ fn run_and_map(
         ],
     });
     let mut encoder = device.create_command_encoder(&Default::default());
+    let pipeline = match pass {
+        PixelPass::Resolve => &pipelines.resolve,
+        PixelPass::Tone8 => &pipelines.tone8,
+        PixelPass::HistogramHigh => {
+            encoder.clear_buffer(&out, 0, Some(out_bytes));
+            &pipelines.histogram_high
+        }
+        PixelPass::HistogramLow(_) => {
+            encoder.clear_buffer(&out, 0, Some(out_bytes));
+            &pipelines.histogram_low
+        }
+    };
     {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(if resolve { "resolve" } else { "tone8" }),
+        let mut compute = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("pixels"),
             timestamp_writes: None,
         });
-        pass.set_pipeline(if resolve {
-            &pipelines.resolve
-        } else {
-            &pipelines.tone8
-        });
-        pass.set_bind_group(0, &bind, &[]);
-        pass.dispatch_workgroups(tile.width.div_ceil(16), tile.height.div_ceil(16), 1);
+        compute.set_pipeline(pipeline);
+        compute.set_bind_group(0, &bind, &[]);
+        compute.dispatch_workgroups(tile.width.div_ceil(16), tile.height.div_ceil(16), 1);
     }
     encoder.copy_buffer_to_buffer(&out, 0, &readback, 0, out_bytes);
     // Mapped here and unmapped by the caller once the rows are copied.
@@ -94,7 +124,14 @@ pub(crate) fn read_back_tau(
     tau: &mut TauBuffer,
 ) -> Result<(), WgpuError> {
     let out_bytes = tile.pixels() * 12;
-    let readback = run_and_map(renderer, true, tile, [1.0; 3], fixed_exponent, out_bytes)?;
+    let readback = run_and_map(
+        renderer,
+        PixelPass::Resolve,
+        tile,
+        [1.0; 3],
+        fixed_exponent,
+        out_bytes,
+    )?;
     {
         let bytes = readback
             .slice(0..out_bytes)
@@ -126,7 +163,14 @@ pub(crate) fn read_back_image(
     width: u32,
 ) -> Result<(), WgpuError> {
     let out_bytes = tile.pixels() * 4;
-    let readback = run_and_map(renderer, false, tile, tone, fixed_exponent, out_bytes)?;
+    let readback = run_and_map(
+        renderer,
+        PixelPass::Tone8,
+        tile,
+        tone,
+        fixed_exponent,
+        out_bytes,
+    )?;
     {
         let bytes = readback
             .slice(0..out_bytes)
