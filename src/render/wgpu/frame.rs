@@ -222,10 +222,15 @@ pub(crate) fn bands(counts: &[u32], cap: u64) -> Vec<(usize, usize, u64)> {
 /// One band of screen tiles and its segments.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct TableBand {
+    /// First screen tile of the band.
     first_tile: u32,
+    /// One past its last tile.
     end_tile: u32,
+    /// List entries of its tiles together.
     entries: u64,
+    /// Its first segment in the table.
     first_segment: u32,
+    /// Its segments (workgroups of the tiles pass).
     segments: u32,
 }
 
@@ -234,7 +239,9 @@ pub(crate) struct TableBand {
 /// spans less than 2^32), then (tile, start within its band) per segment of every band.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct ListTable {
+    /// The offsets, then the segments, as uploaded.
     pub(crate) words: Vec<u32>,
+    /// The bands, drawn one after another.
     pub(crate) bands: Vec<TableBand>,
 }
 

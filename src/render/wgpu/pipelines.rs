@@ -19,14 +19,23 @@ pub(crate) const TILE: u32 = 16;
 
 /// Every pipeline of the renderer.
 pub(crate) struct Pipelines {
+    /// The splat passes' bindings (splat.wgsl, group 0).
     pub(crate) splat_layout: wgpu::BindGroupLayout,
+    /// Projection, small splats, tile counts.
     pub(crate) classify: wgpu::ComputePipeline,
+    /// The tile lists of one band.
     pub(crate) scatter: wgpu::ComputePipeline,
+    /// One workgroup per list segment.
     pub(crate) tiles: wgpu::ComputePipeline,
+    /// The pixel passes' bindings (tone.wgsl and exposure.wgsl, group 0).
     pub(crate) tone_layout: wgpu::BindGroupLayout,
+    /// The 8-bit tone map.
     pub(crate) tone8: wgpu::ComputePipeline,
+    /// τ as f32.
     pub(crate) resolve: wgpu::ComputePipeline,
+    /// Auto exposure, first histogram.
     pub(crate) histogram_high: wgpu::ComputePipeline,
+    /// Auto exposure, second histogram.
     pub(crate) histogram_low: wgpu::ComputePipeline,
 }
 
