@@ -1,9 +1,21 @@
-// Splotch splats as instanced triangles with additive blending into an Rgba32Float target
-// (DESIGN §4). One instance per particle, one triangle covering the particle's footprint box
-// of whole pixels; the fragment keeps pixel centres with dx² + dy² ≤ R² and adds
-// exp(−dx²/σ²)·exp(−dy²/σ²)·e, the CPU twin's weight. The projection follows
-// render/project.rs line for line, except that q = pos − lookat is taken as (pos − hi) − lo
-// with the f64 look-at point split into two f32 parts.
+// Splotch splats on compute passes into a 64-bit fixed-point τ (DESIGN §4), the CUDA twin's
+// method in portable WGSL: WGSL has no 64-bit atomics, so every τ value is a (lo, hi) pair of
+// u32 words, added with 32-bit atomics and an explicit carry. A value v goes in as v·2^k rounded
+// to nearest (k from the frame's bound on τ), so sums in any order give the same bits.
+//
+// classify: one invocation per particle projects it exactly as render/project.rs does (the
+//   look-at point split into two f32 parts, products kept unfused, division and √ refined to the
+//   rounded result) and takes its box of whole pixels; a splat whose box has at most
+//   SMALL_SIDE pixels a side is added straight into τ with atomics; a larger one leaves its
+//   record (x, y, σ, cut, rgb) at its own index and counts itself into every 16×16 screen tile
+//   its box touches.
+// scatter: every recorded splat writes its index into the lists of the tiles it touches (the
+//   host turned the counts into list offsets), for the tiles of one band.
+// tiles: one workgroup per segment of a screen tile's list; batches of 256 records go through
+//   workgroup memory and every invocation sums its own pixel in registers (fixed point), then
+//   adds it to τ once.
+// The weight of one pixel is the CPU twin's: |i + ½ − X| ≤ cut on both axes (the box),
+// dx² + dy² ≤ cut², exp(−dx²/σ²)·exp(−dy²/σ²) times the splat's colour.
 
 struct View {
     lookat_hi: vec4<f32>,
@@ -19,14 +31,32 @@ struct View {
     style: vec4<f32>,
     // tile origin x, y and tile width, height in pixels
     tile: vec4<f32>,
-    // has_colour (1 or 0), palette stops, exactly 1 (see `mul`), unused
+    // has_colour (1 or 0), palette stops, exactly 1 (see `mul`), 2^(k − 32)
     colour: vec4<f32>,
+    // screen tiles across, screen tiles down, particles in the chunk, unused
+    grid: vec4<u32>,
+};
+
+// One band of screen tiles: range = (first tile, end tile, list offset of the first tile,
+// unused); segments = (first segment, segments, where the segment table starts in `offsets`,
+// unused). A segment is at most SEGMENT entries of one tile's list, (tile, start) in the table.
+struct Band {
+    range: vec4<u32>,
+    segments: vec4<u32>,
 };
 
 const AMPLITUDE_FACTOR: f32 = 0.096304914;
 const SIGMA_FACTOR: f32 = 0.41315374;
 const CUT_FACTOR: f32 = 0.75;
-const OFF_SCREEN: vec4<f32> = vec4<f32>(4.0, 4.0, 0.5, 1.0);
+// Screen tile side in pixels (the tiles pass's workgroup is TILE × TILE).
+const TILE: u32 = 16u;
+// Splats whose clipped box is at most this many pixels a side are added with atomics directly.
+const SMALL_SIDE: f32 = 3.0;
+// Invocations per workgroup of the per-particle passes.
+const GROUP: u32 = 256u;
+// Most list entries one workgroup of the tiles pass sums: dense tiles are cut into segments
+// that run side by side, adding their sums into τ with atomics.
+const SEGMENT: u32 = 1024u;
 
 @group(0) @binding(0) var<uniform> view: View;
 @group(0) @binding(1) var<storage, read> palette: array<vec4<f32>>;
@@ -34,13 +64,18 @@ const OFF_SCREEN: vec4<f32> = vec4<f32>(4.0, 4.0, 0.5, 1.0);
 @group(0) @binding(2) var<storage, read> pos_h: array<vec4<f32>>;
 // Normalised intensity n and colour coordinate per particle.
 @group(0) @binding(3) var<storage, read> values: array<vec2<f32>>;
-
-struct Splat {
-    @builtin(position) position: vec4<f32>,
-    @location(0) @interpolate(flat) centre: vec2<f32>,
-    @location(1) @interpolate(flat) sigma_cut: vec2<f32>,
-    @location(2) @interpolate(flat) rgb: vec3<f32>,
-};
+// τ of the image tile: per pixel, per channel, (lo, hi) words of v·2^k.
+@group(0) @binding(4) var<storage, read_write> tau: array<atomic<u32>>;
+// Two vec4 per particle: (x, y, σ, cut) and (rgb, 0); σ < 0 when not a tile splat.
+@group(0) @binding(5) var<storage, read_write> records: array<vec4<f32>>;
+// classify: splats per screen tile; scatter: the fill of each tile's list.
+@group(0) @binding(6) var<storage, read_write> counts: array<atomic<u32>>;
+// Start of each screen tile's list (tiles + 1 values, an exclusive prefix sum of the counts),
+// then the segment table of every band.
+@group(0) @binding(7) var<storage, read> offsets: array<u32>;
+// The lists: particle indices, tile after tile, for one band.
+@group(0) @binding(8) var<storage, read_write> entries: array<u32>;
+@group(0) @binding(9) var<uniform> band: Band;
 
 // a·b rounded on its own: the product times a uniform 1 is a product the compiler cannot fold,
 // so a following addition may be fused only as fma(a·b, 1, c), which rounds like the CPU's
@@ -82,18 +117,51 @@ fn sample_palette(x_in: f32) -> vec3<f32> {
     return palette[i].xyz;
 }
 
-fn inactive() -> Splat {
-    var out: Splat;
-    out.position = OFF_SCREEN;
-    out.centre = vec2<f32>(0.0);
-    out.sigma_cut = vec2<f32>(1.0, 0.0);
-    out.rgb = vec3<f32>(0.0);
-    return out;
+// v·2^k as (lo, hi) words, rounded to nearest: v·2^(k−32) splits exactly into its integer part
+// (hi) and fraction, and the fraction times 2^32 is exact in f32 before rounding.
+fn to_fixed(v: f32) -> vec2<u32> {
+    let t = v * view.colour.w;
+    let hi = floor(t);
+    let lo = round((t - hi) * 4294967296.0);
+    if lo >= 4294967296.0 {
+        return vec2<u32>(0u, u32(hi) + 1u);
+    }
+    return vec2<u32>(u32(lo), u32(hi));
 }
 
-@vertex
-fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance: u32) -> Splat {
-    let p = pos_h[instance];
+// Adds v into τ word pair `at` (lo at `at`, hi after it): the invocation whose addition wraps
+// the low word carries one into the high word.
+fn add_tau(at: u32, v: f32) {
+    if !(v > 0.0) {
+        return;
+    }
+    let f = to_fixed(v);
+    var hi = f.y;
+    if f.x != 0u {
+        let old = atomicAdd(&tau[at], f.x);
+        if old + f.x < old {
+            hi = hi + 1u;
+        }
+    }
+    if hi != 0u {
+        atomicAdd(&tau[at + 1u], hi);
+    }
+}
+
+// A projected splat; `drawn` false when the particle draws nothing in this image tile.
+struct Projected {
+    drawn: bool,
+    x_px: f32,
+    y_px: f32,
+    sigma: f32,
+    cut: f32,
+    rgb: vec3<f32>,
+};
+
+fn project(index: u32) -> Projected {
+    var out: Projected;
+    out.drawn = false;
+    let p = pos_h[index];
     let h = p.w;
     let q = (p.xyz - view.lookat_hi.xyz) - view.lookat_lo.xyz;
     let x_c = mul(q.x, view.x_hat.x) + mul(q.y, view.x_hat.y) + mul(q.z, view.x_hat.z);
@@ -102,7 +170,7 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
         - view.camera.x;
     let depth = -z_c;
     if !(depth > view.image.z && depth < view.image.w && h > 0.0) {
-        return inactive();
+        return out;
     }
     var s = view.camera.y;
     if view.style.w > 0.5 {
@@ -118,61 +186,224 @@ fn vs_main(@builtin(vertex_index) vertex: u32, @builtin(instance_index) instance
     }
     let radius = mul(r0, c);
     if !(radius > 0.0 && radius < 1.0e30 && abs(x_px) < 1.0e30 && abs(y_px) < 1.0e30) {
-        return inactive();
+        return out;
     }
-    let cut = mul(CUT_FACTOR, radius);
-    // Footprint box of whole pixels: columns i with |i + 0.5 − X| ≤ R, rows likewise.
-    let i0 = ceil(x_px - cut - 0.5);
-    let i1 = floor(x_px + cut - 0.5);
-    let j0 = ceil(y_px - cut - 0.5);
-    let j1 = floor(y_px + cut - 0.5);
-    if i0 > i1 || j0 > j1 || i1 < 0.0 || j1 < 0.0 || i0 >= view.image.x || j0 >= view.image.y {
-        return inactive();
-    }
-    let values_here = values[instance];
+    let values_here = values[index];
     let amplitude = div(div(mul(values_here.x, AMPLITUDE_FACTOR), h), c);
     var colour = vec3<f32>(1.0);
     if view.colour.x > 0.5 {
         colour = sample_palette(values_here.y);
     }
     let b = view.style.z;
-    // The box's corners relative to the tile, kept just outside it so clip space stays small.
-    let lo_x = clamp(i0 - view.tile.x, -1.0, view.tile.z + 1.0);
-    let hi_x = clamp(i1 + 1.0 - view.tile.x, -1.0, view.tile.z + 1.0);
-    let lo_y = clamp(j0 - view.tile.y, -1.0, view.tile.w + 1.0);
-    let hi_y = clamp(j1 + 1.0 - view.tile.y, -1.0, view.tile.w + 1.0);
-    // One triangle holding the box: (lo, lo), (lo + 2w, lo), (lo, lo + 2h). Raster engines
-    // of compute GPUs set up few triangles per clock, and the disc test discards the extra
-    // pixels, so one triangle (three projections) beats a quad (two triangles, four).
-    let corner = array<vec2<f32>, 3>(
-        vec2<f32>(lo_x, lo_y),
-        vec2<f32>(2.0 * hi_x - lo_x, lo_y),
-        vec2<f32>(lo_x, 2.0 * hi_y - lo_y),
-    );
-    let pixel = corner[vertex];
-    var out: Splat;
-    out.position = vec4<f32>(
-        2.0 * pixel.x / view.tile.z - 1.0,
-        1.0 - 2.0 * pixel.y / view.tile.w,
-        0.5,
-        1.0,
-    );
-    out.centre = vec2<f32>(x_px, y_px);
-    out.sigma_cut = vec2<f32>(mul(SIGMA_FACTOR, radius), cut);
+    out.drawn = true;
+    out.x_px = x_px;
+    out.y_px = y_px;
+    out.sigma = mul(SIGMA_FACTOR, radius);
+    out.cut = mul(CUT_FACTOR, radius);
     out.rgb = vec3<f32>(colour.x * amplitude * b, colour.y * amplitude * b, colour.z * amplitude * b);
     return out;
 }
 
-@fragment
-fn fs_main(splat: Splat) -> @location(0) vec4<f32> {
-    // frag position = pixel centre (i + 0.5, j + 0.5) within the tile.
-    let dx = (splat.position.x + view.tile.x) - splat.centre.x;
-    let dy = (splat.position.y + view.tile.y) - splat.centre.y;
-    let cut = splat.sigma_cut.y;
-    if mul(dx, dx) + mul(dy, dy) > mul(cut, cut) {
-        discard;
+// The splat's box of whole pixels (|i + 0.5 − X| ≤ cut, rows likewise) clipped to the image
+// tile, in image pixels: (i0, i1, j0, j1), empty when i0 > i1 or j0 > j1.
+fn clipped_box(x_px: f32, y_px: f32, cut: f32) -> vec4<f32> {
+    let i0 = max(ceil(x_px - cut - 0.5), view.tile.x);
+    let i1 = min(floor(x_px + cut - 0.5), view.tile.x + view.tile.z - 1.0);
+    let j0 = max(ceil(y_px - cut - 0.5), view.tile.y);
+    let j1 = min(floor(y_px + cut - 0.5), view.tile.y + view.tile.w - 1.0);
+    return vec4<f32>(i0, i1, j0, j1);
+}
+
+// The splat's weight at the centre of pixel (i, j), 0 outside its disc.
+fn weight(i: f32, j: f32, x_px: f32, y_px: f32, s2: f32, cut2: f32) -> f32 {
+    let dx = (i + 0.5) - x_px;
+    let dy = (j + 0.5) - y_px;
+    if mul(dx, dx) + mul(dy, dy) > cut2 {
+        return 0.0;
     }
-    let s2 = mul(splat.sigma_cut.x, splat.sigma_cut.x);
-    let w = exp(-(dx * dx) / s2) * exp(-(dy * dy) / s2);
-    return vec4<f32>(splat.rgb * w, 0.0);
+    return exp(-(dx * dx) / s2) * exp(-(dy * dy) / s2);
+}
+
+// Index of τ word pair (pixel (i, j) of the image, channel 0) in the tile's buffer.
+fn tau_index(i: f32, j: f32) -> u32 {
+    let col = u32(i - view.tile.x);
+    let row = u32(j - view.tile.y);
+    return (row * u32(view.tile.z) + col) * 6u;
+}
+
+fn particle_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return gid.x + gid.y * groups.x * GROUP;
+}
+
+@compute @workgroup_size(256)
+fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let index = particle_index(gid, groups);
+    if index >= view.grid.z {
+        return;
+    }
+    records[2u * index] = vec4<f32>(0.0, 0.0, -1.0, 0.0);
+    let s = project(index);
+    if !s.drawn {
+        return;
+    }
+    let bx = clipped_box(s.x_px, s.y_px, s.cut);
+    if bx.x > bx.y || bx.z > bx.w {
+        return;
+    }
+    if bx.y - bx.x < SMALL_SIDE && bx.w - bx.z < SMALL_SIDE {
+        let s2 = mul(s.sigma, s.sigma);
+        let cut2 = mul(s.cut, s.cut);
+        for (var j = bx.z; j <= bx.w; j += 1.0) {
+            for (var i = bx.x; i <= bx.y; i += 1.0) {
+                let w = weight(i, j, s.x_px, s.y_px, s2, cut2);
+                if w > 0.0 {
+                    let at = tau_index(i, j);
+                    add_tau(at, s.rgb.x * w);
+                    add_tau(at + 2u, s.rgb.y * w);
+                    add_tau(at + 4u, s.rgb.z * w);
+                }
+            }
+        }
+        return;
+    }
+    records[2u * index] = vec4<f32>(s.x_px, s.y_px, s.sigma, s.cut);
+    records[2u * index + 1u] = vec4<f32>(s.rgb, 0.0);
+    let t = screen_tiles(bx);
+    for (var ty = t.z; ty <= t.w; ty += 1u) {
+        for (var tx = t.x; tx <= t.y; tx += 1u) {
+            atomicAdd(&counts[ty * view.grid.x + tx], 1u);
+        }
+    }
+}
+
+// The screen tiles (tx0, tx1, ty0, ty1) a clipped box touches.
+fn screen_tiles(bx: vec4<f32>) -> vec4<u32> {
+    return vec4<u32>(
+        u32(bx.x - view.tile.x) / TILE,
+        u32(bx.y - view.tile.x) / TILE,
+        u32(bx.z - view.tile.y) / TILE,
+        u32(bx.w - view.tile.y) / TILE,
+    );
+}
+
+@compute @workgroup_size(256)
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let index = particle_index(gid, groups);
+    if index >= view.grid.z {
+        return;
+    }
+    let a = records[2u * index];
+    if a.z < 0.0 {
+        return;
+    }
+    let t = screen_tiles(clipped_box(a.x, a.y, a.w));
+    for (var ty = t.z; ty <= t.w; ty += 1u) {
+        for (var tx = t.x; tx <= t.y; tx += 1u) {
+            let tile = ty * view.grid.x + tx;
+            if tile >= band.range.x && tile < band.range.y {
+                let slot = atomicAdd(&counts[tile], 1u);
+                entries[offsets[tile] - band.range.z + slot] = index;
+            }
+        }
+    }
+}
+
+var<workgroup> batch_splat: array<vec4<f32>, 256>;
+var<workgroup> batch_rgb: array<vec4<f32>, 256>;
+var<workgroup> batch_box: array<vec4<f32>, 256>;
+var<workgroup> list_tile: u32;
+var<workgroup> list_start: u32;
+var<workgroup> list_end: u32;
+
+// (lo, hi) += v·2^k in registers.
+fn add_fixed(acc: vec2<u32>, v: f32) -> vec2<u32> {
+    let f = to_fixed(v);
+    let lo = acc.x + f.x;
+    var hi = acc.y + f.y;
+    if lo < f.x {
+        hi = hi + 1u;
+    }
+    return vec2<u32>(lo, hi);
+}
+
+// Adds a register pair into τ word pair `at`.
+fn add_pair(at: u32, f: vec2<u32>) {
+    var hi = f.y;
+    if f.x != 0u {
+        let old = atomicAdd(&tau[at], f.x);
+        if old + f.x < old {
+            hi = hi + 1u;
+        }
+    }
+    if hi != 0u {
+        atomicAdd(&tau[at + 1u], hi);
+    }
+}
+
+@compute @workgroup_size(16, 16)
+fn tiles(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    let segment = wg.x + wg.y * groups.x;
+    if li == 0u {
+        if segment < band.segments.y {
+            let at = band.segments.z + 2u * (band.segments.x + segment);
+            let t = offsets[at];
+            list_tile = t;
+            list_start = offsets[at + 1u];
+            list_end = min(offsets[at + 1u] + SEGMENT, offsets[t + 1u] - band.range.z);
+        } else {
+            list_tile = 0u;
+            list_start = 0u;
+            list_end = 0u;
+        }
+    }
+    let tile = workgroupUniformLoad(&list_tile);
+    let start = workgroupUniformLoad(&list_start);
+    let end = workgroupUniformLoad(&list_end);
+    let tx = tile % view.grid.x;
+    let ty = tile / view.grid.x;
+    let i = view.tile.x + f32(tx * TILE + lid.x);
+    let j = view.tile.y + f32(ty * TILE + lid.y);
+    let inside = i < view.tile.x + view.tile.z && j < view.tile.y + view.tile.w;
+    var r = vec2<u32>(0u);
+    var g = vec2<u32>(0u);
+    var b = vec2<u32>(0u);
+    for (var first = start; first < end; first += 256u) {
+        if first + li < end {
+            let index = entries[first + li];
+            let a = records[2u * index];
+            batch_splat[li] = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
+            batch_rgb[li] = records[2u * index + 1u];
+            batch_box[li] = clipped_box(a.x, a.y, a.w);
+        }
+        workgroupBarrier();
+        let count = min(256u, end - first);
+        if inside {
+            for (var k = 0u; k < count; k += 1u) {
+                let bx = batch_box[k];
+                if i < bx.x || i > bx.y || j < bx.z || j > bx.w {
+                    continue;
+                }
+                let sp = batch_splat[k];
+                let w = weight(i, j, sp.x, sp.y, sp.z, sp.w);
+                if w > 0.0 {
+                    let rgb = batch_rgb[k];
+                    r = add_fixed(r, rgb.x * w);
+                    g = add_fixed(g, rgb.y * w);
+                    b = add_fixed(b, rgb.z * w);
+                }
+            }
+        }
+        workgroupBarrier();
+    }
+    if inside && end > start {
+        let at = tau_index(i, j);
+        add_pair(at, r);
+        add_pair(at + 2u, g);
+        add_pair(at + 4u, b);
+    }
 }

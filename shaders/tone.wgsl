@@ -1,15 +1,24 @@
-// Tone map on the device (render/tone.rs's tone_value, 8 bits): one invocation per pixel of a
-// tile reads τ from the Rgba32Float target and writes one packed RGBA8 word, so only the
-// 8-bit image is read back.
+// From the fixed-point τ of an image tile (shaders/splat.wgsl: per pixel, per channel, the
+// (lo, hi) words of τ·2^k) to what leaves the device: `resolve` writes τ as f32 (three per
+// pixel, for the CPU's auto exposure, FITS and 16-bit images), `tone8` applies render/tone.rs's
+// tone_value and writes one packed RGBA8 word per pixel, so only the 8-bit image comes back.
 
 struct Tone {
-    // tau_scale, gamma, contrast, tile width in pixels
+    // tau_scale, gamma, contrast, unused
     params: vec4<f32>,
+    // 2^(32 − k), 2^(−k), unused, unused
+    fixed: vec4<f32>,
+    // tile width, tile height in pixels, unused, unused
+    size: vec4<u32>,
 };
 
 @group(0) @binding(0) var<uniform> tone: Tone;
-@group(0) @binding(1) var tau: texture_2d<f32>;
-@group(0) @binding(2) var<storage, read_write> image: array<u32>;
+@group(0) @binding(1) var<storage, read> tau: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+
+fn tau_at(at: u32) -> f32 {
+    return f32(tau[at + 1u]) * tone.fixed.x + f32(tau[at]) * tone.fixed.y;
+}
 
 fn tone_value(t: f32) -> f32 {
     var v = 1.0 - exp(-(t * tone.params.x));
@@ -29,10 +38,21 @@ fn level(t: f32) -> u32 {
 
 @compute @workgroup_size(16, 16)
 fn tone8(@builtin(global_invocation_id) id: vec3<u32>) {
-    let size = textureDimensions(tau);
-    if id.x >= size.x || id.y >= size.y {
+    if id.x >= tone.size.x || id.y >= tone.size.y {
         return;
     }
-    let t = textureLoad(tau, vec2<i32>(id.xy), 0);
-    image[id.y * size.x + id.x] = level(t.x) | (level(t.y) << 8u) | (level(t.z) << 16u) | (255u << 24u);
+    let pixel = id.y * tone.size.x + id.x;
+    let at = pixel * 6u;
+    out[pixel] = level(tau_at(at)) | (level(tau_at(at + 2u)) << 8u) | (level(tau_at(at + 4u)) << 16u) | (255u << 24u);
+}
+
+@compute @workgroup_size(16, 16)
+fn resolve(@builtin(global_invocation_id) id: vec3<u32>) {
+    if id.x >= tone.size.x || id.y >= tone.size.y {
+        return;
+    }
+    let pixel = id.y * tone.size.x + id.x;
+    for (var c = 0u; c < 3u; c += 1u) {
+        out[3u * pixel + c] = bitcast<u32>(tau_at(6u * pixel + 2u * c));
+    }
 }

@@ -170,31 +170,43 @@ fn several_species_with_their_own_palettes_and_brightness_match_the_cpu() {
 }
 
 #[test]
-fn tiles_and_chunks_give_the_one_target_image() {
+fn tiles_chunks_and_bands_give_the_same_bits() {
     let snapshot = clustered_snapshot(5_000, 3);
     let settings = synthetic_settings(&snapshot, 100, 0.5);
     let mut whole = renderer(WgpuTuning::default());
     let reference = whole
         .render(&snapshot, &settings, &Progress::none())
         .expect("whole");
-    // Tiles of 32 px (a ragged last row and column) and chunks of 1024 particles.
+    // Tiles of 40 px (a ragged last row and column, screen tiles cut at the tile's edge),
+    // chunks of 1024 particles and tile lists of at most 1024 entries a band: τ is summed in
+    // fixed point, so every way of cutting the frame gives the same bits.
     let mut pieces = renderer(WgpuTuning {
         chunk_particles: 1024,
-        tile_side: 32,
+        tile_side: 40,
+        list_entries: 1024,
     });
-    assert_eq!((pieces.tile_side(), pieces.chunk_particles()), (32, 1024));
+    assert_eq!(
+        (
+            pieces.tile_side(),
+            pieces.chunk_particles(),
+            pieces.list_entries()
+        ),
+        (40, 1024, 1024)
+    );
     let tiled = pieces
         .render(&snapshot, &settings, &Progress::none())
         .expect("tiled");
     assert!(pieces.is_resident());
-    let err = relative_l2(&tiled.tau, &reference.tau);
-    assert!(err < 1e-6, "tiled vs whole: {err}");
-    // The second frame reuses the resident data and gives the same τ.
+    assert!(
+        tiled.tau.data == reference.tau.data,
+        "tiled τ differs from whole τ"
+    );
+    // The second frame reuses the resident data and gives the same bits.
     let again = pieces
         .render(&snapshot, &settings, &Progress::none())
         .expect("again");
     assert_eq!(pieces.last_upload_seconds(), 0.0);
-    assert!(relative_l2(&again.tau, &tiled.tau) < 1e-6);
+    assert!(again.tau.data == tiled.tau.data, "a repeated frame differs");
     check_against_cpu(&mut pieces, &snapshot, &settings);
 }
 
@@ -249,14 +261,60 @@ fn the_renderer_on_the_wgpu_backend_renders_and_reports_it() {
         WgpuTuning {
             chunk_particles: 1000,
             tile_side: 40,
+            ..WgpuTuning::default()
         },
     )
     .expect("renderer");
     let (tiled_image, _) = tiled
-        .render_image8(&snapshot, &settings, &Progress::none())
+        .render_image8(&snapshot, &settings, 1.0, &Progress::none())
         .expect("render")
         .expect("explicit 8-bit frames tone-map on the device");
     assert_eq!(tiled_image.to_rgb8(), device);
+    // Auto exposure is measured on the device for a one-tile image (the exact percentile of
+    // the CPU's rule), and an extra scale multiplies the tone map's τ scale.
+    let mut auto = settings.clone();
+    auto.brightness = Brightness::Auto {
+        percentile: 99.5,
+        target_value: 0.9,
+    };
+    let cpu = render_cpu(&snapshot, &auto, &Progress::none()).expect("cpu");
+    let mut whole = WgpuRenderer::new(renderer_context(), WgpuTuning::default()).expect("renderer");
+    for extra in [1.0f32, 0.25] {
+        let (image, stats) = whole
+            .render_image8(&snapshot, &auto, extra, &Progress::none())
+            .expect("render")
+            .expect("auto exposure of one tile runs on the device");
+        assert!(stats.auto_exposure);
+        let rel = (stats.tau_scale / cpu.stats.tau_scale - 1.0).abs();
+        assert!(
+            rel < 1e-3,
+            "tau scale {} vs {}",
+            stats.tau_scale,
+            cpu.stats.tau_scale
+        );
+        let reference =
+            haloscope::render::tone_map(&cpu.tau, cpu.stats.tau_scale * extra, &auto.tone)
+                .to_rgb8();
+        let worst = image
+            .to_rgb8()
+            .as_raw()
+            .iter()
+            .zip(reference.as_raw())
+            .map(|(a, b)| a.abs_diff(*b))
+            .max()
+            .unwrap_or(0);
+        assert!(
+            worst <= 1,
+            "auto-exposed image ×{extra} differs by {worst} levels"
+        );
+    }
+    // A tiled image leaves auto exposure to the CPU's τ path.
+    assert!(
+        tiled
+            .render_image8(&snapshot, &auto, 1.0, &Progress::none())
+            .expect("render")
+            .is_none()
+    );
 }
 
 #[test]

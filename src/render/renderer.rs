@@ -237,17 +237,15 @@ impl Renderer {
                 Err(err) => self.fall_back_after(err, "CUDA render failed")?,
             }
         }
-        if let Some(wgpu) = &mut self.wgpu
-            && extra_scale == 1.0
-        {
-            match wgpu.render_image8(snapshot, settings, progress) {
+        if let Some(wgpu) = &mut self.wgpu {
+            match wgpu.render_image8(snapshot, settings, extra_scale, progress) {
                 Ok(Some(frame)) => return Ok(frame),
                 Ok(None) => {}
                 Err(err) => self.fall_back_after(err, "wgpu render failed")?,
             }
         }
-        // wgpu under auto exposure, at 16 bits or with an extra scale (and the CPU) tone-map τ
-        // on the CPU.
+        // wgpu at 16 bits or under auto exposure of a tiled image (and the CPU) tone-map τ on
+        // the CPU.
         let mut stats = self.render_frame(snapshot, settings, progress)?;
         let start = Instant::now();
         let image = super::tone_map(&self.tau, stats.tau_scale * extra_scale, &settings.tone);

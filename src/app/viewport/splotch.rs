@@ -98,7 +98,8 @@ impl ViewportRenderer for SplotchRenderer {
         } else {
             1.0
         };
-        let rgba = if self.renderer.kind() == BackendKind::Cuda {
+        let on_device = matches!(self.renderer.kind(), BackendKind::Cuda | BackendKind::Wgpu);
+        let rgba = if on_device {
             // Tone map (and auto exposure) on the device: only the 8-bit image comes back.
             settings.tone.bits = BitDepth::Eight;
             let (image, _) = self

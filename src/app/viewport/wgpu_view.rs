@@ -1,6 +1,6 @@
 //! The viewport on the window's own wgpu device: the device egui draws with (eframe's render
 //! state) is shared with the Splotch renderer, so no second device is opened and the frame is
-//! drawn where it is shown. The window asks for `FLOAT32_BLENDABLE` where the adapter has it
+//! drawn where it is shown. The window asks for [`REQUIRED_FEATURES`] where the adapter has them
 //! ([`request_float_blending`]) and hands its render state over once ([`share_render_state`]).
 
 use crate::backend::{Backend, BackendChoice};

@@ -5,8 +5,8 @@
 use super::error::WgpuError;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// What the renderer needs from the adapter: f32 blending for the additive τ target.
-pub const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::FLOAT32_BLENDABLE;
+/// What the renderer needs beyond core WebGPU: nothing (compute passes and 32-bit atomics).
+pub const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::empty();
 
 /// An open wgpu device and queue with what is known about its adapter. Cheap to clone.
 #[derive(Clone)]
@@ -37,7 +37,7 @@ impl WgpuContext {
     /// Opens the first adapter that has [`REQUIRED_FEATURES`]: hardware adapters first; a
     /// software one (lavapipe, `DeviceType::Cpu`) only when `allow_software`.
     pub fn open(allow_software: bool) -> Result<Self, WgpuError> {
-        // Vulkan, Metal and DirectX 12 only: the GL backend cannot blend float32 targets, and
+        // Vulkan, Metal and DirectX 12 only: GL compute is not on every GL driver, and
         // probing it through EGL prints driver errors on every machine without a display.
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = wgpu::Backends::PRIMARY;
@@ -62,7 +62,7 @@ impl WgpuContext {
                 if has_features {
                     ""
                 } else {
-                    ", no float32-blendable"
+                    ", missing features"
                 }
             ));
             if !has_features || (software && !allow_software) {
@@ -84,10 +84,7 @@ impl WgpuContext {
                 "hardware adapter"
             };
             return Err(WgpuError::NoAdapter {
-                reason: format!(
-                    "no {wanted} with float32-blendable among: {}",
-                    seen.join("; ")
-                ),
+                reason: format!("no usable {wanted} among: {}", seen.join("; ")),
             });
         };
         let info = adapter.get_info();
@@ -116,7 +113,7 @@ impl WgpuContext {
         if !device.features().contains(REQUIRED_FEATURES) {
             return Err(WgpuError::MissingFeature {
                 adapter: info.name.clone(),
-                feature: "float32-blendable",
+                feature: "the renderer's required features",
             });
         }
         Ok(Self::wrap(device, queue, info))

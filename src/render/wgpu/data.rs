@@ -92,6 +92,8 @@ pub(crate) struct PreparedSpecies {
     pub(crate) values: Vec<[f32; 2]>,
     /// Whether the style colours by a field (else colour (1, 1, 1)).
     pub(crate) has_colour: bool,
+    /// Σ 1/h over the drawn particles: with the brightness, the bound on any pixel's τ.
+    pub(crate) sum_inv_h: f64,
 }
 
 /// Resolves every style of `settings` and packs its particles.
@@ -116,7 +118,7 @@ pub(crate) fn prepare(
             None
         };
         let h: &[f32] = own_h.as_deref().unwrap_or(&r.smoothing);
-        let pos_h = r
+        let pos_h: Vec<[f32; 4]> = r
             .species
             .positions
             .par_iter()
@@ -126,6 +128,11 @@ pub(crate) fn prepare(
                 [p[0], p[1], p[2], if usable { h } else { 0.0 }]
             })
             .collect();
+        let sum_inv_h = pos_h
+            .par_iter()
+            .filter(|p| p[3] > 0.0)
+            .map(|p| 1.0 / f64::from(p[3]))
+            .sum();
         let normalised = |choice: Option<(Normaliser, Values<'_>)>| -> Vec<f32> {
             match choice {
                 Some((norm, Values::Slice(v))) => v.par_iter().map(|x| norm.apply(*x)).collect(),
@@ -146,6 +153,7 @@ pub(crate) fn prepare(
             pos_h,
             values,
             has_colour,
+            sum_inv_h,
         });
     }
     Ok(prepared)

@@ -1,17 +1,31 @@
 //! One frame on the device: per tile of the image (tiles only where a side exceeds the
-//! renderer's tile limit), one render pass per species and chunk adds the splats into the
-//! Rgba32Float target, which is then read back into τ.
+//! renderer's tile limit), every species' chunks go through the splat passes of
+//! `shaders/splat.wgsl` into the tile's fixed-point τ: classify (small splats added with
+//! atomics, the others counted per 16×16 screen tile), a read-back of the counts that the host
+//! turns into list offsets and bands of lists that fit, then per band scatter and tiles.
 
 use super::WgpuRenderer;
-use super::data::{ChunkBuffers, POS_H_BYTES, alloc_chunk, palette_stops, write_chunk};
+use super::buffers::{READBACK, STORAGE, entry, submit_and_map};
+use super::data::{
+    ChunkBuffers, POS_H_BYTES, VALUES_BYTES, alloc_chunk, palette_stops, write_chunk,
+};
 use super::error::WgpuError;
+use super::pipelines::{GROUP, TILE, groups_2d};
 use crate::render::palette::Palette;
 use crate::render::project::ViewParams;
-use crate::render::{SpeciesStyle, TauBuffer};
-use rayon::prelude::*;
+use crate::render::{RenderError, SpeciesStyle};
 use wgpu::util::DeviceExt;
 
-/// The shader's `View` uniform: ten vec4s.
+/// Bytes of one pixel's fixed-point τ: three channels of (lo, hi) u32 words.
+pub(crate) const TAU_PIXEL_BYTES: u64 = 24;
+/// Bytes of one particle's splat record (two vec4).
+pub(crate) const RECORD_BYTES: u64 = 32;
+/// Most list entries of one band (also bounded by the adapter's binding limit): 512 MiB.
+pub(crate) const MAX_ENTRIES: u64 = 1 << 27;
+/// Most list entries one workgroup of the tiles pass sums (`SEGMENT` in splat.wgsl).
+pub(crate) const SEGMENT: u32 = 1024;
+
+/// The shader's `View` uniform: ten vec4s of f32 and one of u32.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct ViewUniform {
@@ -25,6 +39,7 @@ pub(crate) struct ViewUniform {
     style: [f32; 4],
     tile: [f32; 4],
     colour: [f32; 4],
+    grid: [u32; 4],
 }
 
 /// A rectangle of the image drawn in one target.
@@ -34,6 +49,18 @@ pub(crate) struct Tile {
     pub(crate) y0: u32,
     pub(crate) width: u32,
     pub(crate) height: u32,
+}
+
+impl Tile {
+    /// Pixels in the tile.
+    pub(crate) fn pixels(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.height)
+    }
+
+    /// Screen tiles across and down.
+    fn grid(&self) -> (u32, u32) {
+        (self.width.div_ceil(TILE), self.height.div_ceil(TILE))
+    }
 }
 
 /// The tiles of a `width`×`height` image, at most `side` pixels a side, row by row.
@@ -58,17 +85,31 @@ fn split(v: f64) -> (f32, f32) {
     (hi, (v - f64::from(hi)) as f32)
 }
 
-/// The uniform of one species in one tile.
-pub(crate) fn view_uniform(
-    view: &ViewParams,
-    style: &SpeciesStyle,
-    brightness: f32,
-    stops: usize,
-    has_colour: bool,
-    tile: Tile,
-) -> ViewUniform {
+/// Everything a chunk's uniform depends on besides the particles.
+pub(crate) struct UniformInputs<'a> {
+    pub(crate) view: &'a ViewParams,
+    pub(crate) style: &'a SpeciesStyle,
+    pub(crate) brightness: f32,
+    pub(crate) stops: usize,
+    pub(crate) has_colour: bool,
+    pub(crate) tile: Tile,
+    pub(crate) fixed_exponent: i32,
+}
+
+/// The uniform of one species' chunk of `particles` in one tile.
+pub(crate) fn view_uniform(inputs: &UniformInputs<'_>, particles: u32) -> ViewUniform {
+    let UniformInputs {
+        view,
+        style,
+        brightness,
+        stops,
+        has_colour,
+        tile,
+        fixed_exponent,
+    } = *inputs;
     let [(hx, lx), (hy, ly), (hz, lz)] = view.lookat_world.map(split);
     let v4 = |v: [f32; 3]| [v[0], v[1], v[2], 0.0];
+    let (tiles_x, tiles_y) = tile.grid();
     ViewUniform {
         lookat_hi: [hx, hy, hz, 0.0],
         lookat_lo: [lx, ly, lz, 0.0],
@@ -95,8 +136,34 @@ pub(crate) fn view_uniform(
             tile.height as f32,
         ],
         // z: the exact 1 the shader multiplies products by to keep them unfused.
-        colour: [if has_colour { 1.0 } else { 0.0 }, stops as f32, 1.0, 0.0],
+        colour: [
+            if has_colour { 1.0 } else { 0.0 },
+            stops as f32,
+            1.0,
+            power_of_two(fixed_exponent - 32),
+        ],
+        grid: [tiles_x, tiles_y, particles, 0],
     }
+}
+
+/// 2^e as f32 (e within the normal range: [`fixed_exponent`] keeps it there).
+pub(crate) fn power_of_two(e: i32) -> f32 {
+    2f64.powi(e) as f32
+}
+
+/// The fixed-point exponent k of a frame whose every pixel has τ ≤ `bound`: bound·2^k < 2^62,
+/// so the high words never overflow; kept where 2^(k − 32), 2^(32 − k) and 2^−k are normal f32.
+pub(crate) fn fixed_exponent(bound: f64) -> Result<i32, RenderError> {
+    if !bound.is_finite() {
+        return Err(RenderError::setting(
+            "the tau bound K_A*brightness*sum(1/h) is not finite (smoothing lengths too small)",
+        ));
+    }
+    if bound <= 0.0 {
+        return Ok(0);
+    }
+    let e = (bound * 1.01).log2().floor() as i32 + 1;
+    Ok((62 - e).clamp(-94, 126))
 }
 
 /// Per species of a frame: its palette buffer and style.
@@ -110,7 +177,7 @@ pub(crate) struct FrameSpecies<'a> {
 pub(crate) fn frame_species<'a>(
     renderer: &WgpuRenderer,
     styles: &'a [SpeciesStyle],
-) -> Result<Vec<FrameSpecies<'a>>, crate::render::RenderError> {
+) -> Result<Vec<FrameSpecies<'a>>, RenderError> {
     styles
         .iter()
         .map(|style| {
@@ -133,21 +200,118 @@ pub(crate) fn frame_species<'a>(
         .collect()
 }
 
-/// Encodes every species' passes into the target of `tile` (resident chunks, or streamed
-/// through one buffer pair, submitting as it goes); the returned encoder holds the last ones.
+/// Ranges of screen tiles whose lists hold at most `cap` entries together (a single tile may
+/// hold more only when `cap` is below one chunk, which the renderer's limits rule out).
+pub(crate) fn bands(counts: &[u32], cap: u64) -> Vec<(usize, usize, u64)> {
+    let mut out = Vec::new();
+    let (mut start, mut held) = (0usize, 0u64);
+    for (tile, &count) in counts.iter().enumerate() {
+        let count = u64::from(count);
+        if held + count > cap && tile > start {
+            out.push((start, tile, held));
+            (start, held) = (tile, 0);
+        }
+        held += count;
+    }
+    if held > 0 {
+        out.push((start, counts.len(), held));
+    }
+    out
+}
+
+/// One band of screen tiles and its segments.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TableBand {
+    /// First screen tile of the band.
+    first_tile: u32,
+    /// One past its last tile.
+    end_tile: u32,
+    /// List entries of its tiles together.
+    entries: u64,
+    /// Its first segment in the table.
+    first_segment: u32,
+    /// Its segments (workgroups of the tiles pass).
+    segments: u32,
+}
+
+/// The host's part of a chunk's lists: the tiles' list offsets (tiles + 1 words, an exclusive
+/// prefix sum wrapping in u32, since the shader subtracts a band's base in u32 too and a band
+/// spans less than 2^32), then (tile, start within its band) per segment of every band.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ListTable {
+    /// The offsets, then the segments, as uploaded.
+    pub(crate) words: Vec<u32>,
+    /// The bands, drawn one after another.
+    pub(crate) bands: Vec<TableBand>,
+}
+
+/// The list table of `counts` in bands of at most `cap` entries; `None` when no tile has any.
+pub(crate) fn list_table(counts: &[u32], cap: u64) -> Option<ListTable> {
+    let mut words = Vec::with_capacity(counts.len() + 1);
+    let mut sum = 0u64;
+    for &count in counts {
+        words.push(sum as u32);
+        sum += u64::from(count);
+    }
+    words.push(sum as u32);
+    if sum == 0 {
+        return None;
+    }
+    let mut table_bands = Vec::new();
+    let mut segment = 0u32;
+    for (first, end, held) in bands(counts, cap) {
+        let first_segment = segment;
+        let base = words[first];
+        for (tile, &count) in counts.iter().enumerate().take(end).skip(first) {
+            let start = words[tile].wrapping_sub(base);
+            for k in 0..count.div_ceil(SEGMENT) {
+                words.extend([tile as u32, start + k * SEGMENT]);
+                segment += 1;
+            }
+        }
+        table_bands.push(TableBand {
+            first_tile: first as u32,
+            end_tile: end as u32,
+            entries: held,
+            first_segment,
+            segments: segment - first_segment,
+        });
+    }
+    Some(ListTable {
+        words,
+        bands: table_bands,
+    })
+}
+
+/// Draws every species into the fixed-point τ of `tile` (left in the renderer's τ buffer).
 pub(crate) fn draw_tile(
     renderer: &mut WgpuRenderer,
     view: &ViewParams,
     brightness: f32,
     species: &[FrameSpecies<'_>],
     tile: Tile,
-) -> Result<wgpu::CommandEncoder, WgpuError> {
+    fixed_exponent: i32,
+) -> Result<(), WgpuError> {
     let context = renderer.context.clone();
     let device = &context.device;
-    let target = renderer.target(tile.width, tile.height)?;
-    let target_view = target.create_view(&wgpu::TextureViewDescriptor::default());
-    let mut first = true;
     let chunk_len = renderer.chunk_particles;
+    let (tiles_x, tiles_y) = tile.grid();
+    let screen_tiles = (tiles_x * tiles_y) as usize;
+    let tau_bytes = tile.pixels() * TAU_PIXEL_BYTES;
+    let bufs = &mut renderer.buffers;
+    let tau = bufs
+        .tau
+        .at_least(&context, tau_bytes, STORAGE, "fixed-point tau")?;
+    let counts_bytes = 4 * screen_tiles as u64;
+    let counts = bufs
+        .counts
+        .at_least(&context, counts_bytes, STORAGE, "tile counts")?;
+    let records_bytes = chunk_len as u64 * RECORD_BYTES;
+    let records = bufs
+        .records
+        .at_least(&context, records_bytes, STORAGE, "splat records")?;
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.clear_buffer(&tau, 0, Some(tau_bytes));
     let prepared = renderer
         .prepared
         .as_ref()
@@ -155,266 +319,274 @@ pub(crate) fn draw_tile(
         .ok_or_else(|| WgpuError::Device {
             message: "no prepared data".into(),
         })?;
-    let mut encoder = device.create_command_encoder(&Default::default());
     for (index, (frame, data)) in species.iter().zip(prepared.iter()).enumerate() {
-        let uniform = view_uniform(
+        let inputs = UniformInputs {
             view,
-            frame.style,
+            style: frame.style,
             brightness,
-            frame.stops,
-            data.has_colour,
+            stops: frame.stops,
+            has_colour: data.has_colour,
             tile,
-        );
-        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("view"),
-            contents: bytemuck::bytes_of(&uniform),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+            fixed_exponent,
+        };
         for (c, start) in (0..data.n).step_by(chunk_len.max(1)).enumerate() {
             let range = start..data.n.min(start + chunk_len);
-            let buffers: &ChunkBuffers = match &renderer.resident {
+            let chunk: &ChunkBuffers = match &renderer.resident {
                 Some(resident) => &resident[index][c],
                 None => {
                     // Streamed: each chunk overwrites the one buffer pair, so the passes so
                     // far are submitted first (write_buffer lands before the next submission).
                     context.queue.submit([encoder.finish()]);
                     encoder = device.create_command_encoder(&Default::default());
-                    let stream = match &renderer.stream {
-                        Some(s) => s,
-                        None => {
-                            renderer.stream = Some(alloc_chunk(&context, chunk_len)?);
-                            renderer.stream.as_ref().ok_or_else(|| WgpuError::Device {
-                                message: "stream buffers".into(),
-                            })?
-                        }
-                    };
+                    if renderer.stream.is_none() {
+                        renderer.stream = Some(alloc_chunk(&context, chunk_len)?);
+                    }
+                    let stream = renderer.stream.as_ref().ok_or_else(|| WgpuError::Device {
+                        message: "stream buffers".into(),
+                    })?;
                     write_chunk(&context, data, range.clone(), stream);
                     stream
                 }
             };
-            let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("splat"),
-                layout: &renderer.layout,
-                entries: &[
-                    entry(0, &uniform, None),
-                    entry(1, &frame.palette, None),
-                    entry(2, &buffers.pos_h, Some(range.len() as u64 * POS_H_BYTES)),
-                    entry(3, &buffers.values, Some(range.len() as u64 * 8)),
-                ],
+            let particles = range.len() as u32;
+            let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("view"),
+                contents: bytemuck::bytes_of(&view_uniform(&inputs, particles)),
+                usage: wgpu::BufferUsages::UNIFORM,
             });
-            pass(
-                &mut encoder,
-                &renderer.pipeline,
-                &target_view,
-                &bind,
-                range.len(),
-                first,
-            );
-            first = false;
+            let splat = SplatBuffers {
+                uniform: &uniform,
+                palette: &frame.palette,
+                chunk,
+                particles: range.len() as u64,
+                tau: (&tau, tau_bytes),
+                records: &records,
+                counts: (&counts, counts_bytes),
+            };
+            let parts = Parts {
+                context: &context,
+                pipelines: &renderer.pipelines,
+                buffers: &mut renderer.buffers,
+                max_entries: renderer.max_entries,
+            };
+            encoder = draw_chunk(parts, encoder, &splat, screen_tiles)?;
         }
     }
-    if first {
-        pass_clear(&mut encoder, &target_view);
-    }
-    Ok(encoder)
-}
-
-fn entry(binding: u32, buffer: &wgpu::Buffer, size: Option<u64>) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry {
-        binding,
-        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-            buffer,
-            offset: 0,
-            size: size.and_then(wgpu::BufferSize::new),
-        }),
-    }
-}
-
-fn attachment(view: &wgpu::TextureView, clear: bool) -> wgpu::RenderPassColorAttachment<'_> {
-    wgpu::RenderPassColorAttachment {
-        view,
-        depth_slice: None,
-        resolve_target: None,
-        ops: wgpu::Operations {
-            load: if clear {
-                wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT)
-            } else {
-                wgpu::LoadOp::Load
-            },
-            store: wgpu::StoreOp::Store,
-        },
-    }
-}
-
-fn pass(
-    encoder: &mut wgpu::CommandEncoder,
-    pipeline: &wgpu::RenderPipeline,
-    target: &wgpu::TextureView,
-    bind: &wgpu::BindGroup,
-    particles: usize,
-    clear: bool,
-) {
-    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some("splats"),
-        color_attachments: &[Some(attachment(target, clear))],
-        depth_stencil_attachment: None,
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    });
-    if particles > 0 {
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, bind, &[]);
-        pass.draw(0..3, 0..particles as u32);
-    }
-}
-
-fn pass_clear(encoder: &mut wgpu::CommandEncoder, target: &wgpu::TextureView) {
-    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some("clear"),
-        color_attachments: &[Some(attachment(target, true))],
-        depth_stencil_attachment: None,
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    });
-}
-
-/// Copies the target into the readback buffer, waits, and writes the tile's RGB into τ.
-pub(crate) fn read_back_tau(
-    renderer: &mut WgpuRenderer,
-    mut encoder: wgpu::CommandEncoder,
-    tile: Tile,
-    tau: &mut TauBuffer,
-) -> Result<(), WgpuError> {
-    let row_bytes = u64::from(tile.width) * 16;
-    let padded = row_bytes.div_ceil(256) * 256;
-    let size = padded * u64::from(tile.height);
-    let readback = renderer.readback(size)?;
-    let target = renderer.target(tile.width, tile.height)?;
-    encoder.copy_texture_to_buffer(
-        target.as_image_copy(),
-        wgpu::TexelCopyBufferInfo {
-            buffer: &readback,
-            layout: wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(padded as u32),
-                rows_per_image: None,
-            },
-        },
-        wgpu::Extent3d {
-            width: tile.width,
-            height: tile.height,
-            depth_or_array_layers: 1,
-        },
-    );
-    let bytes = submit_and_map(&renderer.context, encoder, &readback, size)?;
-    {
-        let texels: &[f32] = bytemuck::cast_slice(&bytes);
-        let stride = (padded / 4) as usize;
-        let row_out = tau.width as usize * 3;
-        let (x0, y0, w) = (tile.x0 as usize, tile.y0 as usize, tile.width as usize);
-        tau.data
-            .par_chunks_mut(row_out)
-            .skip(y0)
-            .zip(texels.par_chunks(stride))
-            .for_each(|(out, src)| {
-                let dst = &mut out[3 * x0..3 * (x0 + w)];
-                for (d, s) in dst.chunks_exact_mut(3).zip(src[..4 * w].chunks_exact(4)) {
-                    d.copy_from_slice(&s[..3]);
-                }
-            });
-    }
-    drop(bytes);
-    readback.unmap();
-    Ok(())
-}
-
-/// Tone-maps the target of `tile` on the device (8 bits) and writes its RGB into `image`
-/// (`width` pixels a row, 3 bytes a pixel).
-pub(crate) fn read_back_image(
-    renderer: &mut WgpuRenderer,
-    mut encoder: wgpu::CommandEncoder,
-    tile: Tile,
-    tone: [f32; 3],
-    image: &mut [u8],
-    width: u32,
-) -> Result<(), WgpuError> {
-    let device = renderer.context.device.clone();
-    let pixels = u64::from(tile.width) * u64::from(tile.height);
-    let size = pixels * 4;
-    let packed = renderer.packed(size)?;
-    let readback = renderer.readback(size)?;
-    let target = renderer.target(tile.width, tile.height)?;
-    let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("tone"),
-        contents: bytemuck::cast_slice(&[tone[0], tone[1], tone[2], tile.width as f32]),
-        usage: wgpu::BufferUsages::UNIFORM,
-    });
-    let target_view = target.create_view(&wgpu::TextureViewDescriptor::default());
-    let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("tone"),
-        layout: &renderer.tone_layout,
-        entries: &[
-            entry(0, &uniform, None),
-            wgpu::BindGroupEntry {
-                binding: 1,
-                resource: wgpu::BindingResource::TextureView(&target_view),
-            },
-            entry(2, &packed, Some(size)),
-        ],
-    });
-    {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("tone8"),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&renderer.tone_pipeline);
-        pass.set_bind_group(0, &bind, &[]);
-        pass.dispatch_workgroups(tile.width.div_ceil(16), tile.height.div_ceil(16), 1);
-    }
-    encoder.copy_buffer_to_buffer(&packed, 0, &readback, 0, size);
-    let bytes = submit_and_map(&renderer.context, encoder, &readback, size)?;
-    {
-        // Row by row on threads: the image's rows are disjoint slices of `image`.
-        let (row_in, row_out) = (tile.width as usize * 4, width as usize * 3);
-        let (x0, y0, w) = (tile.x0 as usize, tile.y0 as usize, tile.width as usize);
-        image
-            .par_chunks_mut(row_out)
-            .skip(y0)
-            .zip(bytes.par_chunks_exact(row_in))
-            .for_each(|(out, src)| {
-                let dst = &mut out[3 * x0..3 * (x0 + w)];
-                for (d, s) in dst.chunks_exact_mut(3).zip(src.chunks_exact(4)) {
-                    d.copy_from_slice(&s[..3]);
-                }
-            });
-    }
-    drop(bytes);
-    readback.unmap();
-    Ok(())
-}
-
-/// Submits `encoder`, maps the first `size` bytes of `readback` and waits for them.
-fn submit_and_map(
-    context: &super::WgpuContext,
-    encoder: wgpu::CommandEncoder,
-    readback: &wgpu::Buffer,
-    size: u64,
-) -> Result<wgpu::BufferView, WgpuError> {
     context.queue.submit([encoder.finish()]);
-    let slice = readback.slice(0..size);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| {
-        let _ = sender.send(result);
+    Ok(())
+}
+
+/// What `draw_chunk` needs of the renderer, borrowed apart from its resident data.
+struct Parts<'a> {
+    context: &'a super::WgpuContext,
+    pipelines: &'a super::pipelines::Pipelines,
+    buffers: &'a mut super::buffers::FrameBuffers,
+    max_entries: u64,
+}
+
+/// The buffers of one chunk's passes, with the bound sizes.
+struct SplatBuffers<'a> {
+    uniform: &'a wgpu::Buffer,
+    palette: &'a wgpu::Buffer,
+    chunk: &'a ChunkBuffers,
+    particles: u64,
+    tau: (&'a wgpu::Buffer, u64),
+    records: &'a wgpu::Buffer,
+    counts: (&'a wgpu::Buffer, u64),
+}
+
+impl SplatBuffers<'_> {
+    fn bind_group(
+        &self,
+        parts: &Parts<'_>,
+        offsets: (&wgpu::Buffer, u64),
+        entries: (&wgpu::Buffer, u64),
+        band: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        let n = self.particles.max(1);
+        parts
+            .context
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("splat"),
+                layout: &parts.pipelines.splat_layout,
+                entries: &[
+                    entry(0, self.uniform, None),
+                    entry(1, self.palette, None),
+                    entry(2, &self.chunk.pos_h, Some(n * POS_H_BYTES)),
+                    entry(3, &self.chunk.values, Some(n * VALUES_BYTES)),
+                    entry(4, self.tau.0, Some(self.tau.1)),
+                    entry(5, self.records, Some(n * RECORD_BYTES)),
+                    entry(6, self.counts.0, Some(self.counts.1)),
+                    entry(7, offsets.0, Some(offsets.1)),
+                    entry(8, entries.0, Some(entries.1.max(4))),
+                    entry(9, band, None),
+                ],
+            })
+    }
+}
+
+fn dispatch(
+    encoder: &mut wgpu::CommandEncoder,
+    pipeline: &wgpu::ComputePipeline,
+    bind: &wgpu::BindGroup,
+    groups: u32,
+) {
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: None,
+        timestamp_writes: None,
     });
-    context.finish()?;
-    let readback_error = |message: String| WgpuError::Readback { message };
-    receiver
-        .recv()
-        .map_err(|err| readback_error(err.to_string()))?
-        .map_err(|err| readback_error(err.to_string()))?;
-    slice
-        .get_mapped_range()
-        .map_err(|err| readback_error(err.to_string()))
+    pass.set_pipeline(pipeline);
+    pass.set_bind_group(0, bind, &[]);
+    let (x, y) = groups_2d(groups);
+    pass.dispatch_workgroups(x, y, 1);
+}
+
+fn band_uniform(context: &super::WgpuContext, range: [u32; 8]) -> wgpu::Buffer {
+    context
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("band"),
+            contents: bytemuck::cast_slice(&range),
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+}
+
+/// Classify, then per band scatter and tiles, for one chunk; submits what it encoded and
+/// returns a fresh encoder.
+fn draw_chunk(
+    parts: Parts<'_>,
+    mut encoder: wgpu::CommandEncoder,
+    splat: &SplatBuffers<'_>,
+    screen_tiles: usize,
+) -> Result<wgpu::CommandEncoder, WgpuError> {
+    let context = parts.context;
+    let device = &context.device;
+    if splat.particles == 0 {
+        return Ok(encoder);
+    }
+    let groups = splat.particles.div_ceil(u64::from(GROUP)) as u32;
+    let no_band = band_uniform(context, [0; 8]);
+    let entries = parts
+        .buffers
+        .entries
+        .at_least(context, 4, STORAGE, "tile lists")?;
+    let table_bytes = 4 * (screen_tiles as u64 + 1);
+    let offsets = parts
+        .buffers
+        .offsets
+        .at_least(context, table_bytes, STORAGE, "tile offsets")?;
+    let bind = splat.bind_group(&parts, (&offsets, table_bytes), (&entries, 4), &no_band);
+    encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
+    dispatch(&mut encoder, &parts.pipelines.classify, &bind, groups);
+    let readback =
+        parts
+            .buffers
+            .readback
+            .at_least(context, splat.counts.1, READBACK, "readback")?;
+    encoder.copy_buffer_to_buffer(splat.counts.0, 0, &readback, 0, splat.counts.1);
+    let counts: Vec<u32> = {
+        let bytes = submit_and_map(context, encoder, &readback, splat.counts.1)?;
+        bytemuck::cast_slice::<u8, u32>(&bytes)[..screen_tiles].to_vec()
+    };
+    readback.unmap();
+    let fresh = || device.create_command_encoder(&Default::default());
+    let Some(table) = list_table(&counts, parts.max_entries) else {
+        return Ok(fresh());
+    };
+    let table_bytes = 4 * table.words.len() as u64;
+    let offsets = parts
+        .buffers
+        .offsets
+        .at_least(context, table_bytes, STORAGE, "tile offsets")?;
+    context
+        .queue
+        .write_buffer(&offsets, 0, bytemuck::cast_slice(&table.words));
+    for band in &table.bands {
+        let entries_bytes = 4 * band.entries;
+        let entries =
+            parts
+                .buffers
+                .entries
+                .at_least(context, entries_bytes, STORAGE, "tile lists")?;
+        let uniform = band_uniform(
+            context,
+            [
+                band.first_tile,
+                band.end_tile,
+                table.words[band.first_tile as usize],
+                0,
+                band.first_segment,
+                band.segments,
+                screen_tiles as u32 + 1,
+                0,
+            ],
+        );
+        let bind = splat.bind_group(
+            &parts,
+            (&offsets, table_bytes),
+            (&entries, entries_bytes),
+            &uniform,
+        );
+        let mut encoder = fresh();
+        encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
+        dispatch(&mut encoder, &parts.pipelines.scatter, &bind, groups);
+        dispatch(&mut encoder, &parts.pipelines.tiles, &bind, band.segments);
+        context.queue.submit([encoder.finish()]);
+    }
+    Ok(fresh())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_hold_at_most_the_cap_and_cover_every_listed_tile() {
+        let counts = [3, 0, 4, 2, 0, 0, 5, 1];
+        assert_eq!(bands(&counts, 6), vec![(0, 2, 3), (2, 6, 6), (6, 8, 6)]);
+        // A tile above the cap gets a band of its own.
+        assert_eq!(bands(&[2, 9, 2], 4), vec![(0, 1, 2), (1, 2, 9), (2, 3, 2)]);
+        assert_eq!(bands(&[0, 0], 4), vec![]);
+        assert_eq!(bands(&counts, 100), vec![(0, 8, 15)]);
+    }
+
+    #[test]
+    fn the_list_table_cuts_dense_tiles_into_segments_per_band() {
+        let counts = [3, 0, SEGMENT + 5, 2];
+        let table = list_table(&counts, u64::from(SEGMENT) + 7).expect("entries");
+        let s = SEGMENT;
+        assert_eq!(
+            table.words,
+            vec![0, 3, 3, s + 8, s + 10, 0, 0, 2, 0, 2, s, 3, s + 5]
+        );
+        let band = |first_tile, end_tile, entries, first_segment, segments| TableBand {
+            first_tile,
+            end_tile,
+            entries,
+            first_segment,
+            segments,
+        };
+        assert_eq!(
+            table.bands,
+            vec![band(0, 2, 3, 0, 1), band(2, 4, u64::from(s) + 7, 1, 3)]
+        );
+        assert_eq!(list_table(&[0, 0], 10), None);
+    }
+
+    #[test]
+    fn the_fixed_exponent_keeps_the_bound_below_2_to_62() {
+        assert_eq!(fixed_exponent(1.0).ok(), Some(61));
+        assert_eq!(fixed_exponent(0.0).ok(), Some(0));
+        for bound in [1e-6, 0.3, 7.0, 1e9] {
+            let k = fixed_exponent(bound).expect("finite");
+            assert!(bound * 1.01 * 2f64.powi(k) < 2f64.powi(62), "{bound}: {k}");
+            assert!(
+                bound * 1.01 * 2f64.powi(k + 1) >= 2f64.powi(62),
+                "{bound}: {k}"
+            );
+        }
+        assert_eq!(fixed_exponent(1e-60).ok(), Some(126));
+        assert!(fixed_exponent(f64::INFINITY).is_err());
+    }
 }

@@ -1,22 +1,28 @@
 //! The wgpu twin of [`super::cpu`]: the Splotch model on any GPU wgpu drives (Vulkan, Metal,
-//! DirectX 12), with its WGSL shader in `shaders/splat.wgsl`.
+//! DirectX 12), with its WGSL shaders in `shaders/splat.wgsl` and `shaders/tone.wgsl`.
 //!
-//! Method: every particle is one instance of a triangle covering its footprint box, rasterised
-//! with additive blending (one + one) into an Rgba32Float target; the fragment shader applies
-//! the disc test and the Gaussian weight. The fixed-function blender sums in f32 without
-//! atomics or sorting, whatever the splat size, so one pass serves small, medium and large
-//! splats alike, and the same code runs on every adapter with `FLOAT32_BLENDABLE` (Vulkan on
-//! NVIDIA, AMD, Intel and lavapipe, Metal, DirectX 12). The sum's order is the rasteriser's, so
-//! τ matches the CPU reference within f32 rounding (DESIGN §4's ‖Δ‖/‖ref‖ < 1e-4), not bit for
-//! bit. The data stay resident between frames in chunks that respect
-//! `max_storage_buffer_binding_size`; when they do not fit they are streamed chunk by chunk.
-//! Images larger than the tile limit (or the adapter's `max_texture_dimension_2d`) are drawn
-//! tile by tile.
+//! Method: compute passes mirroring the CUDA twin, τ summed in 64-bit fixed point (pairs of u32
+//! words with 32-bit atomics and an explicit carry, since core WGSL has no 64-bit atomics).
+//! Small splats (a box of at most 3×3 pixels) are added by their own invocation with atomics;
+//! larger ones are listed per 16×16 screen tile and summed by one workgroup per tile through
+//! workgroup memory, each invocation owning a pixel. Rasterised quads with f32 blending were
+//! measured first and ran 23–175× slower than CUDA on an H200: the raster and blend units of a
+//! compute card draw 0.5–0.7·10⁹ blended fragments a second, and per-particle triangles are
+//! set up at a few hundred million a second. Fixed point also makes τ independent of the order
+//! of the sums (repeated, tiled and chunked frames give the same bits) and needs no adapter
+//! feature. τ matches the CPU reference within f32 rounding of each weight (DESIGN §4's
+//! ‖Δ‖/‖ref‖ < 1e-4). The data stay resident between frames in chunks that respect the
+//! adapter's binding limits; when they do not fit they are streamed chunk by chunk. Images
+//! larger than the tile limit (or what the adapter can bind) are drawn tile by tile.
 
+mod buffers;
 mod context;
 mod data;
 mod error;
+mod exposure;
 mod frame;
+mod pipelines;
+mod readback;
 
 pub use context::{REQUIRED_FEATURES, WgpuContext};
 pub use error::WgpuError;
@@ -26,13 +32,12 @@ use super::{
 };
 use crate::data::Snapshot;
 use crate::jobs::Progress;
+use buffers::FrameBuffers;
 use data::{ChunkBuffers, DataKey, PreparedSpecies};
+use pipelines::Pipelines;
 use std::time::Instant;
 
-/// The WGSL source of the splat pipeline, built into the binary.
-pub const SPLAT_SHADER: &str = include_str!("../../../shaders/splat.wgsl");
-/// The WGSL source of the device tone map (8 bits).
-pub const TONE_SHADER: &str = include_str!("../../../shaders/tone.wgsl");
+pub use pipelines::{SPLAT_SHADER, TONE_SHADER};
 
 /// Sizes the wgpu renderer works in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +47,9 @@ pub struct WgpuTuning {
     /// Most pixels per side of one render target (also bounded by the adapter's texture
     /// limit); larger images are drawn in tiles.
     pub tile_side: u32,
+    /// Most entries of the screen tiles' splat lists drawn in one band (also bounded by the
+    /// adapter's binding limit; never below one chunk); more are drawn band after band.
+    pub list_entries: u64,
 }
 
 impl Default for WgpuTuning {
@@ -49,6 +57,7 @@ impl Default for WgpuTuning {
         Self {
             chunk_particles: 1 << 24,
             tile_side: 4096,
+            list_entries: frame::MAX_ENTRIES,
         }
     }
 }
@@ -57,18 +66,14 @@ impl Default for WgpuTuning {
 /// frames.
 pub struct WgpuRenderer {
     context: WgpuContext,
-    pipeline: wgpu::RenderPipeline,
-    layout: wgpu::BindGroupLayout,
-    tone_pipeline: wgpu::ComputePipeline,
-    tone_layout: wgpu::BindGroupLayout,
-    packed: Option<(u64, wgpu::Buffer)>,
+    pipelines: Pipelines,
+    buffers: FrameBuffers,
     chunk_particles: usize,
     tile_side: u32,
+    max_entries: u64,
     prepared: Option<(DataKey, Vec<PreparedSpecies>)>,
     resident: Option<Vec<Vec<ChunkBuffers>>>,
     stream: Option<ChunkBuffers>,
-    target: Option<(u32, u32, wgpu::Texture)>,
-    readback: Option<(u64, wgpu::Buffer)>,
     last_upload_seconds: f64,
     exposure_scratch: Vec<f32>,
 }
@@ -83,115 +88,40 @@ impl std::fmt::Debug for WgpuRenderer {
     }
 }
 
-fn storage_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding,
-        visibility: wgpu::ShaderStages::VERTEX,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: true },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
-}
-
 impl WgpuRenderer {
-    /// Compiles the pipeline on `context`'s device.
+    /// Compiles the pipelines on `context`'s device and sizes chunks and tiles to its limits.
     pub fn new(context: WgpuContext, tuning: WgpuTuning) -> Result<Self, WgpuError> {
-        let device = &context.device;
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("shaders/splat.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SPLAT_SHADER.into()),
-        });
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("splat"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-                storage_entry(1),
-                storage_entry(2),
-                storage_entry(3),
-            ],
-        });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("splat"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
-        let add = wgpu::BlendComponent {
-            src_factor: wgpu::BlendFactor::One,
-            dst_factor: wgpu::BlendFactor::One,
-            operation: wgpu::BlendOperation::Add,
-        };
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("splat"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            // One triangle per instance.
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: wgpu::TextureFormat::Rgba32Float,
-                    blend: Some(wgpu::BlendState {
-                        color: add,
-                        alpha: add,
-                    }),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let (tone_pipeline, tone_layout) = tone_pipeline(device);
-        if let Some(err) = pollster::block_on(scope.pop()) {
-            return Err(WgpuError::Device {
-                message: format!("shaders: {err}"),
-            });
-        }
+        let pipelines = Pipelines::new(&context.device)?;
         let limits = &context.limits;
-        let binding_particles =
-            (limits.max_storage_buffer_binding_size / data::POS_H_BYTES) as usize;
-        let buffer_particles = (limits.max_buffer_size / data::POS_H_BYTES) as usize;
+        let bindable = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        // Per particle the widest binding is its splat record.
         let chunk_particles = tuning
             .chunk_particles
-            .min(binding_particles)
-            .min(buffer_particles)
+            .min((bindable / frame::RECORD_BYTES) as usize)
             .max(1);
-        let tile_side = tuning.tile_side.min(limits.max_texture_dimension_2d).max(1);
+        // Every list of one tile fits one band: at least one chunk's worth of entries.
+        let max_entries = (bindable / 4)
+            .min(tuning.list_entries)
+            .max(chunk_particles as u64);
+        // A tile's fixed-point τ is the widest per-pixel binding.
+        let bindable_side = ((bindable / frame::TAU_PIXEL_BYTES) as f64).sqrt() as u32;
+        let tile_side = tuning
+            .tile_side
+            .min(limits.max_texture_dimension_2d)
+            .min(bindable_side)
+            .max(1);
         Ok(Self {
             context,
-            pipeline,
-            layout,
-            tone_pipeline,
-            tone_layout,
-            packed: None,
+            pipelines,
+            buffers: FrameBuffers::default(),
             chunk_particles,
             tile_side,
+            max_entries,
             prepared: None,
             resident: None,
             stream: None,
-            target: None,
-            readback: None,
             last_upload_seconds: 0.0,
             exposure_scratch: Vec::new(),
         })
@@ -212,6 +142,11 @@ impl WgpuRenderer {
         self.tile_side
     }
 
+    /// Most list entries per band in use (after the adapter's limits).
+    pub fn list_entries(&self) -> u64 {
+        self.max_entries
+    }
+
     /// Whether the loaded data are resident on the device (else streamed each frame).
     pub fn is_resident(&self) -> bool {
         self.prepared.is_some() && self.resident.is_some()
@@ -226,81 +161,6 @@ impl WgpuRenderer {
     pub fn forget_data(&mut self) {
         self.prepared = None;
         self.resident = None;
-    }
-
-    /// The render target of a tile, reused while its size holds.
-    fn target(&mut self, width: u32, height: u32) -> Result<wgpu::Texture, WgpuError> {
-        if let Some((w, h, texture)) = &self.target
-            && (*w, *h) == (width, height)
-        {
-            return Ok(texture.clone());
-        }
-        let device = &self.context.device;
-        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("tau"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba32Float,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-                | wgpu::TextureUsages::COPY_SRC
-                | wgpu::TextureUsages::TEXTURE_BINDING,
-            view_formats: &[],
-        });
-        if pollster::block_on(scope.pop()).is_some() {
-            return Err(WgpuError::OutOfMemory {
-                what: format!("a {width}x{height} Rgba32Float target"),
-            });
-        }
-        self.target = Some((width, height, texture.clone()));
-        Ok(texture)
-    }
-
-    /// The device buffer of packed RGBA8 pixels, at least `size` bytes.
-    fn packed(&mut self, size: u64) -> Result<wgpu::Buffer, WgpuError> {
-        if let Some((have, buffer)) = &self.packed
-            && *have >= size
-        {
-            return Ok(buffer.clone());
-        }
-        let buffer = self.context.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("rgba8"),
-            size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        self.packed = Some((size, buffer.clone()));
-        Ok(buffer)
-    }
-
-    /// The readback buffer, at least `size` bytes.
-    fn readback(&mut self, size: u64) -> Result<wgpu::Buffer, WgpuError> {
-        if let Some((have, buffer)) = &self.readback
-            && *have >= size
-        {
-            return Ok(buffer.clone());
-        }
-        let device = &self.context.device;
-        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("tau readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        if pollster::block_on(scope.pop()).is_some() {
-            return Err(WgpuError::OutOfMemory {
-                what: format!("{} MiB of readback buffer", size >> 20),
-            });
-        }
-        self.readback = Some((size, buffer.clone()));
-        Ok(buffer)
     }
 
     /// Prepares and uploads the data of `settings` unless they are the loaded ones: resident
@@ -347,18 +207,28 @@ impl WgpuRenderer {
         Ok(())
     }
 
-    /// Renders one frame under an explicit brightness and tone-maps it on the device to 8 bits,
-    /// reading back only the image (`None`: auto exposure or 16 bits, which need τ on the CPU).
+    /// Renders one frame and tone-maps it on the device to 8 bits with the τ scale times
+    /// `extra_scale`, reading back only the image; auto exposure is measured on the device too
+    /// when the image is one tile. `None` (nothing drawn) for 16 bits and for auto exposure of
+    /// a tiled image, which need τ on the CPU.
     pub fn render_image8(
         &mut self,
         snapshot: &Snapshot,
         settings: &RenderSettings,
+        extra_scale: f32,
         progress: &Progress,
     ) -> Result<Option<(image::DynamicImage, RenderStats)>, RenderError> {
         let tone = &settings.tone;
-        if !matches!(settings.brightness, Brightness::Explicit(_))
-            || tone.bits != super::BitDepth::Eight
-        {
+        let (width, height) = (settings.width, settings.height);
+        let tiles = frame::tiles(width, height, self.tile_side);
+        let auto = match settings.brightness {
+            Brightness::Auto {
+                percentile,
+                target_value,
+            } => Some((percentile, target_value)),
+            Brightness::Explicit(_) => None,
+        };
+        if tone.bits != super::BitDepth::Eight || (auto.is_some() && tiles.len() != 1) {
             return Ok(None);
         }
         let start = Instant::now();
@@ -368,15 +238,19 @@ impl WgpuRenderer {
         let upload = start.elapsed().as_secs_f64();
         let splat_start = Instant::now();
         let species = frame::frame_species(self, &settings.species)?;
-        let (width, height) = (settings.width, settings.height);
+        let k = self.fixed_exponent(&settings.species, brightness)?;
         let mut rgb = vec![0u8; width as usize * height as usize * 3];
-        for tile in frame::tiles(width, height, self.tile_side) {
+        let mut tau_scale = 1.0;
+        for tile in tiles {
             if progress.is_cancelled() {
                 return Err(RenderError::Cancelled);
             }
-            let encoder = frame::draw_tile(self, &view, brightness, &species, tile)?;
-            let params = [1.0, tone.gamma, tone.contrast];
-            frame::read_back_image(self, encoder, tile, params, &mut rgb, width)?;
+            frame::draw_tile(self, &view, brightness, &species, tile, k)?;
+            if let Some((percentile, target_value)) = auto {
+                tau_scale = exposure::auto_brightness(self, tile, k, percentile, target_value)?;
+            }
+            let params = [tau_scale * extra_scale, tone.gamma, tone.contrast];
+            readback::read_back_image(self, tile, params, k, &mut rgb, width)?;
         }
         let image = image::RgbImage::from_raw(width, height, rgb)
             .map(image::DynamicImage::ImageRgb8)
@@ -384,9 +258,13 @@ impl WgpuRenderer {
         let stats = RenderStats {
             particles: self.particles(),
             counts: Default::default(),
-            brightness,
-            auto_exposure: false,
-            tau_scale: 1.0,
+            brightness: if auto.is_some() {
+                tau_scale
+            } else {
+                brightness
+            },
+            auto_exposure: auto.is_some(),
+            tau_scale,
             timings: vec![
                 StageTime {
                     stage: "upload",
@@ -400,6 +278,29 @@ impl WgpuRenderer {
             seconds: start.elapsed().as_secs_f64(),
         };
         Ok(Some((image, stats)))
+    }
+
+    /// The frame's fixed-point exponent from its bound on τ: K_A·brightness·Σ 1/h over every
+    /// species (n ≤ 1, palette entries ≤ 1, weights ≤ 1 and the minimum-radius factor ≥ 1).
+    fn fixed_exponent(
+        &self,
+        styles: &[super::SpeciesStyle],
+        brightness: f32,
+    ) -> Result<i32, RenderError> {
+        let prepared = self
+            .prepared
+            .as_ref()
+            .map_or(&[][..], |(_, p)| p.as_slice());
+        let bound: f64 = styles
+            .iter()
+            .zip(prepared)
+            .map(|(style, data)| {
+                f64::from(crate::render::project::AMPLITUDE_FACTOR)
+                    * f64::from(style.brightness * brightness).max(0.0)
+                    * data.sum_inv_h
+            })
+            .sum();
+        frame::fixed_exponent(bound)
     }
 
     fn particles(&self) -> u64 {
@@ -422,13 +323,14 @@ impl WgpuRenderer {
         let upload = start.elapsed().as_secs_f64();
         let splat_start = Instant::now();
         let species = frame::frame_species(self, &settings.species)?;
+        let k = self.fixed_exponent(&settings.species, brightness)?;
         let mut tau = TauBuffer::new(settings.width, settings.height);
         for tile in frame::tiles(settings.width, settings.height, self.tile_side) {
             if progress.is_cancelled() {
                 return Err(RenderError::Cancelled);
             }
-            let encoder = frame::draw_tile(self, &view, brightness, &species, tile)?;
-            frame::read_back_tau(self, encoder, tile, &mut tau)?;
+            frame::draw_tile(self, &view, brightness, &species, tile, k)?;
+            readback::read_back_tau(self, tile, k, &mut tau)?;
         }
         let splat = splat_start.elapsed().as_secs_f64();
         let exposure_start = Instant::now();
@@ -473,62 +375,4 @@ impl WgpuRenderer {
         };
         Ok(RenderOutput { tau, stats })
     }
-}
-
-/// The device tone map's pipeline and layout.
-fn tone_pipeline(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("shaders/tone.wgsl"),
-        source: wgpu::ShaderSource::Wgsl(TONE_SHADER.into()),
-    });
-    let compute = wgpu::ShaderStages::COMPUTE;
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("tone"),
-        entries: &[
-            wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: compute,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
-            wgpu::BindGroupLayoutEntry {
-                binding: 1,
-                visibility: compute,
-                ty: wgpu::BindingType::Texture {
-                    sample_type: wgpu::TextureSampleType::Float { filterable: false },
-                    view_dimension: wgpu::TextureViewDimension::D2,
-                    multisampled: false,
-                },
-                count: None,
-            },
-            wgpu::BindGroupLayoutEntry {
-                binding: 2,
-                visibility: compute,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage { read_only: false },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            },
-        ],
-    });
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some("tone"),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("tone8"),
-        layout: Some(&pipeline_layout),
-        module: &module,
-        entry_point: Some("tone8"),
-        compilation_options: Default::default(),
-        cache: None,
-    });
-    (pipeline, layout)
 }

@@ -1,0 +1,157 @@
+//! The compute pipelines of the wgpu renderer, compiled once per device: the splat passes of
+//! `shaders/splat.wgsl` (classify, scatter, tiles) share one bind group layout; the tone map
+//! and the τ resolve of `shaders/tone.wgsl` and the histograms of `shaders/exposure.wgsl`
+//! another.
+
+use super::error::WgpuError;
+
+/// The WGSL source of the splat passes, built into the binary.
+pub const SPLAT_SHADER: &str = include_str!("../../../shaders/splat.wgsl");
+/// The WGSL source of the device tone map and τ resolve.
+pub const TONE_SHADER: &str = include_str!("../../../shaders/tone.wgsl");
+/// The WGSL source of the device auto exposure's histograms.
+pub const EXPOSURE_SHADER: &str = include_str!("../../../shaders/exposure.wgsl");
+
+/// Invocations per workgroup of the per-particle passes (`GROUP` in splat.wgsl).
+pub(crate) const GROUP: u32 = 256;
+/// Screen tile side in pixels (`TILE` in splat.wgsl).
+pub(crate) const TILE: u32 = 16;
+
+/// Every pipeline of the renderer.
+pub(crate) struct Pipelines {
+    /// The splat passes' bindings (splat.wgsl, group 0).
+    pub(crate) splat_layout: wgpu::BindGroupLayout,
+    /// Projection, small splats, tile counts.
+    pub(crate) classify: wgpu::ComputePipeline,
+    /// The tile lists of one band.
+    pub(crate) scatter: wgpu::ComputePipeline,
+    /// One workgroup per list segment.
+    pub(crate) tiles: wgpu::ComputePipeline,
+    /// The pixel passes' bindings (tone.wgsl and exposure.wgsl, group 0).
+    pub(crate) tone_layout: wgpu::BindGroupLayout,
+    /// The 8-bit tone map.
+    pub(crate) tone8: wgpu::ComputePipeline,
+    /// τ as f32.
+    pub(crate) resolve: wgpu::ComputePipeline,
+    /// Auto exposure, first histogram.
+    pub(crate) histogram_high: wgpu::ComputePipeline,
+    /// Auto exposure, second histogram.
+    pub(crate) histogram_low: wgpu::ComputePipeline,
+}
+
+fn uniform_entry(binding: u32) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn storage_entry(binding: u32, read_only: bool) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
+fn compute(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry),
+        bind_group_layouts: &[Some(layout)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(&pipeline_layout),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+impl Pipelines {
+    /// Compiles both shaders on `device`; a shader or layout the device rejects is an error.
+    pub(crate) fn new(device: &wgpu::Device) -> Result<Self, WgpuError> {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let splat = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("shaders/splat.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SPLAT_SHADER.into()),
+        });
+        let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("splat"),
+            entries: &[
+                uniform_entry(0),
+                storage_entry(1, true),
+                storage_entry(2, true),
+                storage_entry(3, true),
+                storage_entry(4, false),
+                storage_entry(5, false),
+                storage_entry(6, false),
+                storage_entry(7, true),
+                storage_entry(8, false),
+                uniform_entry(9),
+            ],
+        });
+        let tone = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("shaders/tone.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(TONE_SHADER.into()),
+        });
+        let tone_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("tone"),
+            entries: &[
+                uniform_entry(0),
+                storage_entry(1, true),
+                storage_entry(2, false),
+            ],
+        });
+        let exposure = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("shaders/exposure.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(EXPOSURE_SHADER.into()),
+        });
+        let pipelines = Self {
+            classify: compute(device, &splat_layout, &splat, "classify"),
+            scatter: compute(device, &splat_layout, &splat, "scatter"),
+            tiles: compute(device, &splat_layout, &splat, "tiles"),
+            tone8: compute(device, &tone_layout, &tone, "tone8"),
+            resolve: compute(device, &tone_layout, &tone, "resolve"),
+            histogram_high: compute(device, &tone_layout, &exposure, "histogram_high"),
+            histogram_low: compute(device, &tone_layout, &exposure, "histogram_low"),
+            splat_layout,
+            tone_layout,
+        };
+        if let Some(err) = pollster::block_on(scope.pop()) {
+            return Err(WgpuError::Device {
+                message: format!("shaders: {err}"),
+            });
+        }
+        Ok(pipelines)
+    }
+}
+
+/// A dispatch of `groups` workgroups as (x, y): x at most 32 768 (the shaders rebuild the linear
+/// index from `num_workgroups`), since one dimension holds at most 65 535.
+pub(crate) fn groups_2d(groups: u32) -> (u32, u32) {
+    const ROW: u32 = 32_768;
+    if groups <= ROW {
+        (groups.max(1), 1)
+    } else {
+        (ROW, groups.div_ceil(ROW))
+    }
+}
