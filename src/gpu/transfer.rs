@@ -206,4 +206,37 @@ impl PinnedStaging {
         }
         Ok(())
     }
+    /// Fills `dst` piece by piece through the pinned buffers: `fill(start, piece)` writes
+    /// elements `start..start + piece.len()` (it may use rayon threads, and may transform
+    /// values on the way), then the piece is copied on `stream` while the next one is filled.
+    /// Pieces start at multiples of [`STAGING_PIECE`]; returns `fill`'s results in order.
+    pub fn upload_filled<R>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        dst: &mut CudaViewMut<'_, f32>,
+        mut fill: impl FnMut(usize, &mut [f32]) -> R,
+    ) -> Result<Vec<R>, GpuError> {
+        let len = dst.len();
+        let mut results = Vec::with_capacity(len.div_ceil(PIECE));
+        for start in (0..len).step_by(PIECE) {
+            let end = (start + PIECE).min(len);
+            let pinned = &mut self.pinned[self.next];
+            self.next ^= 1;
+            // Waits for this buffer's previous copy before the host writes it again.
+            let host = &mut pinned.as_mut_slice()?[..end - start];
+            results.push(fill(start, host));
+            if end - start == PIECE {
+                stream.memcpy_htod(&*pinned, &mut dst.slice_mut(start..end))?;
+            } else {
+                // The short last piece: a plain slice of the pinned buffer (still a DMA; the
+                // copy is waited for, as for any host slice).
+                let host = &pinned.as_slice()?[..end - start];
+                stream.memcpy_htod(host, &mut dst.slice_mut(start..end))?;
+            }
+        }
+        Ok(results)
+    }
 }
+
+/// Elements per piece of [`PinnedStaging::upload_filled`] (a multiple of 2^16).
+pub const STAGING_PIECE: usize = PIECE;
