@@ -149,8 +149,10 @@ fn run_chunks(
     let kernels: &Kernels = kernels;
     // The wide-border pass: large splats with the centre on the image and R < GPU_BORDER_PX go
     // to tiles with a border wide enough for them (when large splats are drawn on the GPU).
+    let grey = job.loaded.iter().all(|s| s.colour_norm.is_none());
+    let channels = if grey { &kernels.grey } else { &kernels.rgb }.channels as usize;
     let wide_border = match tuning.large {
-        LargeSplats::Gpu => wide_border_px(GPU_BORDER_PX, TILE_PX, settings.border_px),
+        LargeSplats::Gpu => wide_border_px(GPU_BORDER_PX, TILE_PX, settings.border_px, channels),
         LargeSplats::Cpu => 0.0,
     };
     let wide_margin = wide_border.ceil() as usize + 2;
