@@ -7,8 +7,8 @@
 use super::memory::alloc;
 use super::{GpuDevice, GpuError};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaSlice, CudaStream, CudaViewMut, DeviceRepr, PinnedHostSlice,
-    ValidAsZeroBits,
+    CudaContext, CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr,
+    PinnedHostSlice, ValidAsZeroBits,
 };
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -235,6 +235,40 @@ impl PinnedStaging {
             }
         }
         Ok(results)
+    }
+}
+
+impl PinnedStaging {
+    /// Copies `src` into `out` (same length) on `stream` through the pinned buffers, a piece at
+    /// a time, each piece copied out by rayon threads: a download into pageable memory goes
+    /// through the driver's single-threaded staging (and faults the fresh pages on one thread).
+    /// Returns once `out` holds the data.
+    pub fn download<T>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: &CudaView<'_, T>,
+        out: &mut [T],
+    ) -> Result<(), GpuError>
+    where
+        T: DeviceRepr + bytemuck::Pod + Send + Sync,
+    {
+        // Elements of T per pinned buffer of PIECE f32 (T is 1, 2 or 4 bytes: f32's alignment
+        // covers it).
+        let per_piece = PIECE * std::mem::size_of::<f32>() / std::mem::size_of::<T>().max(1);
+        for (i, chunk) in out.chunks_mut(per_piece).enumerate() {
+            let start = i * per_piece;
+            let pinned = &mut self.pinned[self.next];
+            self.next ^= 1;
+            let host: &mut [T] = bytemuck::cast_slice_mut(pinned.as_mut_slice()?);
+            let host = &mut host[..chunk.len()];
+            // A plain slice of pinned memory: a DMA, waited for before this call returns.
+            stream.memcpy_dtoh(&src.slice(start..start + chunk.len()), host)?;
+            chunk
+                .par_chunks_mut(FILL_CHUNK)
+                .zip(host.par_chunks(FILL_CHUNK))
+                .for_each(|(o, h)| o.copy_from_slice(h));
+        }
+        Ok(())
     }
 }
 
