@@ -60,34 +60,49 @@ struct Found {
     inv_sums: Vec<f64>,
 }
 
-/// One [`SUM_CHUNK`] of `src` (or of the constant) into `out`, with its limits and Σ 1/v.
-fn fill_chunk(out: &mut [f32], src: Values<'_>, first: usize, t: Transform) -> (f32, f32, f64) {
-    let (mut lo, mut hi, mut inv) = (f32::INFINITY, f32::NEG_INFINITY, 0.0f64);
-    let mut put = |o: &mut f32, v: f32| {
-        let x = t.apply(v);
-        *o = x;
-        if x.is_finite() {
+/// One [`SUM_CHUNK`] of `src` (or of the constant) into `out`; with `limits`, the finite
+/// minimum and maximum of what was written (else infinity and minus infinity); under
+/// [`Transform::Scale`], Σ 1/v over its finite v > 0.
+fn fill_chunk(
+    out: &mut [f32],
+    src: Values<'_>,
+    first: usize,
+    t: Transform,
+    limits: bool,
+) -> (f32, f32, f64) {
+    let len = out.len();
+    match (src, t) {
+        (Values::Slice(values), Transform::Copy) => {
+            out.copy_from_slice(&values[first..first + len])
+        }
+        (Values::Slice(values), Transform::Scale(f)) => {
+            for (o, &v) in out.iter_mut().zip(&values[first..first + len]) {
+                *o = v * f;
+            }
+        }
+        (Values::Slice(values), Transform::Log10) => {
+            for (o, &v) in out.iter_mut().zip(&values[first..first + len]) {
+                *o = t.apply(v);
+            }
+        }
+        (Values::Constant(c), _) => out.fill(t.apply(c)),
+    }
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    if limits {
+        for &x in out.iter().filter(|x| x.is_finite()) {
             lo = lo.min(x);
             hi = hi.max(x);
         }
-    };
-    let len = out.len();
-    match src {
-        Values::Slice(values) => {
-            for (o, &v) in out.iter_mut().zip(&values[first..first + len]) {
-                put(o, v);
-            }
-        }
-        Values::Constant(c) => out.iter_mut().for_each(|o| put(o, c)),
     }
-    if matches!(t, Transform::Scale(_)) {
+    let inv = if matches!(t, Transform::Scale(_)) {
         // The same expression as the host path's sum (data.rs), chunk by chunk.
-        inv = out
-            .iter()
+        out.iter()
             .filter(|h| **h > 0.0 && h.is_finite())
             .map(|h| 1.0 / f64::from(*h))
-            .sum::<f64>();
-    }
+            .sum::<f64>()
+    } else {
+        0.0
+    };
     (lo, hi, inv)
 }
 
@@ -98,12 +113,13 @@ fn upload_values(
     src: Values<'_>,
     n: usize,
     t: Transform,
+    limits: bool,
     dst: &mut CudaSlice<f32>,
 ) -> Result<Found, GpuError> {
     let pieces = staging.upload_filled(stream, &mut dst.slice_mut(0..n), |start, out| {
         out.par_chunks_mut(SUM_CHUNK)
             .enumerate()
-            .map(|(c, o)| fill_chunk(o, src, start + c * SUM_CHUNK, t))
+            .map(|(c, o)| fill_chunk(o, src, start + c * SUM_CHUNK, t, limits))
             .collect::<Vec<_>>()
     })?;
     let mut found = Found {
@@ -275,7 +291,15 @@ fn upload_species(
         Some(h) => (h, Transform::Scale(1.0)),
         None => (f.smoothing, Transform::Scale(f.smoothing_factor)),
     };
-    let found = upload_values(staging, stream, Values::Slice(h), n, t, &mut arrays.h)?;
+    let found = upload_values(
+        staging,
+        stream,
+        Values::Slice(h),
+        n,
+        t,
+        false,
+        &mut arrays.h,
+    )?;
     let sum_inv_h = found.inv_sums.iter().sum::<f64>();
     let mut field = |choice: &crate::render::resolve::FieldChoice<'_>,
                      log: bool,
@@ -289,7 +313,7 @@ fn upload_species(
         } else {
             Transform::Copy
         };
-        let found = upload_values(staging, stream, *values, n, t, dst)?;
+        let found = upload_values(staging, stream, *values, n, t, true, dst)?;
         Ok(Some(device_normaliser(*range, &found)))
     };
     let intensity = field(&f.intensity, style.intensity_log, arrays.intensity.as_mut())?;
@@ -309,7 +333,7 @@ mod tests {
             Transform::Copy
         };
         let mut out = vec![0.0f32; values.len()];
-        let (lo, hi, _) = fill_chunk(&mut out, Values::Slice(values), 0, t);
+        let (lo, hi, _) = fill_chunk(&mut out, Values::Slice(values), 0, t, true);
         let found = Found {
             lo,
             hi,
@@ -363,7 +387,7 @@ mod tests {
     fn constant_fields_and_scaled_lengths_match_the_host_path() {
         for c in [4.0f32, -1.0, 0.0] {
             let mut out = vec![0.0f32; 3];
-            let (lo, hi, _) = fill_chunk(&mut out, Values::Constant(c), 0, Transform::Log10);
+            let (lo, hi, _) = fill_chunk(&mut out, Values::Constant(c), 0, Transform::Log10, true);
             let found = Found {
                 lo,
                 hi,
@@ -375,7 +399,7 @@ mod tests {
         }
         let h = [2.0f32, 0.0, -1.0, f32::INFINITY, 0.25, 3.0e-3];
         let mut out = vec![0.0f32; h.len()];
-        let (_, _, inv) = fill_chunk(&mut out, Values::Slice(&h), 0, Transform::Scale(0.7));
+        let (_, _, inv) = fill_chunk(&mut out, Values::Slice(&h), 0, Transform::Scale(0.7), false);
         let scaled: Vec<f32> = h.iter().map(|&x| x * 0.7).collect();
         assert_eq!(
             out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
