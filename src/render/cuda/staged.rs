@@ -284,6 +284,7 @@ fn upload_species(
         pos,
         3 * n,
         Transform::Copy,
+        false,
         &mut arrays.pos,
     )?;
     let (h, t) = match knn_h {
