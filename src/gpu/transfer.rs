@@ -228,10 +228,13 @@ impl PinnedStaging {
             if end - start == PIECE {
                 stream.memcpy_htod(&*pinned, &mut dst.slice_mut(start..end))?;
             } else {
-                // The short last piece: a plain slice of the pinned buffer (still a DMA; the
-                // copy is waited for, as for any host slice).
+                // The short last piece: a plain slice of the pinned buffer. cudarc neither
+                // waits for nor records a copy from a plain slice (a pageable copy is done when
+                // the call returns, a pinned one is not), so the buffer's own event would not
+                // cover it: wait here before the host may write the buffer again.
                 let host = &pinned.as_slice()?[..end - start];
                 stream.memcpy_htod(host, &mut dst.slice_mut(start..end))?;
+                stream.synchronize()?;
             }
         }
         Ok(results)
@@ -242,7 +245,7 @@ impl PinnedStaging {
     /// Copies `src` into `out` (same length) on `stream` through the pinned buffers, a piece at
     /// a time, each piece copied out by rayon threads: a download into pageable memory goes
     /// through the driver's single-threaded staging (and faults the fresh pages on one thread).
-    /// Returns once `out` holds the data.
+    /// Returns once `out` holds the data (each piece's DMA is waited for before its copy-out).
     pub fn download<T>(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -261,8 +264,11 @@ impl PinnedStaging {
             self.next ^= 1;
             let host: &mut [T] = bytemuck::cast_slice_mut(pinned.as_mut_slice()?);
             let host = &mut host[..chunk.len()];
-            // A plain slice of pinned memory: a DMA, waited for before this call returns.
+            // A plain slice of pinned memory: cudarc does not wait for a copy into a plain
+            // slice (into pageable memory it is done when the call returns; into pinned memory
+            // it is asynchronous), so wait for the DMA before reading the buffer.
             stream.memcpy_dtoh(&src.slice(start..start + chunk.len()), host)?;
+            stream.synchronize()?;
             chunk
                 .par_chunks_mut(FILL_CHUNK)
                 .zip(host.par_chunks(FILL_CHUNK))
