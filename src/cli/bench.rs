@@ -6,6 +6,7 @@ mod gui;
 mod load;
 mod movie;
 mod render;
+mod render_file;
 mod twopoint;
 mod twopoint_cuda;
 
@@ -16,7 +17,7 @@ use clap::Subcommand;
 pub enum BenchCommand {
     /// Snapshot loading speed and peak memory.
     Load(load::BenchLoadArgs),
-    /// Render stages on synthetic and shared snapshots.
+    /// Render stages on synthetic and shared snapshots, or on a file with the user's style.
     Render(render::BenchRenderArgs),
     /// Friends-of-friends.
     Fof(fof::BenchFofArgs),

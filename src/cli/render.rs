@@ -278,31 +278,50 @@ pub(super) fn settings_from_args(
     snapshot: &Snapshot,
     framing: Option<crate::render::Camera>,
 ) -> anyhow::Result<RenderSettings> {
-    let mut settings = args
-        .style
-        .render_settings(snapshot, args.width, args.height, framing)?;
-    let camera = &mut settings.camera;
-    if let Some(text) = &args.view.camera {
-        camera.position = parse_vector("camera", text)?;
-    }
-    if let Some(text) = &args.view.lookat {
-        camera.lookat = parse_vector("lookat", text)?;
-    }
-    if let Some(text) = &args.view.up {
-        camera.up = parse_vector("up", text)?;
-    }
-    if let Some(fov) = args.view.fov {
-        camera.fov_deg = fov;
-    }
-    if args.view.ortho {
-        camera.projection = Projection::Orthographic;
-    }
-    camera.near = args.view.near;
-    camera.far = args.view.far.unwrap_or(f64::INFINITY);
+    let mut settings = frame_settings(
+        &args.style,
+        &args.view,
+        args.width,
+        args.height,
+        snapshot,
+        framing,
+    )?;
     settings.tone.bits = if args.bits == 16 {
         BitDepth::Sixteen
     } else {
         BitDepth::Eight
     };
+    Ok(settings)
+}
+
+/// The settings of one frame from the style and camera options (8-bit tone), as `render` and
+/// `bench render FILE` take them.
+pub(crate) fn frame_settings(
+    style: &StyleArgs,
+    view: &ViewArgs,
+    width: u32,
+    height: u32,
+    snapshot: &Snapshot,
+    framing: Option<crate::render::Camera>,
+) -> anyhow::Result<RenderSettings> {
+    let mut settings = style.render_settings(snapshot, width, height, framing)?;
+    let camera = &mut settings.camera;
+    if let Some(text) = &view.camera {
+        camera.position = parse_vector("camera", text)?;
+    }
+    if let Some(text) = &view.lookat {
+        camera.lookat = parse_vector("lookat", text)?;
+    }
+    if let Some(text) = &view.up {
+        camera.up = parse_vector("up", text)?;
+    }
+    if let Some(fov) = view.fov {
+        camera.fov_deg = fov;
+    }
+    if view.ortho {
+        camera.projection = Projection::Orthographic;
+    }
+    camera.near = view.near;
+    camera.far = view.far.unwrap_or(f64::INFINITY);
     Ok(settings)
 }

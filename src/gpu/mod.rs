@@ -24,4 +24,4 @@ pub use memory::{alloc, fill_bytes, zeros};
 pub use scan::Scan;
 pub use sort::RadixSort;
 pub use timer::{EventTimer, Mark, StageTimer};
-pub use transfer::{PinnedStaging, download_pinned, upload_pinned};
+pub use transfer::{PinnedStaging, STAGING_PIECE, download_pinned, upload_pinned};

@@ -7,8 +7,8 @@
 use super::memory::alloc;
 use super::{GpuDevice, GpuError};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaSlice, CudaStream, CudaViewMut, DeviceRepr, PinnedHostSlice,
-    ValidAsZeroBits,
+    CudaContext, CudaEvent, CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr,
+    PinnedHostSlice, ValidAsZeroBits,
 };
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -206,4 +206,77 @@ impl PinnedStaging {
         }
         Ok(())
     }
+    /// Fills `dst` piece by piece through the pinned buffers: `fill(start, piece)` writes
+    /// elements `start..start + piece.len()` (it may use rayon threads, and may transform
+    /// values on the way), then the piece is copied on `stream` while the next one is filled.
+    /// Pieces start at multiples of [`STAGING_PIECE`]; returns `fill`'s results in order.
+    pub fn upload_filled<R>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        dst: &mut CudaViewMut<'_, f32>,
+        mut fill: impl FnMut(usize, &mut [f32]) -> R,
+    ) -> Result<Vec<R>, GpuError> {
+        let len = dst.len();
+        let mut results = Vec::with_capacity(len.div_ceil(PIECE));
+        for start in (0..len).step_by(PIECE) {
+            let end = (start + PIECE).min(len);
+            let pinned = &mut self.pinned[self.next];
+            self.next ^= 1;
+            // Waits for this buffer's previous copy before the host writes it again.
+            let host = &mut pinned.as_mut_slice()?[..end - start];
+            results.push(fill(start, host));
+            if end - start == PIECE {
+                stream.memcpy_htod(&*pinned, &mut dst.slice_mut(start..end))?;
+            } else {
+                // The short last piece: a plain slice of the pinned buffer. cudarc neither
+                // waits for nor records a copy from a plain slice (a pageable copy is done when
+                // the call returns, a pinned one is not), so the buffer's own event would not
+                // cover it: wait here before the host may write the buffer again.
+                let host = &pinned.as_slice()?[..end - start];
+                stream.memcpy_htod(host, &mut dst.slice_mut(start..end))?;
+                stream.synchronize()?;
+            }
+        }
+        Ok(results)
+    }
 }
+
+impl PinnedStaging {
+    /// Copies `src` into `out` (same length) on `stream` through the pinned buffers, a piece at
+    /// a time, each piece copied out by rayon threads: a download into pageable memory goes
+    /// through the driver's single-threaded staging (and faults the fresh pages on one thread).
+    /// Returns once `out` holds the data (each piece's DMA is waited for before its copy-out).
+    pub fn download<T>(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: &CudaView<'_, T>,
+        out: &mut [T],
+    ) -> Result<(), GpuError>
+    where
+        T: DeviceRepr + bytemuck::Pod + Send + Sync,
+    {
+        // Elements of T per pinned buffer of PIECE f32 (T is 1, 2 or 4 bytes: f32's alignment
+        // covers it).
+        let per_piece = PIECE * std::mem::size_of::<f32>() / std::mem::size_of::<T>().max(1);
+        for (i, chunk) in out.chunks_mut(per_piece).enumerate() {
+            let start = i * per_piece;
+            let pinned = &mut self.pinned[self.next];
+            self.next ^= 1;
+            let host: &mut [T] = bytemuck::cast_slice_mut(pinned.as_mut_slice()?);
+            let host = &mut host[..chunk.len()];
+            // A plain slice of pinned memory: cudarc does not wait for a copy into a plain
+            // slice (into pageable memory it is done when the call returns; into pinned memory
+            // it is asynchronous), so wait for the DMA before reading the buffer.
+            stream.memcpy_dtoh(&src.slice(start..start + chunk.len()), host)?;
+            stream.synchronize()?;
+            chunk
+                .par_chunks_mut(FILL_CHUNK)
+                .zip(host.par_chunks(FILL_CHUNK))
+                .for_each(|(o, h)| o.copy_from_slice(h));
+        }
+        Ok(())
+    }
+}
+
+/// Elements per piece of [`PinnedStaging::upload_filled`] (a multiple of 2^16).
+pub const STAGING_PIECE: usize = PIECE;

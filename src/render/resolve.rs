@@ -144,7 +144,7 @@ pub(crate) fn checked_frame(settings: &RenderSettings) -> Result<(ViewParams, f3
 }
 
 /// A field chosen by a style with its optional fixed range.
-type FieldChoice<'a> = Option<(Values<'a>, Option<(f32, f32)>)>;
+pub(crate) type FieldChoice<'a> = Option<(Values<'a>, Option<(f32, f32)>)>;
 
 /// The parts of a style that are looked up rather than computed.
 struct CheckedStyle<'a> {
@@ -233,15 +233,67 @@ fn drawn_smoothing<'a>(
     file_support: Option<f32>,
     style: &SpeciesStyle,
 ) -> Cow<'a, [f32]> {
-    let Some(file_support) = file_support else {
-        return Cow::Borrowed(h);
-    };
-    let factor = style.kernel_support.unwrap_or(file_support) / 2.0;
+    let factor = smoothing_factor(file_support, style);
     if factor == 1.0 {
         Cow::Borrowed(h)
     } else {
         Cow::Owned(h.iter().map(|&x| x * factor).collect())
     }
+}
+
+/// The factor that turns the file's smoothing lengths into drawn ones (h·support/2; 1 when the
+/// reader gave no convention).
+fn smoothing_factor(file_support: Option<f32>, style: &SpeciesStyle) -> f32 {
+    match file_support {
+        Some(file_support) => style.kernel_support.unwrap_or(file_support) / 2.0,
+        None => 1.0,
+    }
+}
+
+/// A style resolved against the data without any pass over the particles: the fields with
+/// their fixed ranges and the file's smoothing lengths with the factor that makes them the
+/// drawn ones (the CUDA twin transforms them while it uploads).
+pub(crate) struct Fields<'a> {
+    pub(crate) species: &'a Species,
+    pub(crate) intensity: FieldChoice<'a>,
+    pub(crate) colour: FieldChoice<'a>,
+    /// The file's smoothing lengths (empty when it has none).
+    pub(crate) smoothing: &'a [f32],
+    /// Drawn length = file length · factor, in f32.
+    pub(crate) smoothing_factor: f32,
+}
+
+/// Looks up the species, fields, limits and palette of one style, checking the smoothing
+/// lengths' count, without touching the particles.
+pub(crate) fn resolve_fields<'a>(
+    snapshot: &'a Snapshot,
+    style: &'a SpeciesStyle,
+) -> Result<Fields<'a>, RenderError> {
+    let CheckedStyle {
+        species,
+        intensity,
+        colour,
+        palette: _,
+    } = checked_style(snapshot, style)?;
+    let n = species.len();
+    let smoothing = match &species.smoothing_lengths {
+        Some(h) if h.len() == n => h.as_slice(),
+        Some(h) => {
+            return Err(RenderError::setting(format!(
+                "species {} has {} smoothing lengths for {n} particles",
+                style.kind.name(),
+                h.len()
+            )));
+        }
+        None => &[][..],
+    };
+    Ok(Fields {
+        species,
+        intensity,
+        colour,
+        smoothing,
+        smoothing_factor: smoothing_factor(species.kernel_support, style),
+    })
 }
 
 /// Looks up the species, fields, limits and palette of one style and builds its normalisers.

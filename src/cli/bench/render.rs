@@ -9,7 +9,10 @@
 //! the device the tone map and the image's download are part of every frame
 //! ([`Renderer::render_image`]). Brightness is explicit (1) for the synthetic cases.
 
+use super::render_file::{Grey, run_file};
 use crate::backend::{Backend, BackendChoice, BackendKind};
+use crate::cli::render::ViewArgs;
+use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
 use crate::jobs::Progress;
 use crate::render::cpu::SplatProfile;
@@ -27,7 +30,26 @@ use std::time::Instant;
 
 /// Arguments of `haloscope bench render`.
 #[derive(Debug, Args)]
+#[command(after_help = STYLE_DEFAULTS_HELP)]
 pub struct BenchRenderArgs {
+    /// Time this snapshot (tipsy or Gadget HDF5) with the style and camera options below, as
+    /// `haloscope render FILE` draws it, instead of the synthetic cases.
+    pub file: Option<PathBuf>,
+    /// FILE's frame width in pixels.
+    #[arg(long, default_value_t = 2048)]
+    pub width: u32,
+    /// FILE's frame height in pixels.
+    #[arg(long, default_value_t = 2048)]
+    pub height: u32,
+    /// FILE's cases: `off` (the style as given) and/or `on` (the same without its colour field).
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Grey::Off, Grey::On])]
+    pub grey: Vec<Grey>,
+    /// FILE's style options (as `haloscope render` takes them).
+    #[command(flatten)]
+    pub style: Box<StyleArgs>,
+    /// FILE's camera options (as `haloscope render` takes them).
+    #[command(flatten)]
+    pub view: Box<ViewArgs>,
     /// Particle counts of the synthetic clustered snapshots.
     #[arg(long, value_delimiter = ',', default_values_t = [1_000_000u64, 10_000_000])]
     pub particles: Vec<u64>,
@@ -98,24 +120,11 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     if kind == BackendKind::Cuda {
         eprintln!("large splats on the {}", args.large.name());
     }
-    eprintln!(
-        "{:>10} {:>6} {:>6} {:>9} {:>9} {:>9} {:>12} {:>9} {:>12}",
-        "particles",
-        "side",
-        "R0",
-        "first",
-        "frame",
-        "Mpart/s",
-        "Mpart/s/core",
-        "CPU s",
-        "Mpart/CPU-s"
-    );
     let mut rows = Vec::new();
-    for &n in &args.particles {
-        let snapshot = clustered_snapshot(n as usize, 42);
-        for &side in &args.sizes {
-            synthetic_cases(&bench, &args, &snapshot, side, &mut rows)?;
-        }
+    if let Some(file) = &args.file {
+        run_file(&args, file, &bench.backend, &mut rows)?;
+    } else {
+        synthetic_table(&bench, &args, &mut rows)?;
     }
     if let Some(dir) = &args.shared {
         shared_cases(&bench, dir, &mut rows)?;
@@ -132,6 +141,33 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
                 "cases": rows
             })
         );
+    }
+    Ok(())
+}
+
+/// The synthetic cases under their table header.
+fn synthetic_table(
+    bench: &Bench,
+    args: &BenchRenderArgs,
+    rows: &mut Vec<serde_json::Value>,
+) -> anyhow::Result<()> {
+    eprintln!(
+        "{:>10} {:>6} {:>6} {:>9} {:>9} {:>9} {:>12} {:>9} {:>12}",
+        "particles",
+        "side",
+        "R0",
+        "first",
+        "frame",
+        "Mpart/s",
+        "Mpart/s/core",
+        "CPU s",
+        "Mpart/CPU-s"
+    );
+    for &n in &args.particles {
+        let snapshot = clustered_snapshot(n as usize, 42);
+        for &side in &args.sizes {
+            synthetic_cases(bench, args, &snapshot, side, rows)?;
+        }
     }
     Ok(())
 }
@@ -289,7 +325,7 @@ fn fill_smoothing(snapshot: &mut Snapshot, kind: SpeciesKind) -> anyhow::Result<
 
 /// One frame: τ on the CPU; on CUDA the 8-bit image (device tone map and download); on wgpu
 /// the 8-bit image (τ downloaded and tone-mapped on the CPU).
-fn frame(
+pub(super) fn frame(
     renderer: &mut Renderer,
     snapshot: &Snapshot,
     settings: &RenderSettings,

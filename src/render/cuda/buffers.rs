@@ -4,11 +4,9 @@
 use super::CudaRenderer;
 use super::data;
 use super::params::{LargeC, SplatC};
-use super::reorder;
 use super::tuning::MIN_CHUNK;
-use crate::data::Snapshot;
 use crate::gpu::GpuError;
-use crate::render::{RenderError, RenderSettings};
+use crate::render::RenderError;
 use cudarc::driver::CudaSlice;
 
 /// Per-chunk device scratch, sized for `capacity` particles and `n_tiles` tiles.
@@ -52,68 +50,6 @@ pub(super) struct ImageBuffers {
     pub(super) image16: CudaSlice<u16>,
     /// The auto exposure's 2^16-bin histogram.
     pub(super) hist: CudaSlice<u32>,
-}
-
-/// Uploads every species when data plus scratch fit in device memory (else they stream).
-pub(super) fn make_resident(
-    r: &mut CudaRenderer,
-    snapshot: &Snapshot,
-    settings: &RenderSettings,
-    loaded: &mut [data::LoadedSpecies],
-) -> Result<(), RenderError> {
-    let total: usize = loaded.iter().map(|s| s.n).sum();
-    if !r.tuning.resident {
-        return Ok(());
-    }
-    let (free, _) = r.device.memory()?;
-    let bytes: usize = loaded
-        .iter()
-        .zip(&settings.species)
-        .map(|(s, style)| {
-            s.n * (16
-                + 4 * usize::from(style.intensity.is_some())
-                + 4 * usize::from(style.colour.is_some()))
-        })
-        .sum();
-    let scratch = r.tuning.chunk_particles.min(total.max(1)) * 64;
-    let image = settings.width as usize * settings.height as usize * 3 * 14;
-    if bytes + scratch + image > free / 10 * 9 {
-        return Ok(());
-    }
-    for (species, style) in loaded.iter_mut().zip(&settings.species) {
-        if species.n == 0 {
-            continue;
-        }
-        let host = species.host(snapshot, style)?;
-        let arrays = data::alloc_arrays(
-            &r.copy,
-            species.n,
-            host.intensity.is_some(),
-            host.colour.is_some(),
-        );
-        let mut arrays = match arrays {
-            Ok(a) => a,
-            Err(e) if e.is_out_of_memory() => {
-                // Does not fit after all: stream everything.
-                loaded.iter_mut().for_each(|s| {
-                    s.resident = None;
-                    s.device_order = None;
-                });
-                return Ok(());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        data::upload_range(&mut r.staging, &r.copy, &host, 0..species.n, &mut arrays)?;
-        if species.n > 1 {
-            // Morton order on the device (reorder.rs), on the copy stream after the upload;
-            // None (file order kept) when the second copy does not fit.
-            species.device_order =
-                reorder::morton_reorder(&r.kernels.order, &r.copy, &mut arrays, species.n)?;
-        }
-        species.resident = Some(arrays);
-    }
-    r.copy.synchronize().map_err(GpuError::from)?;
-    Ok(())
 }
 
 /// Allocates the per-chunk scratch, halving the chunk while memory runs out.

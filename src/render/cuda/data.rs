@@ -1,5 +1,6 @@
-//! Particle data on the device: resident buffers kept between frames, or host slices streamed
-//! through pinned staging buffers chunk by chunk.
+//! Particle data for the device: host arrays streamed through the pinned staging buffers chunk
+//! by chunk when the data do not stay resident (staged.rs uploads resident data), and the
+//! device arrays both fill.
 
 use super::super::knn::smoothing_lengths;
 use super::super::normalise::Normaliser;
@@ -71,6 +72,9 @@ pub(crate) struct DeviceArrays {
 pub(crate) struct LoadedSpecies {
     pub(crate) kind: SpeciesKind,
     pub(crate) n: usize,
+    /// What the kernels apply to the device values: [`IDENTITY`] to the host's normalised n
+    /// when streamed; the clamp and scale of the limits to the uploaded log10 values when
+    /// resident (staged.rs).
     pub(crate) intensity_norm: Option<Normaliser>,
     pub(crate) colour_norm: Option<Normaliser>,
     /// Σ 1/h over particles with finite h > 0: with colour ≤ 1, n ≤ 1 and weights ≤ 1, no pixel's
@@ -135,8 +139,8 @@ impl LoadedSpecies {
     }
 }
 
-/// Resolves every style (normalisers from the data, kNN smoothing lengths where missing,
-/// computed on `device`).
+/// Resolves every style for frames that stream host arrays (normalisers from the data, kNN
+/// smoothing lengths where missing, computed on `device`).
 pub(crate) fn prepare(
     device: &crate::gpu::GpuDevice,
     snapshot: &Snapshot,

@@ -7,6 +7,7 @@ use super::kernels::{Kernels, SplatKernels};
 use super::launch::{MAX_TILE_SHARED_BYTES, fixed_exponent, tile_pass, wide_border_px};
 use super::params::{LargeC, StyleC, ViewC};
 use super::passes::{Chunk, ChunkViews, Passes, Plan};
+use super::staged;
 use super::tuning::{GPU_BORDER_PX, TILE_PX};
 use crate::data::Snapshot;
 use crate::gpu::{EventTimer, GpuError};
@@ -49,20 +50,20 @@ pub(super) fn render_frame(
     if !matches!(&r.loaded, Some((k, _)) if *k == key) {
         r.loaded = None;
         r.scratch = None;
-        let mut loaded = data::prepare(&r.device, snapshot, settings, progress)?;
-        let prepared = upload_start.elapsed().as_secs_f64();
-        buffers::make_resident(r, snapshot, settings, &mut loaded)?;
+        // Resident: normalised while uploading (staged.rs); else host arrays streamed per frame.
+        let loaded = match staged::upload_resident(r, snapshot, settings, progress, &mut timings)? {
+            Some(loaded) => loaded,
+            None => {
+                let loaded = data::prepare(&r.device, snapshot, settings, progress)?;
+                timings.push(StageTime {
+                    stage: "prepare",
+                    seconds: upload_start.elapsed().as_secs_f64(),
+                });
+                loaded
+            }
+        };
         r.loaded = Some((key, loaded));
         r.last_upload_seconds = upload_start.elapsed().as_secs_f64();
-        // Normalising on the host, then the resident upload and the device reorder.
-        timings.push(StageTime {
-            stage: "prepare",
-            seconds: prepared,
-        });
-        timings.push(StageTime {
-            stage: "upload_reorder",
-            seconds: r.last_upload_seconds - prepared,
-        });
     } else {
         r.last_upload_seconds = 0.0;
     }
@@ -148,8 +149,10 @@ fn run_chunks(
     let kernels: &Kernels = kernels;
     // The wide-border pass: large splats with the centre on the image and R < GPU_BORDER_PX go
     // to tiles with a border wide enough for them (when large splats are drawn on the GPU).
+    let grey = job.loaded.iter().all(|s| s.colour_norm.is_none());
+    let channels = if grey { &kernels.grey } else { &kernels.rgb }.channels as usize;
     let wide_border = match tuning.large {
-        LargeSplats::Gpu => wide_border_px(GPU_BORDER_PX, TILE_PX, settings.border_px),
+        LargeSplats::Gpu => wide_border_px(GPU_BORDER_PX, TILE_PX, settings.border_px, channels),
         LargeSplats::Cpu => 0.0,
     };
     let wide_margin = wide_border.ceil() as usize + 2;

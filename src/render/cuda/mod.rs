@@ -26,6 +26,7 @@ mod launch;
 mod params;
 mod passes;
 mod reorder;
+mod staged;
 mod tone;
 mod tuning;
 

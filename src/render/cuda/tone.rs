@@ -1,8 +1,9 @@
-//! Step 6b: the tone map on the device, so that only the 8- or 16-bit image comes back.
+//! Step 6b: the tone map on the device, so that only the 8- or 16-bit image comes back (through
+//! the renderer's pinned staging buffers).
 
 use super::CudaRenderer;
 use super::args::{Tone8Args, Tone16Args};
-use crate::gpu::{self, GpuError};
+use crate::gpu;
 use crate::render::{RenderError, ToneSettings};
 
 /// Tone-maps the last frame's τ (times `tau_scale`) and downloads the image.
@@ -30,7 +31,9 @@ pub(super) fn tone_image(
             };
             // SAFETY: tau and image8 hold n = 3·W·H entries (ensure_image).
             unsafe { gpu::launch(stream, &r.kernels.tone8, cfg, args) }?;
-            let pixels = stream.clone_dtoh(&image.image8).map_err(GpuError::from)?;
+            let mut pixels = vec![0u8; n as usize];
+            r.staging
+                .download(stream, &image.image8.slice(0..n as usize), &mut pixels)?;
             image::RgbImage::from_raw(w, h, pixels)
                 .map(image::DynamicImage::ImageRgb8)
                 .ok_or_else(|| RenderError::setting("image size mismatch"))
@@ -46,7 +49,9 @@ pub(super) fn tone_image(
             };
             // SAFETY: tau and image16 hold n = 3·W·H entries (ensure_image).
             unsafe { gpu::launch(stream, &r.kernels.tone16, cfg, args) }?;
-            let pixels = stream.clone_dtoh(&image.image16).map_err(GpuError::from)?;
+            let mut pixels = vec![0u16; n as usize];
+            r.staging
+                .download(stream, &image.image16.slice(0..n as usize), &mut pixels)?;
             image::ImageBuffer::<image::Rgb<u16>, _>::from_raw(w, h, pixels)
                 .map(image::DynamicImage::ImageRgb16)
                 .ok_or_else(|| RenderError::setting("image size mismatch"))

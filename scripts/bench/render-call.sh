@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# On the GPU machine: what one `haloscope render FILE --backend cuda` call costs, before and after,
+# in one run: the clustered gas tipsy scene of the Splotch kit (10^7 particles), 2048^2, log rho
+# intensity, log temp colour, camera and brightness as scripts/bench/splotch-side-by-side.sh; the
+# second of two calls at each radius factor F (render_seconds and its stages), then
+# `bench render FILE` (first and resident frames, colour and grey) and the colour frames of 10^8
+# synthetic particles at R0 = 16, and optionally upstream Splotch CUDA's frame on the same file.
+#
+#   scripts/bench/render-call.sh AFTER_BIN OUT_DIR [BEFORE_BIN] [SPLOTCH_WORK]
+#
+# The kit is $HALOSCOPE_SHARED/anchors/splotch. SPLOTCH_WORK: build Splotch CUDA there (~40 s)
+# and time it at F = 0.04 and 1. Results: OUT_DIR/render-call.log (JSON lines and tables).
+set -u
+after=$1; out=$2; before=${3:-}; splotch_work=${4:-}
+kit=$HALOSCOPE_SHARED/anchors/splotch
+mkdir -p "$out"
+log=$out/render-call.log
+scene=${SCENE_DIR:-/tmp}/scene_10000000.tbin
+[ -f "$scene" ] || python3 "$kit/make_scene.py" 10000000 "$scene" >&2
+view=(--camera 0.5,0.5,-1.2 --lookat 0.5,0.5,0.5 --up 0,1,0 --fov 45)
+style=(--width 2048 --height 2048 --species gas --intensity rho --log-intensity --color temp
+    --log-color --palette splotch-classic --min-radius 1)
+# The second of two render calls: its render_seconds and stages in ms.
+call() {
+    local bin=$1 tag=$2 f=$3
+    local b
+    b=$(python3 -c "print(0.03 / $f)")
+    local args=("$scene" "${style[@]}" --size-factor "$f" --brightness "$b" "${view[@]}"
+        --backend cuda --out "$out/$tag-$f.png" --json)
+    "$bin" render "${args[@]}" > /dev/null
+    "$bin" render "${args[@]}" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+st = {k: round(v * 1e3, 2) for k, v in d['stages'].items()}
+print(json.dumps({'tag': '$tag', 'F': $f, 'render_ms': round(d['render_seconds'] * 1e3, 2),
+                  'stages_ms': st}))"
+}
+{
+    nvidia-smi -L; lscpu | grep -E 'Model name|^CPU\(s\)'
+    for f in 0.04 0.25 1; do
+        [ -n "$before" ] && call "$before" before "$f"
+        call "$after" after "$f"
+    done
+    [ -n "$before" ] && cmp "$out/before-0.04.png" "$out/after-0.04.png" &&
+        echo "F=0.04 images identical"
+    [ -n "$before" ] && cmp "$out/before-1.png" "$out/after-1.png" && echo "F=1 images identical"
+    echo "### bench render FILE (after), F = 0.04"
+    "$after" bench render "$scene" --backend cuda "${style[@]}" --size-factor 0.04 \
+        --brightness 0.75 "${view[@]}" --grey off,on --repeat 3 2>&1
+    for tag in before after; do
+        bin=$after; [ "$tag" = before ] && bin=$before
+        [ -n "$bin" ] || continue
+        echo "### $tag colour and grey, 10^8 resident, R0 = 16"
+        "$bin" bench render --backend cuda --large gpu --particles 100000000 --sizes 2048 \
+            --radii 16 --colour none,Density --repeat 2 2>&1 | grep -vE '^\s*$'
+    done
+    if [ -n "$splotch_work" ]; then
+        "$kit/build.sh" cuda "$splotch_work" > "$out/splotch-build.log" 2>&1 || tail -5 "$out/splotch-build.log"
+        for f in 0.04 1; do
+            echo "### Splotch CUDA F = $f (frames 1..)"
+            "$kit/run.sh" "$splotch_work/splotch-cuda" "$scene" "$splotch_work/f$f" --width 2048 \
+                --height 2048 "${view[@]}" --radius-factor "$f" --frames 3 --colour \
+                --brightness 0.03 2> /dev/null | tail -2
+        done
+    fi
+} 2>&1 | tee "$log"
