@@ -1,6 +1,7 @@
 //! Headless subcommands. Thin: each parses its arguments, calls the library and reports.
 
 pub mod bench;
+pub mod devices_args;
 pub mod fof;
 pub mod info;
 pub mod info_catalogue;

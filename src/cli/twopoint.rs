@@ -1,6 +1,6 @@
 //! `haloscope twopoint`.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::BackendChoice;
 use crate::data::events;
 use crate::twopoint::analysis::check_trials;
 use crate::twopoint::{
@@ -48,6 +48,9 @@ pub struct TwopointArgs {
     /// Pair-counting back-end.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
+    /// CUDA devices: trials are split by index across them.
+    #[command(flatten)]
+    pub devices: super::devices_args::DevicesArgs,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -64,7 +67,10 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     for file in &args.files {
         plan.input("FILE", file)?;
     }
-    let backend = Backend::resolve(args.backend).context("--backend cuda")?;
+    let backend = args
+        .devices
+        .resolve(args.backend)
+        .context("--backend cuda")?;
     let progress = super::progress_bar::terminal_progress();
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
     let list = stages.time("read", || events::read(&paths, &progress))?;

@@ -23,6 +23,10 @@ pub struct CudaBenchArgs {
     /// Back-end to benchmark (`cuda`: GPU trials beside one CPU trial on the same host).
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
+    /// CUDA devices of the end-to-end run (trials split by index across them); the per-launch
+    /// timings use the first.
+    #[command(flatten)]
+    pub devices: crate::cli::devices_args::DevicesArgs,
     /// Trials per launch to time on the GPU.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
     pub launch_sizes: Vec<usize>,
@@ -47,7 +51,10 @@ pub fn run(
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let list = events::read(&paths, &Progress::none())?;
     let prepared = prepare(&list, &TwoPointConfig::default()).context("two-point configuration")?;
-    let backend = Backend::resolve(BackendChoice::Cuda).context("--backend cuda")?;
+    let backend = args
+        .devices
+        .resolve(BackendChoice::Cuda)
+        .context("--backend cuda")?;
     let device = backend.device().context("--backend cuda: no device")?;
     let seed = 2011u64;
 
