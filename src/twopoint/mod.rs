@@ -22,6 +22,7 @@ pub mod histogram;
 pub mod philox;
 mod prepared;
 pub mod significance;
+pub mod spread;
 pub mod stats;
 
 pub use analysis::{Batches, TwoPointRun, count_observed, default_batch, run_trials_on};
@@ -31,7 +32,7 @@ pub use cpu::{
     count_pairs, count_pairs_brute_force, count_pairs_dec_sweep, run_trials, scrambled_ra,
     scrambled_ra_on,
 };
-pub use cuda::run_trials_cuda;
+pub use cuda::{run_trials_cuda, run_trials_cuda_devices};
 pub use cuts::{CutLevels, EnergyCut};
 pub use grid::{
     CoordinateGrid, Scramble, ScrambleChoice, bin_edges_on_grid, detect_grid, edges_on_grid_note,
