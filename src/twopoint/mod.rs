@@ -21,6 +21,7 @@ pub mod grid;
 pub mod histogram;
 pub mod philox;
 mod prepared;
+pub mod ranks;
 pub mod significance;
 pub mod spread;
 pub mod stats;
@@ -83,6 +84,9 @@ pub enum TwoPointError {
     /// The CUDA back-end failed (driver, compile or memory).
     #[error("CUDA: {0}")]
     Gpu(String),
+    /// Another rank of an MPI job failed (it reports its own error).
+    #[error("another MPI rank failed (its error is on that rank's output)")]
+    OtherRank,
 }
 
 impl From<crate::gpu::GpuError> for TwoPointError {
