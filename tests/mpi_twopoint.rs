@@ -74,7 +74,11 @@ fn twopoint_json(ranks: Option<usize>) -> String {
     );
     let text = String::from_utf8(out.stdout).expect("utf-8");
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 1, "{ranks:?} ranks: one JSON line, from rank 0: {text}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "{ranks:?} ranks: one JSON line, from rank 0: {text}"
+    );
     let mut json: serde_json::Value = serde_json::from_str(lines[0]).expect("json");
     let object = json.as_object_mut().expect("object");
     for wall in ["seconds", "stage_seconds", "seconds_per_trial"] {

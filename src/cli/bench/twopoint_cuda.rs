@@ -144,8 +144,9 @@ pub fn run(
 }
 
 /// The CLI's path after reading, timed by stage: [`TwoPointRun`] observed counts, `trials`
-/// trials in the CLI's default batches with the statistics beside them, then the summary and
-/// post-trial p; per trial next to the kernel's (`kernel_ms`, the launches the CLI uses).
+/// trials in the CLI's default batches (split by index over every `--devices` device) with the
+/// statistics beside them, then the summary and post-trial p; per trial next to the kernel's
+/// (`kernel_ms`, the launches the CLI uses, on the first device).
 fn end_to_end(
     backend: &Backend,
     prepared: &Prepared,
@@ -167,6 +168,7 @@ fn end_to_end(
     let seconds = start.elapsed().as_secs_f64();
     let per_trial_ms = seconds * 1e3 / trials as f64;
     Ok(json!({
+        "devices": backend.devices().iter().map(|d| d.info().to_string()).collect::<Vec<_>>(),
         "trials": trials,
         "seconds": seconds,
         "observe_s": observe_s,
