@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod cluster_check;
+pub mod devices_args;
 pub mod fof;
 pub mod info;
 pub mod info_catalogue;

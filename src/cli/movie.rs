@@ -1,6 +1,6 @@
 //! `haloscope movie`: render a camera path to numbered PNG frames and, optionally, an MP4.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::BackendChoice;
 use crate::cli::movie_preset::is_empty_frame;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
@@ -64,6 +64,9 @@ pub struct MovieArgs {
     /// falls back to the CPU (one warning) where no device opens.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
+    /// CUDA devices to render on.
+    #[command(flatten)]
+    pub devices: super::devices_args::DevicesArgs,
     /// Style options (the same as `haloscope render`'s).
     #[command(flatten)]
     pub style: Box<StyleArgs>,
@@ -175,7 +178,9 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
         (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
     };
-    let backend = Backend::resolve(args.backend)
+    let backend = args
+        .devices
+        .resolve(args.backend)
         .map_err(RenderError::from)
         .with_context(|| source.clone())?;
     let (path, path_name) = match (path_file, args.preset.preset) {

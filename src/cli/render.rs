@@ -1,6 +1,6 @@
 //! `haloscope render`: one Splotch image of a snapshot (DESIGN §4, §9).
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::BackendChoice;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::cli::{json_path, with_lossy_note};
@@ -60,6 +60,9 @@ pub struct RenderArgs {
     /// Renderer.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
+    /// CUDA devices to render on.
+    #[command(flatten)]
+    pub devices: super::devices_args::DevicesArgs,
     /// Load at most N particles (deterministic uniform subsample).
     #[arg(long, value_name = "N")]
     pub max_particles: Option<u64>,
@@ -147,7 +150,9 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let settings = settings_from_args(&args, &snapshot, None).with_context(context)?;
     // Settings first, so that a bad setting is the only message the user sees.
     validate_settings(&snapshot, &settings).with_context(context)?;
-    let backend = Backend::resolve(args.backend)
+    let backend = args
+        .devices
+        .resolve(args.backend)
         .map_err(RenderError::from)
         .with_context(context)?;
     let mut renderer = Renderer::new(backend, RendererOptions::default()).with_context(context)?;

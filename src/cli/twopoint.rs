@@ -1,11 +1,15 @@
 //! `haloscope twopoint`.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::BackendChoice;
+use crate::cluster::{Cluster, Collective};
 use crate::data::events;
+use crate::jobs::Progress;
 use crate::twopoint::analysis::check_trials;
+use crate::twopoint::ranks::run_trials_across;
 use crate::twopoint::{
     Analysis, Batches, PostTrialSignificance, Prepared, ScrambleChoice, Summary, TwoPointConfig,
-    TwoPointRun, bin_edges_on_grid, default_batch, edges_on_grid_note, prepare, scramble_note,
+    TwoPointError, TwoPointRun, bin_edges_on_grid, default_batch, edges_on_grid_note, prepare,
+    scramble_note,
 };
 use anyhow::Context;
 use clap::Args;
@@ -48,6 +52,9 @@ pub struct TwopointArgs {
     /// Pair-counting back-end.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
+    /// CUDA devices: trials are split by index across them.
+    #[command(flatten)]
+    pub devices: super::devices_args::DevicesArgs,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -56,18 +63,59 @@ pub struct TwopointArgs {
 /// Most trials per batch: a batch's counts are held until it is handed over.
 const MAX_BATCH: usize = 1 << 20;
 
-/// Runs `haloscope twopoint`.
+/// Runs `haloscope twopoint`: in one process, or as one rank of `mpirun -n K haloscope
+/// twopoint …` (the ranks split the trials; rank 0 merges them and writes the report).
 pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
+    let cluster = Cluster::from_environment()?;
+    let collective = cluster.collective();
     let mut stages = StageSeconds::start();
+    let progress = if collective.is_root() {
+        super::progress_bar::terminal_progress()
+    } else {
+        Progress::none()
+    };
+    // Every rank reads and prepares alike; one that fails ends them all, before the trials.
+    let ready = observe(&args, collective, &mut stages, &progress);
+    if collective.any_failed(ready.is_err()) {
+        return Err(ready
+            .err()
+            .unwrap_or_else(|| TwoPointError::OtherRank.into()));
+    }
+    let (mut run, batch) = ready?;
+    if collective.size() > 1 {
+        stages.time("trials", || {
+            run_trials_across(&mut run, collective, args.trials, batch, &progress)
+        })?;
+        if !collective.is_root() {
+            return Ok(());
+        }
+    } else {
+        stages.time("trials", || {
+            run.run_trials(args.trials, Batches::Fixed(batch), &progress, |_| {})
+        })?;
+    }
+    report(&args, &run, &mut stages)
+}
+
+/// Reads and prepares the events, checks the options and counts the observed pairs on this
+/// rank's devices; the run and its trials per batch.
+fn observe(
+    args: &TwopointArgs,
+    collective: &dyn Collective,
+    stages: &mut StageSeconds,
+    progress: &Progress,
+) -> anyhow::Result<(TwoPointRun, usize)> {
     // Event lists must be regular files: a FIFO would block the read forever.
     let mut plan = crate::output::OutputPlan::new();
     for file in &args.files {
         plan.input("FILE", file)?;
     }
-    let backend = Backend::resolve(args.backend).context("--backend cuda")?;
-    let progress = super::progress_bar::terminal_progress();
+    let backend = args
+        .devices
+        .resolve_for_rank(args.backend, collective)
+        .context("--backend cuda")?;
     let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
-    let list = stages.time("read", || events::read(&paths, &progress))?;
+    let list = stages.time("read", || events::read(&paths, progress))?;
     let config = TwoPointConfig {
         bin_step_deg: args.bin_step,
         bin_count: args.bins,
@@ -85,20 +133,22 @@ pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
     {
         anyhow::bail!("--batch {batch}: a batch has 1 to {MAX_BATCH} trials");
     }
-    let mut run = stages.time("observe", || {
+    let run = stages.time("observe", || {
         TwoPointRun::observe(prepared, args.seed, args.first_trial, &backend)
     })?;
     let batch = args.batch.unwrap_or_else(|| default_batch(&backend));
-    stages.time("trials", || {
-        run.run_trials(args.trials, Batches::Fixed(batch), &progress, |_| {})
-    })?;
+    Ok((run, batch))
+}
+
+/// The statistics of `run`, as JSON on stdout or a table on stderr.
+fn report(args: &TwopointArgs, run: &TwoPointRun, stages: &mut StageSeconds) -> anyhow::Result<()> {
     let (prepared, analysis) = (&run.prepared, &run.analysis);
-    let backend = backend.kind().name();
+    let backend = run.backend().kind().name();
     let (summary, post_trial) =
         stages.time("statistics", || (analysis.summary(), analysis.post_trial()));
     let seconds = stages.total();
     let report = report_json(
-        &args, prepared, analysis, &summary, post_trial, backend, &stages,
+        args, prepared, analysis, &summary, post_trial, backend, stages,
     );
     if args.json {
         let report = crate::cli::with_lossy_note(report, args.files.iter().map(PathBuf::as_path));

@@ -2,7 +2,7 @@
 //! the observed pairs of the prepared events, then scrambled trials in batches into an
 //! [`Analysis`], on the back-end the face resolved.
 
-use super::cuda::{DEFAULT_TRIALS_PER_LAUNCH, count_pairs_cuda, run_trials_cuda};
+use super::cuda::{DEFAULT_TRIALS_PER_LAUNCH, count_pairs_cuda, run_trials_cuda_devices};
 use super::{Analysis, Counts, Prepared, TrialBatch, TwoPointError, count_pairs, run_trials};
 use crate::backend::{Backend, BackendKind};
 use crate::jobs::Progress;
@@ -47,7 +47,8 @@ pub fn count_observed(backend: &Backend, prepared: &Prepared) -> Result<Counts, 
 }
 
 /// Runs trials `trials` on `backend` in batches of `batch` and hands each batch to `on_batch`
-/// in trial order (the CPU's [`run_trials`] or the GPU's [`run_trials_cuda`]: equal counts).
+/// in trial order (the CPU's [`run_trials`], or the GPU's [`run_trials_cuda_devices`] split by
+/// trial index over every device of the back-end: equal counts).
 pub fn run_trials_on(
     backend: &Backend,
     prepared: &Prepared,
@@ -57,9 +58,11 @@ pub fn run_trials_on(
     progress: &Progress,
     on_batch: impl FnMut(TrialBatch),
 ) -> Result<(), TwoPointError> {
-    match backend.device() {
-        None => run_trials(prepared, seed, trials, batch, progress, on_batch),
-        Some(device) => run_trials_cuda(device, prepared, seed, trials, batch, progress, on_batch),
+    match backend.devices() {
+        [] => run_trials(prepared, seed, trials, batch, progress, on_batch),
+        devices => {
+            run_trials_cuda_devices(devices, prepared, seed, trials, batch, progress, on_batch)
+        }
     }
 }
 

@@ -21,7 +21,9 @@ pub mod grid;
 pub mod histogram;
 pub mod philox;
 mod prepared;
+pub mod ranks;
 pub mod significance;
+pub mod spread;
 pub mod stats;
 
 pub use analysis::{Batches, TwoPointRun, count_observed, default_batch, run_trials_on};
@@ -31,7 +33,7 @@ pub use cpu::{
     count_pairs, count_pairs_brute_force, count_pairs_dec_sweep, run_trials, scrambled_ra,
     scrambled_ra_on,
 };
-pub use cuda::run_trials_cuda;
+pub use cuda::{run_trials_cuda, run_trials_cuda_devices};
 pub use cuts::{CutLevels, EnergyCut};
 pub use grid::{
     CoordinateGrid, Scramble, ScrambleChoice, bin_edges_on_grid, detect_grid, edges_on_grid_note,
@@ -82,6 +84,9 @@ pub enum TwoPointError {
     /// The CUDA back-end failed (driver, compile or memory).
     #[error("CUDA: {0}")]
     Gpu(String),
+    /// Another rank of an MPI job failed (it reports its own error).
+    #[error("another MPI rank failed (its error is on that rank's output)")]
+    OtherRank,
 }
 
 impl From<crate::gpu::GpuError> for TwoPointError {

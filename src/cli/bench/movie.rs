@@ -8,7 +8,7 @@
 //! `--particles 0` the frames are synthetic (smooth moving Gaussian blobs, close to a splat render
 //! for the PNG and H.264 coders) and only the export pipeline is measured.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::BackendChoice;
 use crate::cli::movie::DEMO_SEED;
 use crate::cli::style_args::default_species;
 use crate::data::demo::demo_snapshot;
@@ -43,6 +43,9 @@ pub struct BenchMovieArgs {
     /// Rendering back-end (as `haloscope movie --backend`).
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
+    /// CUDA devices to render on.
+    #[command(flatten)]
+    pub devices: crate::cli::devices_args::DevicesArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -138,7 +141,7 @@ pub fn run(args: BenchMovieArgs) -> anyhow::Result<()> {
             first.pose.to_render_camera(),
             vec![SpeciesStyle::new(kind)],
         );
-        let backend = Backend::resolve(args.backend)?;
+        let backend = args.devices.resolve(args.backend)?;
         let mut renderer =
             FrameRenderer::new(&snapshot, settings, &first, backend, &Progress::none())?;
         report.insert("setup_seconds".into(), start.elapsed().as_secs_f64().into());

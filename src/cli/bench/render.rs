@@ -76,6 +76,9 @@ pub struct BenchRenderArgs {
     /// Back-end to time, resolved as `haloscope render --backend` resolves it.
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
+    /// CUDA devices to render on.
+    #[command(flatten)]
+    pub devices: crate::cli::devices_args::DevicesArgs,
     /// Where CUDA draws large splats: gpu kernels (the renderer's default) or cpu threads. No
     /// effect on the CPU back-end.
     #[arg(long, value_enum, default_value_t = LargeSplats::Gpu)]
@@ -100,7 +103,7 @@ impl Bench {
 /// Runs `haloscope bench render`.
 pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     let bench = Bench {
-        backend: Backend::resolve(args.backend)?,
+        backend: args.devices.resolve(args.backend)?,
         options: RendererOptions { large: args.large },
         repeat: args.repeat,
         threads: rayon::current_num_threads(),

@@ -23,6 +23,10 @@ pub struct CudaBenchArgs {
     /// Back-end to benchmark (`cuda`: GPU trials beside one CPU trial on the same host).
     #[arg(long, value_enum, default_value_t = BackendChoice::Cpu)]
     pub backend: BackendChoice,
+    /// CUDA devices of the end-to-end run (trials split by index across them); the per-launch
+    /// timings use the first.
+    #[command(flatten)]
+    pub devices: crate::cli::devices_args::DevicesArgs,
     /// Trials per launch to time on the GPU.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
     pub launch_sizes: Vec<usize>,
@@ -47,7 +51,10 @@ pub fn run(
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let list = events::read(&paths, &Progress::none())?;
     let prepared = prepare(&list, &TwoPointConfig::default()).context("two-point configuration")?;
-    let backend = Backend::resolve(BackendChoice::Cuda).context("--backend cuda")?;
+    let backend = args
+        .devices
+        .resolve(BackendChoice::Cuda)
+        .context("--backend cuda")?;
     let device = backend.device().context("--backend cuda: no device")?;
     let seed = 2011u64;
 
@@ -137,8 +144,9 @@ pub fn run(
 }
 
 /// The CLI's path after reading, timed by stage: [`TwoPointRun`] observed counts, `trials`
-/// trials in the CLI's default batches with the statistics beside them, then the summary and
-/// post-trial p; per trial next to the kernel's (`kernel_ms`, the launches the CLI uses).
+/// trials in the CLI's default batches (split by index over every `--devices` device) with the
+/// statistics beside them, then the summary and post-trial p; per trial next to the kernel's
+/// (`kernel_ms`, the launches the CLI uses, on the first device).
 fn end_to_end(
     backend: &Backend,
     prepared: &Prepared,
@@ -160,6 +168,7 @@ fn end_to_end(
     let seconds = start.elapsed().as_secs_f64();
     let per_trial_ms = seconds * 1e3 / trials as f64;
     Ok(json!({
+        "devices": backend.devices().iter().map(|d| d.info().to_string()).collect::<Vec<_>>(),
         "trials": trials,
         "seconds": seconds,
         "observe_s": observe_s,

@@ -8,4 +8,4 @@ pub mod trials;
 
 pub use count::{CudaPairCounter, DEFAULT_TRIALS_PER_LAUNCH, count_pairs_cuda};
 pub use kernel::CountKernel;
-pub use trials::run_trials_cuda;
+pub use trials::{run_trials_cuda, run_trials_cuda_devices};

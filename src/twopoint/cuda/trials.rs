@@ -7,8 +7,10 @@
 use super::count::CudaPairCounter;
 use crate::gpu::GpuDevice;
 use crate::jobs::Progress;
+use crate::twopoint::spread::spread_trials;
 use crate::twopoint::{Prepared, TrialBatch, TwoPointError};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// Runs trials `trials` on `device` in batches of `batch` and hands each batch to `on_batch` in
 /// trial order. A batch larger than the counter's trials per launch takes several launches;
@@ -51,4 +53,56 @@ pub fn run_trials_cuda(
         progress.report("trials", first - trials.start, total);
     }
     Ok(())
+}
+
+/// [`run_trials_cuda`] on every device of `devices`: one [`CudaPairCounter`] per device on its
+/// own thread, chunks of trial indices handed out in order and the counts put back in trial
+/// order ([`spread_trials`]), so every batch equals one device's. One device runs
+/// [`run_trials_cuda`] itself.
+pub fn run_trials_cuda_devices(
+    devices: &[Arc<GpuDevice>],
+    prepared: &Prepared,
+    seed: u64,
+    trials: Range<u64>,
+    batch: usize,
+    progress: &Progress,
+    on_batch: impl FnMut(TrialBatch),
+) -> Result<(), TwoPointError> {
+    let [device] = devices else {
+        let total = trials.end.saturating_sub(trials.start);
+        // Each device needs work: a batch larger than a device's share is cut into shares.
+        let chunk = (batch.max(1) as u64)
+            .min(total.div_ceil(devices.len().max(1) as u64))
+            .max(1);
+        let make_counter = |w: usize| {
+            let device = devices
+                .get(w)
+                .ok_or(TwoPointError::Gpu(format!("no device for worker {w}")))?;
+            // The driver context is per thread: bind this device's before any call.
+            device.context().bind_to_thread()?;
+            let mut counter =
+                CudaPairCounter::with_trials_per_launch(device, prepared, chunk as usize)?;
+            let per_launch = counter.trials_per_launch() as u64;
+            Ok(move |range: Range<u64>| {
+                let mut counts = Vec::with_capacity((range.end - range.start) as usize);
+                let mut first = range.start;
+                while first < range.end {
+                    let end = (first + per_launch).min(range.end);
+                    counts.extend(counter.trials(seed, first..end)?);
+                    first = end;
+                }
+                Ok(counts)
+            })
+        };
+        return spread_trials(
+            devices.len(),
+            make_counter,
+            trials,
+            chunk,
+            batch,
+            progress,
+            on_batch,
+        );
+    };
+    run_trials_cuda(device, prepared, seed, trials, batch, progress, on_batch)
 }

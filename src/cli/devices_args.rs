@@ -1,0 +1,100 @@
+//! `--devices`: which CUDA devices a command opens, shared by every subcommand that runs on CUDA.
+
+use crate::backend::{Backend, BackendChoice, BackendError, DeviceSelection};
+use crate::cluster::Collective;
+use crate::gpu::GpuDevice;
+use clap::Args;
+
+/// The `--devices` option (flattened into a subcommand's arguments beside `--backend`).
+#[derive(Debug, Clone, Args)]
+pub struct DevicesArgs {
+    /// CUDA devices to use: `all` (every device the driver lists) or ordinals such as `0,1`;
+    /// work that spreads over devices uses each of them, the rest runs on the first.
+    #[arg(long, value_name = "all|0,1,...", default_value = "all")]
+    pub devices: DeviceSelection,
+}
+
+impl DevicesArgs {
+    /// Resolves `choice` on the selected devices ([`Backend::resolve_on`]).
+    pub fn resolve(&self, choice: BackendChoice) -> Result<Backend, BackendError> {
+        Backend::resolve_on(choice, &self.devices)
+    }
+
+    /// [`Self::resolve`] for one rank of a job: where several ranks share a host, each takes
+    /// its own part of the selected devices ([`devices_of_rank`]), so that two ranks on a
+    /// 2-GPU host use one GPU each.
+    pub fn resolve_for_rank(
+        &self,
+        choice: BackendChoice,
+        collective: &dyn Collective,
+    ) -> Result<Backend, BackendError> {
+        let (local_rank, local_size) = (collective.local_rank(), collective.local_size());
+        if local_size <= 1 || choice == BackendChoice::Cpu {
+            return self.resolve(choice);
+        }
+        let ordinals = match &self.devices {
+            DeviceSelection::First => vec![0],
+            DeviceSelection::All => (0..GpuDevice::count().unwrap_or(0)).collect(),
+            DeviceSelection::List(list) => list.clone(),
+        };
+        if ordinals.is_empty() {
+            // No driver or no device: resolve as one process would, with its fallback or error.
+            return self.resolve(choice);
+        }
+        let mine = devices_of_rank(&ordinals, local_rank, local_size);
+        Backend::resolve_on(choice, &DeviceSelection::List(mine))
+    }
+}
+
+/// The devices of the rank `local_rank` of `local_size` ranks on one host: every
+/// `local_size`-th of `ordinals` starting at its own, or one shared device when the ranks
+/// outnumber the devices.
+pub fn devices_of_rank(ordinals: &[usize], local_rank: usize, local_size: usize) -> Vec<usize> {
+    let mine: Vec<usize> = ordinals
+        .iter()
+        .skip(local_rank)
+        .step_by(local_size.max(1))
+        .copied()
+        .collect();
+    match (mine.is_empty(), ordinals.is_empty()) {
+        (true, false) => vec![ordinals[local_rank % ordinals.len()]],
+        _ => mine,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Probe {
+        #[command(flatten)]
+        devices: DevicesArgs,
+    }
+
+    #[test]
+    fn devices_default_to_all_and_read_lists_and_refuse_words() {
+        let parse = |args: &[&str]| Probe::try_parse_from(args).map(|p| p.devices.devices);
+        assert_eq!(parse(&["probe"]).expect("default"), DeviceSelection::All);
+        assert_eq!(
+            parse(&["probe", "--devices", "1,0"]).expect("list"),
+            DeviceSelection::List(vec![1, 0])
+        );
+        let err = parse(&["probe", "--devices", "one"]).expect_err("word");
+        assert!(
+            err.to_string().contains("'one' is not a device number"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn ranks_of_a_host_share_its_devices_out() {
+        assert_eq!(devices_of_rank(&[0, 1], 0, 2), [0]);
+        assert_eq!(devices_of_rank(&[0, 1], 1, 2), [1]);
+        assert_eq!(devices_of_rank(&[0, 1, 2, 3], 1, 2), [1, 3]);
+        assert_eq!(devices_of_rank(&[3, 1], 0, 1), [3, 1]);
+        assert_eq!(devices_of_rank(&[0, 1], 2, 3), [0]);
+        assert_eq!(devices_of_rank(&[5], 3, 4), [5]);
+    }
+}
