@@ -82,9 +82,10 @@ pub fn clustered_points_parallel(n: usize, box_size: f64, seed: u64) -> Vec<[f32
             (c, mean_separation * (0.3 + 2.7 * rng.next_f64()))
         })
         .collect();
+    // rem_euclid, and then the cast to float32, can round up onto the excluded edge.
     let wrap = |x: f64| {
-        let y = x.rem_euclid(box_size);
-        (if y >= box_size { 0.0 } else { y }) as f32
+        let y = x.rem_euclid(box_size) as f32;
+        if f64::from(y) >= box_size { 0.0 } else { y }
     };
     let mut points = vec![[0f32; 3]; n];
     points
