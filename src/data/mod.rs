@@ -9,6 +9,8 @@ mod gadget_hdf5_checks;
 mod gadget_hdf5_meta;
 mod gadget_hdf5_write;
 mod gadget_region;
+mod share_hdf5;
+mod share_tipsy;
 mod snapshot;
 mod subsample;
 mod temperature;
@@ -25,6 +27,7 @@ pub mod gadget_hdf5;
 pub mod kernel;
 pub mod param_file;
 pub mod region;
+pub mod share;
 pub mod tipsy;
 pub mod units;
 
