@@ -1,6 +1,7 @@
 //! Headless subcommands. Thin: each parses its arguments, calls the library and reports.
 
 pub mod bench;
+pub mod cluster_check;
 pub mod fof;
 pub mod info;
 pub mod info_catalogue;
@@ -47,6 +48,9 @@ pub enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Checks every collective of the process group (`mpirun -n K haloscope cluster-check`).
+    #[command(hide = true)]
+    ClusterCheck,
 }
 
 /// Runs the command line.
@@ -59,6 +63,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Twopoint(args)) => twopoint::run(args),
         Some(Command::Movie(args)) => movie::run(args),
         Some(Command::Bench(command)) => bench::run(command),
+        Some(Command::ClusterCheck) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            cluster_check::run(cluster.collective())
+        }
     }
 }
 

@@ -14,6 +14,23 @@ use mpi::traits::*;
 /// Largest byte count sent in one MPI call.
 const PIECE: usize = 1 << 30;
 
+/// An empty slice that points into real memory. An empty `&[u8]` made from nothing points at
+/// address 1, which is Open MPI's `MPI_IN_PLACE`: as a send buffer it turns a gather into an
+/// in-place one (MPI_ERR_ARG on a non-root rank, or wrong results), so empty messages are sent
+/// from here instead.
+static NOTHING: [u8; 1] = [0];
+
+/// `part`, or an empty slice with a real address when `part` is empty (see [`NOTHING`]).
+fn sendable(part: &[u8]) -> &[u8] {
+    if part.is_empty() { &NOTHING[..0] } else { part }
+}
+
+/// A receive buffer for `len` bytes, one byte longer so that it has a real address even when
+/// nothing arrives (see [`NOTHING`]).
+fn receive_buffer(len: usize) -> Vec<u8> {
+    vec![0_u8; len + 1]
+}
+
 /// The MPI job this process is one rank of (MPI_Finalize runs when it is dropped).
 pub struct MpiRanks {
     world: SimpleCommunicator,
@@ -114,10 +131,11 @@ impl Collective for MpiRanks {
             self.world
                 .all_gather_into(&(part.len() as u64), &mut lens[..]);
             let lens: Vec<usize> = lens.iter().map(|&n| n as usize).collect();
-            let mut buf = vec![0_u8; lens.iter().sum()];
+            let mut buf = receive_buffer(lens.iter().sum());
             let (counts, displs) = counts_of(&lens);
             let mut partition = PartitionMut::new(&mut buf[..], counts, &displs[..]);
-            self.world.all_gather_varcount_into(part, &mut partition);
+            self.world
+                .all_gather_varcount_into(sendable(part), &mut partition);
             for (rank, bytes) in split(&buf, &lens).into_iter().enumerate() {
                 out[rank].extend_from_slice(&bytes);
             }
@@ -141,16 +159,16 @@ impl Collective for MpiRanks {
                 let mut lens = vec![0_u64; size];
                 root_process.gather_into_root(&len, &mut lens[..]);
                 let lens: Vec<usize> = lens.iter().map(|&n| n as usize).collect();
-                let mut buf = vec![0_u8; lens.iter().sum()];
+                let mut buf = receive_buffer(lens.iter().sum());
                 let (counts, displs) = counts_of(&lens);
                 let mut partition = PartitionMut::new(&mut buf[..], counts, &displs[..]);
-                root_process.gather_varcount_into_root(part, &mut partition);
+                root_process.gather_varcount_into_root(sendable(part), &mut partition);
                 for (rank, bytes) in split(&buf, &lens).into_iter().enumerate() {
                     out[rank].extend_from_slice(&bytes);
                 }
             } else {
                 root_process.gather_into(&len);
-                root_process.gather_varcount_into(part);
+                root_process.gather_varcount_into(sendable(part));
             }
         }
         out
@@ -183,12 +201,14 @@ impl Collective for MpiRanks {
             let mut recv_lens = vec![0_u64; size];
             self.world
                 .all_to_all_into(&send_lens[..], &mut recv_lens[..]);
-            let send: Vec<u8> = parts.concat();
+            let mut send: Vec<u8> = parts.concat();
+            // A real address even when nothing is sent (see NOTHING); counts stay as they are.
+            send.push(0);
             let send_lens: Vec<usize> = send_lens.iter().map(|&n| n as usize).collect();
             let recv_lens: Vec<usize> = recv_lens.iter().map(|&n| n as usize).collect();
             let (scounts, sdispls) = counts_of(&send_lens);
             let (rcounts, rdispls) = counts_of(&recv_lens);
-            let mut recv = vec![0_u8; recv_lens.iter().sum()];
+            let mut recv = receive_buffer(recv_lens.iter().sum());
             let send_part = Partition::new(&send[..], scounts, &sdispls[..]);
             let mut recv_part = PartitionMut::new(&mut recv[..], rcounts, &rdispls[..]);
             self.world
