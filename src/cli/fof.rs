@@ -90,6 +90,10 @@ impl From<LlFrom> for SeparationFrom {
 
 /// Runs `haloscope fof`.
 pub fn run(args: FofArgs) -> anyhow::Result<()> {
+    let cluster = crate::cluster::Cluster::from_environment()?;
+    if cluster.collective().size() > 1 {
+        return super::fof_ranks::run(args, cluster.collective());
+    }
     let file = &args.file;
     // Before any work: no output over the snapshot or over the other output.
     let mut plan = OutputPlan::new();
@@ -208,7 +212,12 @@ pub fn result_json(
 }
 
 /// Human summary on stderr.
-fn print_summary(result: &FofResult, file: &std::path::Path, species: &[&str], seconds: f64) {
+pub(super) fn print_summary(
+    result: &FofResult,
+    file: &std::path::Path,
+    species: &[&str],
+    seconds: f64,
+) {
     let boundary = match result.frame {
         Some(frame) => format!("periodic box {} from {}", frame.size, frame.lower),
         None => "open boundaries".to_owned(),

@@ -203,10 +203,24 @@ impl PreparedFof<'_> {
             ),
         };
         progress.check()?;
+        Ok(self.finish(output.set_ids, kind, output.stage_seconds, progress))
+    }
+
+    /// The result from merged `set_ids` (one per particle, each the smallest index of its set,
+    /// as [`link_in_domains`] returns them): the catalogue built on the CPU in member-index
+    /// order, so bit for bit the CPU's, and `kind` the back-end that linked.
+    pub fn finish(
+        self,
+        set_ids: Vec<u32>,
+        kind: BackendKind,
+        mut stage_seconds: Vec<(&'static str, f64)>,
+        progress: &Progress,
+    ) -> FofResult {
+        let request = self.request;
         progress.report("catalogue", 0, 1);
         let start = std::time::Instant::now();
-        let partition = catalogue::partition(&output.set_ids, request.min_members);
-        drop(output.set_ids);
+        let partition = catalogue::partition(&set_ids, request.min_members);
+        drop(set_ids);
         let mut catalogue = catalogue::build_from_partition(
             partition,
             request.positions,
@@ -217,13 +231,12 @@ impl PreparedFof<'_> {
         if !request.with_labels {
             catalogue.labels = None;
         }
-        let mut stage_seconds = output.stage_seconds;
         stage_seconds.push(("catalogue", start.elapsed().as_secs_f64()));
         progress.report("catalogue", 1, 1);
-        Ok(FofResult {
+        FofResult {
             labels: catalogue.labels,
             halos: catalogue.halos,
-            n_particles: n,
+            n_particles: request.positions.len(),
             n_sets_all_sizes: catalogue.n_sets_all_sizes,
             b: self.b,
             mean_separation: self.mean_separation,
@@ -233,7 +246,17 @@ impl PreparedFof<'_> {
             frame: request.frame,
             backend: kind,
             stage_seconds,
-        })
+        }
+    }
+
+    /// The linking length in position units.
+    pub fn linking_length(&self) -> f64 {
+        self.request.linking_length
+    }
+
+    /// The periodic frame, `None` for open boundaries.
+    pub fn frame(&self) -> Option<BoxFrame> {
+        self.request.frame
     }
 
     /// [`PreparedFof::find`] when one device (or the CPU) holds the whole run and no domain

@@ -45,41 +45,37 @@ impl Decomposition {
         linking_length: f64,
         frame: Option<BoxFrame>,
     ) -> Self {
+        let (lo, hi) = bounds(positions);
+        let (axis, lo, hi) = axis_range(lo, hi, frame);
+        let bins = histogram_bins(n_domains);
+        let histogram = histogram(positions, axis, frame, lo, hi, bins);
+        Self::from_histogram(axis, lo, hi, &histogram, n_domains, linking_length, frame)
+    }
+
+    /// The slabs whose cuts split `histogram` (counts of `bins` equal bins over `[lo, hi]` along
+    /// `axis`, from [`histogram`], summed over every process) into `n_domains` about equal parts.
+    pub fn from_histogram(
+        axis: usize,
+        lo: f64,
+        hi: f64,
+        histogram: &[u64],
+        n_domains: usize,
+        linking_length: f64,
+        frame: Option<BoxFrame>,
+    ) -> Self {
         let n_domains = n_domains.max(1);
-        let (axis, lo, hi) = match frame {
-            Some(frame) => (0, frame.lower, frame.upper()),
-            None => longest_axis(positions),
-        };
-        let mut decomposition = Self {
-            axis,
-            cuts: Vec::new(),
-            frame,
-            ghost: linking_length * (1.0 + 1e-9) + f64::EPSILON * linking_length,
-        };
-        if n_domains == 1 || hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
-            decomposition.cuts = vec![hi; n_domains - 1];
-            return decomposition;
+        let ghost = linking_length * (1.0 + 1e-9) + f64::EPSILON * linking_length;
+        let bins = histogram.len();
+        if n_domains == 1 || bins == 0 || hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+            return Self {
+                axis,
+                cuts: vec![hi; n_domains - 1],
+                frame,
+                ghost,
+            };
         }
-        let bins = BINS_PER_DOMAIN * n_domains;
         let width = (hi - lo) / bins as f64;
-        let histogram = positions
-            .par_chunks(CHUNK)
-            .map(|chunk| {
-                let mut counts = vec![0u64; bins];
-                for p in chunk {
-                    let bin = ((decomposition.coordinate(p) - lo) / width) as usize;
-                    counts[bin.min(bins - 1)] += 1;
-                }
-                counts
-            })
-            .reduce(
-                || vec![0u64; bins],
-                |mut a, b| {
-                    a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
-                    a
-                },
-            );
-        let n = positions.len() as u64;
+        let n: u64 = histogram.iter().sum();
         let mut cuts = Vec::with_capacity(n_domains - 1);
         let mut below = 0u64;
         let mut bin = 0usize;
@@ -90,21 +86,22 @@ impl Decomposition {
                 bin += 1;
             }
             // The cut at the nearer edge of the bin that crosses the target.
-            let edge = if bin < bins && target - below > histogram[bin] / 2 {
+            if bin < bins && target - below > histogram[bin] / 2 {
                 below += histogram[bin];
                 bin += 1;
-                bin
-            } else {
-                bin
-            };
-            cuts.push(if edge >= bins {
+            }
+            cuts.push(if bin >= bins {
                 hi
             } else {
-                lo + width * edge as f64
+                lo + width * bin as f64
             });
         }
-        decomposition.cuts = cuts;
-        decomposition
+        Self {
+            axis,
+            cuts,
+            frame,
+            ghost,
+        }
     }
 
     /// Number of domains.
@@ -225,8 +222,13 @@ impl Decomposition {
     }
 }
 
-/// The axis of the largest extent of `positions`, with its minimum and maximum.
-fn longest_axis(positions: &[[f32; 3]]) -> (usize, f64, f64) {
+/// Histogram bins for `n_domains` slabs.
+pub fn histogram_bins(n_domains: usize) -> usize {
+    BINS_PER_DOMAIN * n_domains.max(1)
+}
+
+/// Per-axis minimum and maximum of `positions` (infinite when there are none).
+pub fn bounds(positions: &[[f32; 3]]) -> ([f64; 3], [f64; 3]) {
     let (lo, hi) = positions
         .par_iter()
         .fold(
@@ -248,11 +250,54 @@ fn longest_axis(positions: &[[f32; 3]]) -> (usize, f64, f64) {
                 )
             },
         );
-    let extent = |axis: usize| f64::from(hi[axis]) - f64::from(lo[axis]);
-    let axis = (0..3)
-        .max_by(|&a, &b| extent(a).total_cmp(&extent(b)).then(b.cmp(&a)))
-        .unwrap_or(0);
-    (axis, f64::from(lo[axis]), f64::from(hi[axis]))
+    (lo.map(f64::from), hi.map(f64::from))
+}
+
+/// The axis cut and its range: x over the frame in a periodic box, else the axis of the
+/// largest extent of the bounds `lo`..`hi` (the first on ties).
+pub fn axis_range(lo: [f64; 3], hi: [f64; 3], frame: Option<BoxFrame>) -> (usize, f64, f64) {
+    match frame {
+        Some(frame) => (0, frame.lower, frame.upper()),
+        None => {
+            let extent = |axis: usize| hi[axis] - lo[axis];
+            let axis = (0..3)
+                .max_by(|&a, &b| extent(a).total_cmp(&extent(b)).then(b.cmp(&a)))
+                .unwrap_or(0);
+            (axis, lo[axis], hi[axis])
+        }
+    }
+}
+
+/// Counts of `positions` in `bins` equal bins over `[lo, hi]` along `axis` (coordinates wrapped
+/// into `frame` when periodic; the ends clamp into the first and last bin).
+pub fn histogram(
+    positions: &[[f32; 3]],
+    axis: usize,
+    frame: Option<BoxFrame>,
+    lo: f64,
+    hi: f64,
+    bins: usize,
+) -> Vec<u64> {
+    let width = (hi - lo) / bins as f64;
+    positions
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut counts = vec![0u64; bins];
+            for p in chunk {
+                let x = f64::from(p[axis]);
+                let x = frame.map_or(x, |frame| frame.wrap(x));
+                let bin = ((x - lo) / width).max(0.0) as usize;
+                counts[bin.min(bins - 1)] += 1;
+            }
+            counts
+        })
+        .reduce(
+            || vec![0u64; bins],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+                a
+            },
+        )
 }
 
 #[cfg(test)]
