@@ -106,20 +106,20 @@ pub fn run(options: &SpreadOptions<'_>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Links the first domain of `domains` slabs alone on the CPU and on the first device and
-/// compares the partitions (a subset of the same decomposition), when it has at most
-/// `up_to` particles.
+/// Links the first of `domains` slabs (or of more slabs, so that it holds about `up_to`
+/// particles) alone on the CPU and on the first device and compares the partitions.
 fn check_one_domain(
     points: &[[f32; 3]],
     result: &FofResult,
     domains: usize,
     up_to: usize,
 ) -> anyhow::Result<serde_json::Value> {
-    let decomposition =
-        Decomposition::balanced(points, domains.max(2), result.linking_length, result.frame);
+    // The run's slabs, or more of them until the first one fits `up_to`.
+    let slabs = domains.max(2).max(points.len().div_ceil(up_to.max(1)));
+    let decomposition = Decomposition::balanced(points, slabs, result.linking_length, result.frame);
     let members = decomposition.members(points);
     let first = members.first().context("no domain")?;
-    if up_to == 0 || first.indices.len() > up_to {
+    if up_to == 0 || first.indices.len() > up_to + up_to / 10 {
         return Ok(serde_json::json!({ "skipped": first.indices.len() }));
     }
     let local: Vec<[f32; 3]> = first.indices.iter().map(|&i| points[i as usize]).collect();
@@ -158,6 +158,7 @@ fn check_one_domain(
         "the first domain's CUDA partition differs from the CPU's"
     );
     Ok(serde_json::json!({
+        "slabs": slabs,
         "domain_particles": local.len(),
         "cpu_link_seconds": cpu_seconds,
         "same_partition": same,
