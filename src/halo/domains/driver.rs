@@ -109,7 +109,7 @@ pub fn link_in_domains(
             None => link_components(&local, linking_length, frame, &Progress::none())?,
         };
         drop(local);
-        let ids: Vec<u64> = m.indices.iter().map(|&i| u64::from(i)).collect();
+        let ids: Vec<u64> = m.indices.par_iter().map(|&i| u64::from(i)).collect();
         Ok(label_domain(
             &ids,
             &m.owned,

@@ -9,7 +9,9 @@
 //! so the in-process driver and MPI ranks run the same code.
 
 use crate::halo::error::FofError;
+use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// A ghost particle and the label of its set in the domain that saw it as a ghost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -49,28 +51,47 @@ pub struct DomainLabels {
 pub fn label_domain(
     global_ids: &[u64],
     owned: &[bool],
-    owners: impl Fn(usize) -> usize,
+    owners: impl Fn(usize) -> usize + Sync,
     set_ids: &[u32],
 ) -> DomainLabels {
     let n = global_ids.len();
-    let mut smallest = vec![u64::MAX; n];
-    let mut has_owned = vec![false; n];
-    for ((&id, &set), &own) in global_ids.iter().zip(set_ids).zip(owned) {
-        let s = set as usize;
-        smallest[s] = smallest[s].min(id);
-        has_owned[s] |= own;
+    let smallest: Vec<AtomicU64> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(u64::MAX))
+        .collect();
+    let has_owned: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    global_ids
+        .par_iter()
+        .zip(set_ids)
+        .zip(owned)
+        .for_each(|((&id, &set), &own)| {
+            smallest[set as usize].fetch_min(id, Ordering::Relaxed);
+            if own {
+                has_owned[set as usize].store(true, Ordering::Relaxed);
+            }
+        });
+    let label = |k: usize| smallest[set_ids[k] as usize].load(Ordering::Relaxed);
+    let owned_at: Vec<usize> = (0..n).into_par_iter().filter(|&k| owned[k]).collect();
+    DomainLabels {
+        owned_ids: owned_at.par_iter().map(|&k| global_ids[k]).collect(),
+        owned_labels: owned_at.par_iter().map(|&k| label(k)).collect(),
+        ghosts: (0..n)
+            .into_par_iter()
+            .filter(|&k| !owned[k] && has_owned[set_ids[k] as usize].load(Ordering::Relaxed))
+            .map(|k| {
+                (
+                    owners(k),
+                    GhostPair {
+                        id: global_ids[k],
+                        label: label(k),
+                    },
+                )
+            })
+            .collect(),
     }
-    let mut labels = DomainLabels::default();
-    for (k, ((&id, &set), &own)) in global_ids.iter().zip(set_ids).zip(owned).enumerate() {
-        let label = smallest[set as usize];
-        if own {
-            labels.owned_ids.push(id);
-            labels.owned_labels.push(label);
-        } else if has_owned[set as usize] {
-            labels.ghosts.push((owners(k), GhostPair { id, label }));
-        }
-    }
-    labels
 }
 
 /// At a ghost's owner: one edge per received pair whose label differs from the owner's own
