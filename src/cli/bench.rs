@@ -2,6 +2,7 @@
 
 mod fof;
 mod fof_cuda;
+mod fof_domains;
 mod gui;
 mod load;
 mod movie;

@@ -1,6 +1,6 @@
 //! `haloscope fof`: friends-of-friends halos of one snapshot, catalogue and labels out.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::{Backend, BackendChoice, DeviceSelection};
 use crate::cli::progress_bar::terminal_progress;
 use crate::data::LoadOptions;
 use crate::halo::{
@@ -45,6 +45,16 @@ pub struct FofArgs {
     /// Which implementation links the particles.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
+    /// CUDA devices to link on: all, or a list such as 0,1 (one spatial domain per device).
+    /// Default: the first device alone (one domain, or sub-boxes when it cannot hold them all),
+    /// which is faster than several today (the slab split and labels run on the CPU).
+    #[arg(long)]
+    pub devices: Option<DeviceSelection>,
+    /// Spatial domains (slabs with a ghost layer, merged across): default one per CUDA device,
+    /// more when a device cannot hold its share, and none on the CPU. The partition and the
+    /// catalogue are those of one domain.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub domains: Option<u64>,
     /// Write the halo catalogue here (.csv, .hdf5 or .h5).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -82,6 +92,10 @@ impl From<LlFrom> for SeparationFrom {
 
 /// Runs `haloscope fof`.
 pub fn run(args: FofArgs) -> anyhow::Result<()> {
+    let cluster = crate::cluster::Cluster::from_environment()?;
+    if cluster.collective().size() > 1 {
+        return super::fof_ranks::run(args, cluster.collective());
+    }
     let file = &args.file;
     // Before any work: no output over the snapshot or over the other output.
     let mut plan = OutputPlan::new();
@@ -123,9 +137,13 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     )
     .map_err(in_file)?;
     // Resolved once the input is known good, so that bad input is reported alone.
-    let backend = Backend::resolve(args.backend)
+    let devices = args.devices.clone().unwrap_or(DeviceSelection::First);
+    let backend = Backend::resolve_on(args.backend, &devices)
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
-    let result = prepared.find(&backend, &progress).map_err(in_file)?;
+    let domains = args.domains.map(|d| d as usize);
+    let result = prepared
+        .find_spread(&backend, domains, &progress)
+        .map_err(in_file)?;
     let seconds = start.elapsed().as_secs_f64();
 
     if let Some(out) = &args.out {
@@ -197,7 +215,12 @@ pub fn result_json(
 }
 
 /// Human summary on stderr.
-fn print_summary(result: &FofResult, file: &std::path::Path, species: &[&str], seconds: f64) {
+pub(super) fn print_summary(
+    result: &FofResult,
+    file: &std::path::Path,
+    species: &[&str],
+    seconds: f64,
+) {
     let boundary = match result.frame {
         Some(frame) => format!("periodic box {} from {}", frame.size, frame.lower),
         None => "open boundaries".to_owned(),

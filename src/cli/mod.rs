@@ -4,6 +4,7 @@ pub mod bench;
 pub mod cluster_check;
 pub mod devices_args;
 pub mod fof;
+mod fof_ranks;
 pub mod info;
 pub mod info_catalogue;
 pub mod interrupt;

@@ -87,6 +87,32 @@ pub enum FofError {
     /// The user cancelled.
     #[error("friends-of-friends cancelled")]
     Cancelled,
+    /// The cross-domain merge met an inconsistent message.
+    #[error("friends-of-friends domain merge: particle {id}: {rule}")]
+    DomainMerge {
+        /// Global id of the particle concerned.
+        id: u64,
+        /// The rule it broke.
+        rule: &'static str,
+    },
+    /// A message between domains has a length that is not a whole number of records.
+    #[error(
+        "friends-of-friends domain message {what}: {len} bytes is not a whole number of {record}-byte records"
+    )]
+    DomainMessage {
+        /// Which message.
+        what: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The record size.
+        record: usize,
+    },
+    /// A domain's worker thread panicked.
+    #[error("friends-of-friends: a domain's worker thread stopped unexpectedly")]
+    DomainPanicked,
+    /// Another MPI rank failed; its own error is reported there.
+    #[error("friends-of-friends stopped: another rank failed ({0})")]
+    OtherRankFailed(&'static str),
 }
 
 impl From<cudarc::driver::DriverError> for FofError {

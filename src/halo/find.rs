@@ -1,9 +1,10 @@
 //! The front door of the room: validate, derive the linking length, build the catalogue on the
 //! resolved back-end ([`find_halos`]), or on a snapshot's species ([`fof_snapshot`]).
 
-use super::catalogue::Catalogue;
+use super::catalogue::{self, Catalogue};
 use super::cpu::catalogue_cpu;
 use super::cuda::catalogue_cuda;
+use super::domains::{DomainLinker, cuda_domains_for, link_in_domains};
 use super::error::FofError;
 use super::params::{CatalogueRequest, FofParams, FofResult, LinkingLength, check_lengths};
 use super::periodic::BoxFrame;
@@ -143,6 +144,143 @@ impl PreparedFof<'_> {
             backend,
             stage_seconds,
         })
+    }
+}
+
+impl PreparedFof<'_> {
+    /// Links on spatial domains and builds the catalogue from the merged set ids on the CPU
+    /// (the same partition as [`PreparedFof::find`], the CPU's catalogue bit for bit).
+    /// `domains`: how many slabs; `None` picks one per CUDA device, more when a device's free
+    /// memory cannot hold its share, and one on the CPU. A CUDA failure that the back-end's
+    /// fallback rule allows reruns the domains on the CPU.
+    pub fn find_in_domains(
+        self,
+        backend: &Backend,
+        domains: Option<usize>,
+        progress: &Progress,
+    ) -> Result<FofResult, FofError> {
+        let request = self.request;
+        let n = request.positions.len();
+        let devices = backend.devices();
+        let on_cuda = |devices| {
+            let count = match domains {
+                Some(count) => count,
+                None => cuda_domains_for(n, devices)?,
+            };
+            link_in_domains(
+                request.positions,
+                request.linking_length,
+                request.frame,
+                count,
+                DomainLinker::Cuda(devices),
+                progress,
+            )
+        };
+        let mut linked = None;
+        if !devices.is_empty() {
+            match on_cuda(devices) {
+                Ok(output) => linked = Some((output, BackendKind::Cuda)),
+                Err(FofError::Gpu(err)) if backend.falls_back_after(&err) => {
+                    backend
+                        .clone()
+                        .fall_back(format!("friends-of-friends on CUDA failed ({err})"));
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        let (output, kind) = match linked {
+            Some(linked) => linked,
+            None => (
+                link_in_domains(
+                    request.positions,
+                    request.linking_length,
+                    request.frame,
+                    domains.unwrap_or(1),
+                    DomainLinker::Cpu,
+                    progress,
+                )?,
+                BackendKind::Cpu,
+            ),
+        };
+        progress.check()?;
+        Ok(self.finish(output.set_ids, kind, output.stage_seconds, progress))
+    }
+
+    /// The result from merged `set_ids` (one per particle, each the smallest index of its set,
+    /// as [`link_in_domains`] returns them): the catalogue built on the CPU in member-index
+    /// order, so bit for bit the CPU's, and `kind` the back-end that linked.
+    pub fn finish(
+        self,
+        set_ids: Vec<u32>,
+        kind: BackendKind,
+        mut stage_seconds: Vec<(&'static str, f64)>,
+        progress: &Progress,
+    ) -> FofResult {
+        let request = self.request;
+        progress.report("catalogue", 0, 1);
+        let start = std::time::Instant::now();
+        let partition = catalogue::partition(&set_ids, request.min_members);
+        drop(set_ids);
+        let mut catalogue = catalogue::build_from_partition(
+            partition,
+            request.positions,
+            request.masses,
+            request.velocities,
+            request.frame,
+        );
+        if !request.with_labels {
+            catalogue.labels = None;
+        }
+        stage_seconds.push(("catalogue", start.elapsed().as_secs_f64()));
+        progress.report("catalogue", 1, 1);
+        FofResult {
+            labels: catalogue.labels,
+            halos: catalogue.halos,
+            n_particles: request.positions.len(),
+            n_sets_all_sizes: catalogue.n_sets_all_sizes,
+            b: self.b,
+            mean_separation: self.mean_separation,
+            linking_length: request.linking_length,
+            linking_length_from: self.source,
+            min_members: request.min_members,
+            frame: request.frame,
+            backend: kind,
+            stage_seconds,
+        }
+    }
+
+    /// The linking length in position units.
+    pub fn linking_length(&self) -> f64 {
+        self.request.linking_length
+    }
+
+    /// The periodic frame, `None` for open boundaries.
+    pub fn frame(&self) -> Option<BoxFrame> {
+        self.request.frame
+    }
+
+    /// [`PreparedFof::find`] when one device (or the CPU) holds the whole run and no domain
+    /// count is asked for (the single-process path, unchanged); else
+    /// [`PreparedFof::find_in_domains`].
+    pub fn find_spread(
+        self,
+        backend: &Backend,
+        domains: Option<usize>,
+        progress: &Progress,
+    ) -> Result<FofResult, FofError> {
+        let n = self.request.positions.len();
+        let single = match (domains, backend.devices()) {
+            (Some(count), _) => count <= 1 && backend.devices().len() <= 1,
+            (None, []) => true,
+            (None, devices) => {
+                devices.len() == 1 && cuda_domains_for(n, devices).is_ok_and(|d| d == 1)
+            }
+        };
+        if single {
+            self.find(backend, progress)
+        } else {
+            self.find_in_domains(backend, domains, progress)
+        }
     }
 }
 

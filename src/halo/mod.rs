@@ -11,6 +11,7 @@ mod brute_force;
 pub mod catalogue;
 mod cpu;
 mod cuda;
+pub mod domains;
 mod error;
 pub mod export;
 mod find;

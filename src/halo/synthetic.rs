@@ -64,6 +64,54 @@ pub fn clustered_points(n: usize, box_size: f64, seed: u64) -> Vec<[f32; 3]> {
     points
 }
 
+/// Points per independently seeded block of [`clustered_points_parallel`].
+const BLOCK: usize = 1 << 20;
+
+/// [`clustered_points`]' shape (the same clusters and the same half uniform) generated in
+/// blocks of 2^20 points on rayon threads, each block from its own generator, so that 10⁹
+/// points take seconds; the result depends on `seed` only, not on the thread count.
+pub fn clustered_points_parallel(n: usize, box_size: f64, seed: u64) -> Vec<[f32; 3]> {
+    use rayon::prelude::*;
+    let mut rng = SplitMix64::new(seed);
+    let mean_separation = box_size / (n.max(1) as f64).cbrt();
+    let n_clustered = n / 2;
+    let n_clusters = (n_clustered / 1000).max(1);
+    let centres: Vec<([f64; 3], f64)> = (0..n_clusters)
+        .map(|_| {
+            let c = [0; 3].map(|_| rng.next_f64() * box_size);
+            (c, mean_separation * (0.3 + 2.7 * rng.next_f64()))
+        })
+        .collect();
+    // rem_euclid, and then the cast to float32, can round up onto the excluded edge.
+    let wrap = |x: f64| {
+        let y = x.rem_euclid(box_size) as f32;
+        if f64::from(y) >= box_size { 0.0 } else { y }
+    };
+    let mut points = vec![[0f32; 3]; n];
+    points
+        .par_chunks_mut(BLOCK)
+        .enumerate()
+        .for_each(|(block, out)| {
+            let mut rng =
+                SplitMix64::new(seed ^ (block as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93));
+            for (offset, point) in out.iter_mut().enumerate() {
+                let i = block * BLOCK + offset;
+                *point = if i < n_clustered {
+                    let (centre, scale) = centres[(rng.next_u64() % n_clusters as u64) as usize];
+                    let r = scale * 8.0 * rng.next_f64().powi(3);
+                    let z = 2.0 * rng.next_f64() - 1.0;
+                    let phi = std::f64::consts::TAU * rng.next_f64();
+                    let s = (1.0 - z * z).sqrt();
+                    let dir = [s * phi.cos(), s * phi.sin(), z];
+                    [0, 1, 2].map(|a| wrap(centre[a] + r * dir[a]))
+                } else {
+                    [0; 3].map(|_| wrap(rng.next_f64() * box_size))
+                };
+            }
+        });
+    points
+}
+
 /// A two-mass zoom-in in the periodic box `[0, 1)³`: a coarse background of 10³ particles of mass
 /// 1000 on a lattice of spacing 0.1, and at the centre of one coarse cell two fine clumps of
 /// 5³ particles of mass 1 (lattices of spacing 0.0015) whose facing faces are 0.004 apart. The
@@ -107,6 +155,14 @@ mod tests {
         assert_eq!(a, clustered_points(5000, 2.0, 7));
         assert_ne!(a, clustered_points(5000, 2.0, 8));
         assert!(a.iter().flatten().all(|&x| (0.0..2.0).contains(&x)));
+    }
+
+    #[test]
+    fn parallel_points_are_reproducible_and_inside_the_box() {
+        let a = clustered_points_parallel(3 << 20, 1.0, 7);
+        assert_eq!(a, clustered_points_parallel(3 << 20, 1.0, 7));
+        assert!(a.iter().flatten().all(|&x| (0.0..1.0).contains(&x)));
+        assert_ne!(a[..1000], a[1 << 20..(1 << 20) + 1000]);
     }
 
     #[test]

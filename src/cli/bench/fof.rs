@@ -43,6 +43,17 @@ pub struct BenchFofArgs {
     /// Sizes of the synthetic clustered sets for `--backend cuda` (periodic box 1).
     #[arg(long = "n", num_args = 1.., default_values_t = [10_000_000usize])]
     pub sizes: Vec<usize>,
+    /// With `--backend cuda`: time one device (sub-boxes when the set does not fit) against
+    /// every device of `--devices` (spatial domains), instead of the CUDA/CPU comparison.
+    #[arg(long)]
+    pub spread: bool,
+    /// CUDA devices of `--spread`: all, or a list such as 0,1.
+    #[arg(long, default_value = "all")]
+    pub devices: crate::backend::DeviceSelection,
+    /// With `--spread`: check one domain's partition against the CPU linker when it has at
+    /// most this many particles (0 skips).
+    #[arg(long, default_value_t = 100_000_000)]
+    pub check_up_to: usize,
     /// Timed CPU runs per case with `--backend cuda` (0 skips the CPU and the partition check).
     #[arg(long, default_value_t = 2)]
     pub cpu_repeats: usize,
@@ -50,6 +61,15 @@ pub struct BenchFofArgs {
 
 /// Runs `haloscope bench fof`.
 pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
+    if args.backend != BackendChoice::Cpu && args.spread {
+        return super::fof_domains::run(&super::fof_domains::SpreadOptions {
+            sizes: &args.sizes,
+            b: args.b.first().copied().unwrap_or(0.2),
+            repeats: args.repeats,
+            devices: &args.devices,
+            check_up_to: args.check_up_to,
+        });
+    }
     if args.backend != BackendChoice::Cpu {
         return super::fof_cuda::run(&CudaBenchOptions {
             sizes: &args.sizes,

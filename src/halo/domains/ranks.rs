@@ -1,0 +1,189 @@
+//! Friends-of-friends over the ranks of a process group (MPI, or one process): one slab per
+//! rank. Each rank holds any share of the particles (its part of the file), the slabs are cut
+//! from the summed histogram, particles travel to the slabs that own them or see them as ghosts
+//! ([`Collective::all_to_all_bytes`]), every rank links its slab alone, and the merge of
+//! `merge.rs` runs with its messages as bytes. Every fallible step is agreed with
+//! [`Collective::any_failed`] before the next collective one, so no rank waits on a rank that
+//! stopped.
+
+use super::decompose::{Decomposition, axis_range, bounds, histogram, histogram_bins};
+use super::driver::DomainLinker;
+use super::merge::{
+    GhostPair, LabelEdge, LabelMap, from_bytes, label_domain, owner_edges, to_bytes,
+};
+use crate::cluster::Collective;
+use crate::halo::cpu::link_components;
+use crate::halo::cuda::link_components_cuda;
+use crate::halo::error::FofError;
+use crate::halo::periodic::BoxFrame;
+use crate::jobs::Progress;
+
+/// One particle on its way to a slab.
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct Traveller {
+    /// Global id (index in the whole selection).
+    pub id: u64,
+    /// The slab (rank) that owns it.
+    pub owner: u32,
+    /// Its position.
+    pub position: [f32; 3],
+}
+
+/// What [`link_on_ranks`] leaves on each rank: its slab's owned particles and their final
+/// labels (the smallest global id of their friends-of-friends set).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RankLabels {
+    /// Global ids of the particles this rank's slab owns, increasing.
+    pub ids: Vec<u64>,
+    /// Their final labels.
+    pub labels: Vec<u64>,
+    /// Ghost copies this rank's slab linked.
+    pub n_ghosts: usize,
+}
+
+/// Stops every rank when one failed: this rank's own error, or [`FofError::OtherRankFailed`].
+fn agree<T>(
+    collective: &dyn Collective,
+    step: &'static str,
+    result: Result<T, FofError>,
+) -> Result<T, FofError> {
+    if collective.any_failed(result.is_err()) {
+        return Err(result.err().unwrap_or(FofError::OtherRankFailed(step)));
+    }
+    result
+}
+
+/// Links the particles of every rank (`ids` their global ids, `positions` theirs) over one slab
+/// per rank and merges across slabs; collective.
+pub fn link_on_ranks(
+    collective: &dyn Collective,
+    ids: &[u64],
+    positions: &[[f32; 3]],
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    linker: DomainLinker<'_>,
+    progress: &Progress,
+) -> Result<RankLabels, FofError> {
+    let ranks = collective.size();
+    let rank = collective.rank();
+    let (mut lo, mut hi) = bounds(positions);
+    collective.min_f64(&mut lo);
+    collective.max_f64(&mut hi);
+    let (axis, lo, hi) = axis_range(lo, hi, frame);
+    let mut counts = histogram(positions, axis, frame, lo, hi, histogram_bins(ranks));
+    collective.sum_u64(&mut counts);
+    let decomposition =
+        Decomposition::from_histogram(axis, lo, hi, &counts, ranks, linking_length, frame);
+
+    let mut outgoing: Vec<Vec<Traveller>> = vec![Vec::new(); ranks];
+    let mut ghosts = Vec::new();
+    for (&id, p) in ids.iter().zip(positions) {
+        let x = decomposition.coordinate(p);
+        let owner = decomposition.owner_of(x);
+        decomposition.ghost_domains(x, owner, &mut ghosts);
+        let traveller = Traveller {
+            id,
+            owner: owner as u32,
+            position: *p,
+        };
+        outgoing[owner].push(traveller);
+        for &d in &ghosts {
+            outgoing[d].push(traveller);
+        }
+    }
+    let bytes: Vec<Vec<u8>> = outgoing.iter().map(|t| to_bytes(t)).collect();
+    drop(outgoing);
+    let incoming = collective.all_to_all_bytes(&bytes);
+    drop(bytes);
+    let received = incoming
+        .iter()
+        .map(|b| from_bytes::<Traveller>(b, "particles for a slab"))
+        .collect::<Result<Vec<_>, _>>()
+        .map(|parts| {
+            let mut all = parts.concat();
+            all.sort_unstable_by_key(|t| t.id);
+            all
+        });
+    let mut slab = agree(collective, "particles for a slab", received)?;
+    slab.dedup_by_key(|t| t.id);
+
+    let local: Vec<[f32; 3]> = slab.iter().map(|t| t.position).collect();
+    let linked = progress
+        .check()
+        .map_err(FofError::from)
+        .and_then(|()| match linker {
+            DomainLinker::Cpu => link_components(&local, linking_length, frame, progress),
+            DomainLinker::Cuda(devices) => {
+                match devices.get(collective.local_rank() % devices.len().max(1)) {
+                    Some(device) => {
+                        link_components_cuda(device, &local, linking_length, frame, progress)
+                            .map(|out| out.set_ids)
+                    }
+                    None => link_components(&local, linking_length, frame, progress),
+                }
+            }
+        });
+    let set_ids = agree(collective, "linking a slab", linked)?;
+    drop(local);
+    let slab_ids: Vec<u64> = slab.iter().map(|t| t.id).collect();
+    let owned: Vec<bool> = slab.iter().map(|t| t.owner as usize == rank).collect();
+    let labels = label_domain(&slab_ids, &owned, |k| slab[k].owner as usize, &set_ids);
+    let n_ghosts = slab.len() - labels.owned_ids.len();
+    drop(slab);
+
+    let mut pairs: Vec<Vec<GhostPair>> = vec![Vec::new(); ranks];
+    for &(owner, pair) in &labels.ghosts {
+        pairs[owner].push(pair);
+    }
+    let bytes: Vec<Vec<u8>> = pairs.iter().map(|p| to_bytes(p)).collect();
+    let incoming = collective.all_to_all_bytes(&bytes);
+    let edges = incoming
+        .iter()
+        .map(|b| from_bytes::<GhostPair>(b, "ghost pairs"))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|parts| owner_edges(&labels, &parts.concat()));
+    let edges = agree(collective, "ghost pairs", edges)?;
+    let all_edges = collective
+        .all_gather_bytes(&to_bytes(&edges))
+        .iter()
+        .map(|b| from_bytes::<LabelEdge>(b, "label edges"))
+        .collect::<Result<Vec<_>, _>>()
+        .map(|parts| parts.concat());
+    let all_edges = agree(collective, "label edges", all_edges)?;
+    let map = LabelMap::from_edges(&all_edges);
+    Ok(RankLabels {
+        labels: labels
+            .owned_labels
+            .iter()
+            .map(|&l| map.resolve(l))
+            .collect(),
+        ids: labels.owned_ids,
+        n_ghosts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::Solo;
+
+    #[test]
+    fn one_rank_labels_every_particle_with_its_sets_smallest_id() {
+        let positions = [[0.0f32, 0.0, 0.0], [5.0, 5.0, 5.0], [0.5, 0.0, 0.0]];
+        let ids = [10, 11, 12];
+        let out = link_on_ranks(
+            &Solo,
+            &ids,
+            &positions,
+            1.0,
+            None,
+            DomainLinker::Cpu,
+            &Progress::none(),
+        )
+        .unwrap();
+        assert_eq!(out.ids, vec![10, 11, 12]);
+        assert_eq!(out.labels, vec![10, 11, 10]);
+        assert_eq!(out.n_ghosts, 0);
+    }
+}

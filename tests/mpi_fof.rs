@@ -1,0 +1,155 @@
+//! `mpirun -n K haloscope fof` under real ranks (K = 1..4, CPU back-end): the labels file and
+//! the catalogue are byte-identical to one process's, on test4.tbin (periodic, halos across
+//! every slab boundary), on a Gadget HDF5 file with velocities and on a synthetic tipsy file of
+//! filaments through every slab; a rank that cannot read its share ends every rank, exit 1.
+#![cfg(feature = "mpi")]
+
+mod common;
+mod mpi_common;
+
+use common::{haloscope_bin, shared_data};
+use haloscope::data::tipsy::{TipsyWriteOptions, write as write_tipsy};
+use haloscope::data::{LoadOptions, Masses, SpeciesKind, load_snapshot};
+use haloscope::jobs::Progress;
+use mpi_common::{mpirun, solo};
+use std::path::Path;
+
+/// Runs `fof FILE extra… --out cat.csv --labels labels.npy` under `ranks` (0: one process
+/// without a launcher) and returns the two files' bytes.
+fn fof_files(dir: &Path, file: &Path, ranks: usize, extra: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    let out = dir.join(format!("cat{ranks}.csv"));
+    let labels = dir.join(format!("labels{ranks}.npy"));
+    let mut args = vec![
+        "fof".to_owned(),
+        file.display().to_string(),
+        "--backend".into(),
+        "cpu".into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--labels".into(),
+        labels.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = if ranks == 0 {
+        solo(&haloscope_bin(), &args, dir)
+    } else {
+        mpirun(&haloscope_bin(), ranks, &args, dir)
+    };
+    assert!(
+        output.status.success(),
+        "{ranks} ranks on {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (std::fs::read(out).unwrap(), std::fs::read(labels).unwrap())
+}
+
+/// A tipsy file of dark matter: three filaments along x through the whole box, compact clumps,
+/// and a uniform background, in the periodic box [−0.5, 0.5)³ (tipsy keeps test4.tbin's header).
+fn write_filaments(path: &Path) {
+    let mut positions = Vec::new();
+    let mut state = 12345u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for f in 0..3 {
+        let (y, z) = (next() - 0.5, next() - 0.5);
+        for k in 0..400 {
+            let x = (k as f64 + f as f64 * 0.3) / 400.0;
+            positions.push([(x - 0.5) as f32, y as f32, z as f32]);
+        }
+    }
+    for _ in 0..20 {
+        let c = [0; 3].map(|_| 0.98 * next() - 0.49);
+        for _ in 0..30 {
+            positions.push(c.map(|c| (c + 0.004 * (next() - 0.5)) as f32));
+        }
+    }
+    for _ in 0..2000 {
+        positions.push([0; 3].map(|_| (next() - 0.5) as f32));
+    }
+    // test4.tbin's header and families, with its particles replaced.
+    let mut snapshot = load_snapshot(
+        &shared_data("snapshots/test4.tbin"),
+        &LoadOptions::default(),
+        &Progress::none(),
+    )
+    .expect("test4.tbin");
+    for species in &mut snapshot.species {
+        let mine = if species.kind == SpeciesKind::Dark {
+            std::mem::take(&mut positions)
+        } else {
+            Vec::new()
+        };
+        species.masses = Masses::Uniform(1.0);
+        species.velocities = Some(vec![[0.0; 3]; mine.len()]);
+        species.smoothing_lengths = None;
+        species.ids = None;
+        species.fields.clear();
+        species.positions = mine;
+    }
+    write_tipsy(path, &snapshot, &TipsyWriteOptions::default()).expect("write the tipsy file");
+}
+
+#[test]
+fn ranks_write_the_files_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let synthetic = dir.path().join("filaments.tbin");
+    write_filaments(&synthetic);
+    let cases: [(std::path::PathBuf, &[&str]); 3] = [
+        (
+            shared_data("snapshots/test4.tbin"),
+            &["--box", "1", "--species", "all"],
+        ),
+        (
+            shared_data("snapshots/g2_lcdm_gas_snapshot_003.hdf5"),
+            &["--species", "all"],
+        ),
+        (
+            synthetic,
+            &["--box", "1", "--ll", "0.003", "--min-members", "5"],
+        ),
+    ];
+    for (file, extra) in &cases {
+        let one = fof_files(dir.path(), file, 0, extra);
+        assert!(
+            one.0.len() > 200,
+            "{}: a catalogue with halos",
+            file.display()
+        );
+        for ranks in 1..=4 {
+            let spread = fof_files(dir.path(), file, ranks, extra);
+            assert!(
+                spread.0 == one.0,
+                "{ranks} ranks, {}: catalogue differs",
+                file.display()
+            );
+            assert!(
+                spread.1 == one.1,
+                "{ranks} ranks, {}: labels differ",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_file_no_rank_can_read_ends_every_rank_with_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("short.tbin");
+    std::fs::write(&bad, [0u8; 20]).unwrap();
+    let bad = bad.display().to_string();
+    let output = mpirun(
+        &haloscope_bin(),
+        3,
+        &["fof", &bad, "--backend", "cpu"],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("short.tbin"), "{stderr}");
+}
