@@ -21,8 +21,8 @@ if [ "$mode" = tests ]; then
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 for t in render_goldens render_cuda render_cuda_tone render_cuda_variants knn_cuda fof_cuda \
-         fof_cuda_catalogue fof_zoom twopoint_cuda app_cuda movie_cuda gpu_device render_wgpu \
-         app_wgpu; do
+         fof_cuda_catalogue fof_zoom fof_domains_cuda twopoint_cuda twopoint_multi_gpu app_cuda \
+         movie_cuda gpu_device render_wgpu app_wgpu; do
     [ -x "$B/$t" ] || { echo "=== $t missing" >> "$out/tests.log"; continue; }
     echo "=== $t" >> "$out/tests.log"
     "$B/$t" --include-ignored --test-threads 1 >> "$out/tests.log" 2>&1
