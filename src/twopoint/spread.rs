@@ -239,12 +239,14 @@ mod tests {
     #[test]
     fn a_failing_worker_stops_the_run_with_its_error_and_nothing_after_it_is_handed_over() {
         let mut got = Vec::new();
+        // The chunk from trial 8 fails on whichever worker takes it (one worker may take every
+        // chunk before the other starts, so the failure must not depend on which one).
         let err = spread_trials(
             2,
-            |w| {
+            |_| {
                 Ok(move |range: Range<u64>| {
-                    if w == 1 && range.start >= 8 {
-                        Err(TwoPointError::Gpu("device 1 lost".into()))
+                    if range.start == 8 {
+                        Err(TwoPointError::Gpu("device lost".into()))
                     } else {
                         Ok(range.map(fake).collect())
                     }
@@ -256,10 +258,10 @@ mod tests {
             &Progress::none(),
             |b| got.push(b),
         )
-        .expect_err("worker 1 fails");
-        assert_eq!(err, TwoPointError::Gpu("device 1 lost".into()));
+        .expect_err("the chunk from trial 8 fails");
+        assert_eq!(err, TwoPointError::Gpu("device lost".into()));
         let handed: Vec<u64> = got.iter().flat_map(|b| b.trials()).collect();
-        assert!(handed.len() < 100);
+        assert!(handed.len() <= 8, "handed over {} trials", handed.len());
         assert_eq!(handed, (0..handed.len() as u64).collect::<Vec<_>>());
 
         let err = spread_trials(
