@@ -15,6 +15,7 @@ mod snapshot;
 mod subsample;
 mod temperature;
 mod tipsy_format;
+mod tipsy_kept;
 mod tipsy_region;
 mod tipsy_write;
 mod validate;

@@ -1,15 +1,12 @@
 //! A rank's share of a tipsy file: for each family, only the byte range of its records in the
 //! rank's index range is read. Values decode exactly as `tipsy.rs` decodes them.
 
-use super::region::collapse_masses;
 use super::share::{Share, Span};
 use super::subsample::Subsample;
 use super::tipsy::{ByteOrder, detect_layout};
-use super::tipsy_format::{FAMILIES, record_bytes};
-use super::{
-    Field, Header, LoadOptions, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species,
-    SpeciesKind,
-};
+use super::tipsy_format::{FAMILIES, record_bytes, record_position};
+use super::tipsy_kept::Kept;
+use super::{Header, LoadOptions, ReadError, Snapshot, SnapshotFormat, SourceInfo, SpeciesKind};
 use crate::jobs::Progress;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -135,26 +132,12 @@ impl Decoder<'_> {
         kept: &mut Kept,
     ) -> Result<(), String> {
         let order = self.order;
-        let pos_bytes = if self.double_positions { 24 } else { 12 };
         for (j, rec) in bytes.chunks_exact(rec_bytes as usize).enumerate() {
             let global = first + j as u64;
             if !self.sub.keeps_all() && !self.sub.is_kept(global) {
                 continue;
             }
-            let pos = if self.double_positions {
-                [
-                    order.f64_at(rec, 4),
-                    order.f64_at(rec, 12),
-                    order.f64_at(rec, 20),
-                ]
-                .map(|x| x as f32)
-            } else {
-                [
-                    order.f32_at(rec, 4),
-                    order.f32_at(rec, 8),
-                    order.f32_at(rec, 12),
-                ]
-            };
+            let pos = record_position(rec, order, self.double_positions);
             if !pos.iter().all(|x| x.is_finite()) {
                 return Err(format!(
                     "{} particle {}: position is NaN or infinite",
@@ -162,65 +145,8 @@ impl Decoder<'_> {
                     global - self.first_global
                 ));
             }
-            let v = 4 + pos_bytes;
-            kept.masses.push(order.f32_at(rec, 0));
-            kept.positions.push(pos);
-            kept.velocities.push([
-                order.f32_at(rec, v),
-                order.f32_at(rec, v + 4),
-                order.f32_at(rec, v + 8),
-            ]);
-            for (e, column) in kept.extras.iter_mut().enumerate() {
-                column.push(order.f32_at(rec, v + 12 + 4 * e));
-            }
+            kept.push(rec, order, self.double_positions, pos);
         }
         Ok(())
-    }
-}
-
-/// The decoded records of one family (structure of arrays).
-struct Kept {
-    positions: Vec<[f32; 3]>,
-    velocities: Vec<[f32; 3]>,
-    masses: Vec<f32>,
-    extras: Vec<Vec<f32>>,
-}
-
-impl Kept {
-    fn new(n_extras: usize) -> Self {
-        Self {
-            positions: Vec::new(),
-            velocities: Vec::new(),
-            masses: Vec::new(),
-            extras: vec![Vec::new(); n_extras],
-        }
-    }
-
-    /// The species as the full reader builds it: gas `hsmooth` doubles as smoothing lengths.
-    fn into_species(self, kind: SpeciesKind, extras: &[&str]) -> Species {
-        let fields: Vec<Field> = extras
-            .iter()
-            .zip(self.extras)
-            .map(|(name, values)| Field {
-                name: (*name).to_owned(),
-                values,
-                units: Default::default(),
-            })
-            .collect();
-        let smoothing_lengths = (kind == SpeciesKind::Gas)
-            .then(|| fields.iter().find(|f| f.name == "hsmooth"))
-            .flatten()
-            .map(|f| f.values.clone());
-        Species {
-            kind,
-            positions: self.positions,
-            masses: collapse_masses(self.masses),
-            velocities: Some(self.velocities),
-            ids: None,
-            kernel_support: smoothing_lengths.as_ref().map(|_| 2.0),
-            smoothing_lengths,
-            fields,
-            left_out: Vec::new(),
-        }
     }
 }

@@ -11,7 +11,7 @@ pub use super::tipsy_format::ByteOrder;
 pub use super::tipsy_write::{TipsyWriteOptions, write};
 
 use super::subsample::Subsample;
-use super::tipsy_format::{FAMILIES, record_bytes};
+use super::tipsy_format::{FAMILIES, record_bytes, record_position, velocity_offset};
 use super::{
     Header, LoadOptions, Masses, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species,
     SpeciesKind,
@@ -487,7 +487,7 @@ fn decode_task(
     sub: &Subsample,
 ) -> Option<u64> {
     let order = layout.byte_order;
-    let pos_bytes = if layout.double_positions { 24 } else { 12 };
+    let v = velocity_offset(layout.double_positions);
     let mut k = 0usize;
     let mut bad = None;
     for (j, rec) in src.chunks_exact(family.record_bytes as usize).enumerate() {
@@ -495,25 +495,10 @@ fn decode_task(
         if !sub.keeps_all() && !sub.is_kept(global) {
             continue;
         }
-        let pos = if layout.double_positions {
-            // Stored as f32 in memory: f32 keeps ~7 digits, enough to render and link.
-            [
-                order.f64_at(rec, 4),
-                order.f64_at(rec, 12),
-                order.f64_at(rec, 20),
-            ]
-            .map(|x| x as f32)
-        } else {
-            [
-                order.f32_at(rec, 4),
-                order.f32_at(rec, 8),
-                order.f32_at(rec, 12),
-            ]
-        };
+        let pos = record_position(rec, order, layout.double_positions);
         if bad.is_none() && !pos.iter().all(|x| x.is_finite()) {
             bad = Some(global - family.first_global);
         }
-        let v = 4 + pos_bytes;
         out.masses[k] = order.f32_at(rec, 0);
         out.positions[k] = pos;
         out.velocities[k] = [

@@ -69,3 +69,27 @@ pub(super) fn record_bytes(n_extra: usize, double_positions: bool) -> u64 {
     let floats = 7 + n_extra as u64;
     floats * 4 + if double_positions { 12 } else { 0 }
 }
+
+/// A record's position (after its mass). Double positions are kept as f32: f32 keeps ~7 digits,
+/// enough to render and link.
+pub(super) fn record_position(rec: &[u8], order: ByteOrder, double_positions: bool) -> [f32; 3] {
+    if double_positions {
+        [
+            order.f64_at(rec, 4),
+            order.f64_at(rec, 12),
+            order.f64_at(rec, 20),
+        ]
+        .map(|x| x as f32)
+    } else {
+        [
+            order.f32_at(rec, 4),
+            order.f32_at(rec, 8),
+            order.f32_at(rec, 12),
+        ]
+    }
+}
+
+/// Byte offset of a record's velocity (after its mass and position); the extras follow it.
+pub(super) fn velocity_offset(double_positions: bool) -> usize {
+    4 + if double_positions { 24 } else { 12 }
+}

@@ -1,10 +1,11 @@
 //! Tipsy records streamed chunk by chunk, keeping those inside a [`Region`]: memory is one
 //! chunk plus the kept particles. Values decode exactly as `tipsy.rs` decodes them.
 
-use super::region::{Region, collapse_masses};
+use super::region::Region;
 use super::tipsy::detect_layout;
-use super::tipsy_format::{FAMILIES, record_bytes};
-use super::{Field, Header, ReadError, Snapshot, SnapshotFormat, SourceInfo, Species, SpeciesKind};
+use super::tipsy_format::{FAMILIES, record_bytes, record_position};
+use super::tipsy_kept::Kept;
+use super::{Header, ReadError, Snapshot, SnapshotFormat, SourceInfo};
 use crate::jobs::Progress;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -29,7 +30,6 @@ pub(super) fn read(
     file.seek(SeekFrom::Start(u64::from(layout.header_bytes)))
         .map_err(io)?;
     let order = layout.byte_order;
-    let pos_bytes = if layout.double_positions { 24 } else { 12 };
     let total_bytes = file_bytes - u64::from(layout.header_bytes);
     let mut done_bytes = 0u64;
     let mut offset = u64::from(layout.header_bytes);
@@ -57,20 +57,7 @@ pub(super) fn read(
                 )
             })?;
             for (j, rec) in buf.chunks_exact(rec_bytes as usize).enumerate() {
-                let pos = if layout.double_positions {
-                    [
-                        order.f64_at(rec, 4),
-                        order.f64_at(rec, 12),
-                        order.f64_at(rec, 20),
-                    ]
-                    .map(|x| x as f32)
-                } else {
-                    [
-                        order.f32_at(rec, 4),
-                        order.f32_at(rec, 8),
-                        order.f32_at(rec, 12),
-                    ]
-                };
+                let pos = record_position(rec, order, layout.double_positions);
                 if !pos.iter().all(|x| x.is_finite()) {
                     return Err(ReadError::invalid(
                         path,
@@ -84,24 +71,14 @@ pub(super) fn read(
                 if !region.contains(pos, period) {
                     continue;
                 }
-                let v = 4 + pos_bytes;
-                kept.masses.push(order.f32_at(rec, 0));
-                kept.positions.push(pos);
-                kept.velocities.push([
-                    order.f32_at(rec, v),
-                    order.f32_at(rec, v + 4),
-                    order.f32_at(rec, v + 8),
-                ]);
-                for (e, column) in kept.extras.iter_mut().enumerate() {
-                    column.push(order.f32_at(rec, v + 12 + 4 * e));
-                }
+                kept.push(rec, order, layout.double_positions, pos);
             }
             offset += n_bytes as u64;
             done_bytes += n_bytes as u64;
             progress.report("reading region", done_bytes, total_bytes);
             start = end;
         }
-        if !kept.positions.is_empty() {
+        if !kept.is_empty() {
             species.push(kept.into_species(kind, extras));
         }
     }
@@ -122,51 +99,4 @@ pub(super) fn read(
             particles_in_file: layout.counts.iter().sum(),
         },
     })
-}
-
-/// The kept records of one family (structure of arrays).
-struct Kept {
-    positions: Vec<[f32; 3]>,
-    velocities: Vec<[f32; 3]>,
-    masses: Vec<f32>,
-    extras: Vec<Vec<f32>>,
-}
-
-impl Kept {
-    fn new(n_extras: usize) -> Self {
-        Self {
-            positions: Vec::new(),
-            velocities: Vec::new(),
-            masses: Vec::new(),
-            extras: vec![Vec::new(); n_extras],
-        }
-    }
-
-    /// The species as the full reader builds it: gas `hsmooth` doubles as smoothing lengths.
-    fn into_species(self, kind: SpeciesKind, extras: &[&str]) -> Species {
-        let fields: Vec<Field> = extras
-            .iter()
-            .zip(self.extras)
-            .map(|(name, values)| Field {
-                name: (*name).to_owned(),
-                values,
-                units: Default::default(),
-            })
-            .collect();
-        let smoothing_lengths = (kind == SpeciesKind::Gas)
-            .then(|| fields.iter().find(|f| f.name == "hsmooth"))
-            .flatten()
-            .map(|f| f.values.clone());
-        Species {
-            kind,
-            positions: self.positions,
-            masses: collapse_masses(self.masses),
-            velocities: Some(self.velocities),
-            ids: None,
-            kernel_support: smoothing_lengths.as_ref().map(|_| 2.0),
-            smoothing_lengths,
-            fields,
-            left_out: Vec::new(),
-        }
-    }
 }
