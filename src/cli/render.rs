@@ -117,23 +117,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let (Some(file), Some(out)) = (args.file.clone(), args.out.clone()) else {
         bail!("render needs FILE and --out");
     };
-    // Before any work: no output over the snapshot or over the other output.
-    let mut plan = OutputPlan::new();
-    plan.input("FILE", &file)?;
-    plan.output("--out", &out)?;
-    plan.maybe_output("--tau-out", args.tau_out.as_deref())?;
-    if args.width == 0 || args.height == 0 {
-        bail!(
-            "{}: image size {}x{} must be at least 1x1",
-            out.display(),
-            args.width,
-            args.height
-        );
-    }
-    output::check_writable(&out)?;
-    for extra in [&args.tau_out, &args.fits_out].into_iter().flatten() {
-        output::check_writable(extra)?;
-    }
+    check_outputs(&args, &file, &out)?;
     let start = Instant::now();
     let options = LoadOptions {
         max_particles: args.max_particles,
@@ -274,6 +258,32 @@ fn parse_vector(option: &str, text: &str) -> anyhow::Result<[f64; 3]> {
             .with_context(|| format!("--{option} {text}: '{s}' is not a finite number"))
     };
     Ok([parse(x)?, parse(y)?, parse(z)?])
+}
+
+/// Before any work: no output over the snapshot or over the other output, a drawable image
+/// size, and every output writable.
+pub(super) fn check_outputs(
+    args: &RenderArgs,
+    file: &std::path::Path,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    let mut plan = OutputPlan::new();
+    plan.input("FILE", file)?;
+    plan.output("--out", out)?;
+    plan.maybe_output("--tau-out", args.tau_out.as_deref())?;
+    if args.width == 0 || args.height == 0 {
+        bail!(
+            "{}: image size {}x{} must be at least 1x1",
+            out.display(),
+            args.width,
+            args.height
+        );
+    }
+    output::check_writable(out)?;
+    for extra in [&args.tau_out, &args.fits_out].into_iter().flatten() {
+        output::check_writable(extra)?;
+    }
+    Ok(())
 }
 
 /// Builds the render settings from the command line and the loaded data (`framing`: the

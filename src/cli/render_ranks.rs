@@ -3,13 +3,12 @@
 //! can fail on one rank is agreed ([`agree`]) before the next collective call, so a failing
 //! rank ends the job with its error and exit code 1 on every rank; rank 0 writes the outputs.
 
-use super::render::{RenderArgs, settings_from_args};
+use super::render::{RenderArgs, check_outputs, settings_from_args};
 use crate::backend::BackendChoice;
 use crate::cluster::{Collective, agree};
 use crate::data::share::{Share, read_share};
 use crate::data::{LoadOptions, Snapshot, Species};
 use crate::jobs::Progress;
-use crate::output::{self, OutputPlan};
 use crate::render::ranks::{global, render_ranks};
 use crate::render::resolve::validate_settings;
 use crate::render::smoothing::DEFAULT_KNN;
@@ -118,22 +117,7 @@ fn preflight(args: &RenderArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
     if args.region.region.is_some() {
         bail!("--region: not supported under MPI ranks yet; run it as one process");
     }
-    let mut plan = OutputPlan::new();
-    plan.input("FILE", &file)?;
-    plan.output("--out", &out)?;
-    plan.maybe_output("--tau-out", args.tau_out.as_deref())?;
-    if args.width == 0 || args.height == 0 {
-        bail!(
-            "{}: image size {}x{} must be at least 1x1",
-            out.display(),
-            args.width,
-            args.height
-        );
-    }
-    output::check_writable(&out)?;
-    for extra in [&args.tau_out, &args.fits_out].into_iter().flatten() {
-        output::check_writable(extra)?;
-    }
+    check_outputs(args, &file, &out)?;
     Ok((file, out))
 }
 
