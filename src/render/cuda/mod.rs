@@ -23,6 +23,7 @@ mod exposure;
 mod frame;
 mod kernels;
 mod launch;
+mod log10;
 mod params;
 mod passes;
 mod reorder;
@@ -57,6 +58,7 @@ pub struct CudaRenderer {
     scratch: Option<Scratch>,
     image: Option<ImageBuffers>,
     staging: PinnedStaging,
+    log10: log10::DeviceLog10,
     splatter: Splatter,
     cpu_tau: TauBuffer,
     exposure_scratch: Vec<f32>,
@@ -80,6 +82,7 @@ impl CudaRenderer {
         let compute = device.context().new_stream().map_err(GpuError::from)?;
         let copy = device.context().new_stream().map_err(GpuError::from)?;
         let staging = PinnedStaging::new(&copy)?;
+        let log10 = log10::DeviceLog10::load(&device)?;
         Ok(Self {
             device,
             compute,
@@ -90,6 +93,7 @@ impl CudaRenderer {
             scratch: None,
             image: None,
             staging,
+            log10,
             splatter: Splatter::new(),
             cpu_tau: TauBuffer::default(),
             exposure_scratch: Vec::new(),
@@ -160,6 +164,12 @@ impl CudaRenderer {
         progress: &Progress,
     ) -> Result<RenderStats, RenderError> {
         frame::render_frame(self, snapshot, settings, progress)
+    }
+
+    /// Whether resident uploads take a log field's log10 on the device (the kernel gave the
+    /// host's bits on the probe values); None until an upload needed one.
+    pub fn device_log10(&self) -> Option<bool> {
+        self.log10.checked()
     }
 
     /// Seconds the last data upload took (0 when the data were already resident).

@@ -1,7 +1,8 @@
 //! The resident copy reordered on the device right after its upload (kernels/render_order.cu):
 //! a counting sort of the particles by a coarse 3-D Morton cell of their bounding box, O(N) and
 //! all on the GPU, so the first frame pays milliseconds (a host-side sort of 10⁸ particles
-//! takes over a second).
+//! takes over a second). [`start`] queues the bounds, keys and scan, which read only the
+//! positions (the upload of the other arrays goes on meanwhile); [`finish`] scatters.
 
 use super::args::{OrderBoundsArgs, OrderKeysArgs, OrderScanArgs, OrderScatterArgs};
 use super::data::{DeviceArrays, alloc_arrays};
@@ -19,28 +20,54 @@ const CELL_BITS: u32 = 7;
 /// Blocks of the grid-stride bounds kernel (a few per SM).
 const BOUNDS_BLOCKS: u32 = 1024;
 
-/// Reorders `arrays` (n particles) in place on `stream` and returns the permutation (device
-/// particle k = file particle `perm[k]`). Returns `Ok(None)` and leaves `arrays` untouched when
-/// the second copy does not fit in device memory.
-pub(super) fn morton_reorder(
+/// The cell keys and cell cursors of a reorder whose bounds, keys and scan are queued.
+#[derive(Debug)]
+pub(super) struct CellKeys {
+    n: usize,
+    keys: CudaSlice<u32>,
+    cursor: CudaSlice<u32>,
+}
+
+/// Queues the first half of the Morton reorder of `n` particles on `stream`: the bounds, each
+/// particle's cell key and the cells' starts. It reads only the positions, so the other arrays
+/// may still be uploading on another stream. `Ok(None)`: the keys do not fit in device memory
+/// (or n is too large to index), and file order is kept.
+pub(super) fn start(
     kernels: &OrderKernels,
     stream: &Arc<CudaStream>,
-    arrays: &mut DeviceArrays,
+    pos: &CudaSlice<f32>,
     n: usize,
+) -> Result<Option<CellKeys>, GpuError> {
+    match cell_keys(kernels, stream, pos, n) {
+        Ok(keys) => Ok(Some(keys)),
+        Err(e) if e.is_out_of_memory() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Moves the particles of `arrays` to their cells' slots on `stream` (the second half of the
+/// reorder `keys` started) and returns the permutation (device particle k = file particle
+/// `perm[k]`). Returns `Ok(None)` and leaves `arrays` untouched when the second copy does not
+/// fit in device memory.
+pub(super) fn finish(
+    kernels: &OrderKernels,
+    stream: &Arc<CudaStream>,
+    keys: CellKeys,
+    arrays: &mut DeviceArrays,
 ) -> Result<Option<CudaSlice<u32>>, GpuError> {
-    match reorder(kernels, stream, arrays, n) {
+    match scatter(kernels, stream, keys, arrays) {
         Ok(perm) => Ok(Some(perm)),
         Err(e) if e.is_out_of_memory() => Ok(None),
         Err(e) => Err(e),
     }
 }
 
-fn reorder(
+fn cell_keys(
     kernels: &OrderKernels,
     stream: &Arc<CudaStream>,
-    arrays: &mut DeviceArrays,
+    pos: &CudaSlice<f32>,
     n: usize,
-) -> Result<CudaSlice<u32>, GpuError> {
+) -> Result<CellKeys, GpuError> {
     // More than 2^32 particles cannot be indexed by the kernels: keep file order.
     let n_u32 = u32::try_from(n).map_err(|_| GpuError::OutOfMemory {
         requested_bytes: n.saturating_mul(16),
@@ -55,17 +82,9 @@ fn reorder(
     let mut keys = unsafe { stream.alloc::<u32>(n) }?;
     // SAFETY: as above.
     let mut cursor = unsafe { stream.alloc::<u32>(cells) }?;
-    // SAFETY: order_scatter writes every one of the n slots (a permutation).
-    let mut perm = unsafe { stream.alloc::<u32>(n) }?;
-    let mut out = alloc_arrays(
-        stream,
-        n,
-        arrays.intensity.is_some(),
-        arrays.colour.is_some(),
-    )?;
 
     let args = OrderBoundsArgs {
-        pos: &arrays.pos,
+        pos,
         n: n_u32,
         bounds: &mut bounds,
     };
@@ -73,7 +92,7 @@ fn reorder(
     // SAFETY: pos holds 3·n floats; bounds 6 words; grid-stride loop over i < n.
     unsafe { gpu::launch(stream, &kernels.bounds, cfg, args) }?;
     let args = OrderKeysArgs {
-        pos: &arrays.pos,
+        pos,
         n: n_u32,
         bounds: &bounds,
         bits,
@@ -94,7 +113,30 @@ fn reorder(
     };
     // SAFETY: one block of 1024 threads over `cells` entries of both arrays.
     unsafe { gpu::launch(stream, &kernels.scan, one_block, args) }?;
+    Ok(CellKeys { n, keys, cursor })
+}
 
+fn scatter(
+    kernels: &OrderKernels,
+    stream: &Arc<CudaStream>,
+    keys: CellKeys,
+    arrays: &mut DeviceArrays,
+) -> Result<CudaSlice<u32>, GpuError> {
+    let CellKeys {
+        n,
+        keys,
+        mut cursor,
+    } = keys;
+    // cell_keys checked that n fits in u32.
+    let n_u32 = n as u32;
+    // SAFETY: order_scatter writes every one of the n slots (a permutation).
+    let mut perm = unsafe { stream.alloc::<u32>(n) }?;
+    let mut out = alloc_arrays(
+        stream,
+        n,
+        arrays.intensity.is_some(),
+        arrays.colour.is_some(),
+    )?;
     let dummy_in: CudaSlice<f32> = stream.alloc_zeros(1)?;
     let mut dummy_a: CudaSlice<f32> = stream.alloc_zeros(1)?;
     let mut dummy_b: CudaSlice<f32> = stream.alloc_zeros(1)?;

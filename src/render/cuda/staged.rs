@@ -1,14 +1,17 @@
 //! The resident upload with the host's per-particle work done inside the pinned staging fill:
-//! each piece is transformed by rayon threads straight into a pinned buffer (a field's log10
-//! taken once, its limits found in the same pass; the drawn smoothing lengths scaled and Σ 1/h
-//! summed) while the previous piece is in flight, so no host array is built and nothing is
-//! read twice. The kernels then apply the normaliser's clamp and scale to the uploaded values
-//! (log10 already taken): the same f32 operations as [`Normaliser::apply`], so n stays
-//! bit-identical to the CPU reference's (the log10 itself stays on the host, where the CPU
-//! reference takes it).
+//! each piece is transformed by rayon threads straight into a pinned buffer (the drawn
+//! smoothing lengths scaled and Σ 1/h summed; a linear field's limits found) while the previous
+//! piece is in flight, so no host array is built and nothing is read twice. A log field's raw
+//! values are copied and its log10 and limits taken on the device (log10.rs), which gives the
+//! host's bits; where it would not, the host takes the log10 in the fill. The kernels then
+//! apply the normaliser's clamp and scale to the uploaded values (log10 already taken): the
+//! same f32 operations as [`Normaliser::apply`], so n stays bit-identical to the CPU
+//! reference's. The Morton reorder's keys (reorder.rs) are computed on the compute stream while
+//! the arrays after the positions upload.
 
 use super::CudaRenderer;
 use super::data::{DeviceArrays, LoadedSpecies, alloc_arrays};
+use super::log10::PendingLimits;
 use super::reorder;
 use crate::data::Snapshot;
 use crate::gpu::{GpuError, PinnedStaging, STAGING_PIECE};
@@ -136,12 +139,12 @@ fn upload_values(
 }
 
 /// The normaliser the kernels apply to uploaded (already log10) values: the style's fixed range,
-/// else the data's finite limits (0 and 0 when there are none), as
+/// else the data's finite limits `lo` and `hi` (0 and 0 when there are none, lo > hi), as
 /// [`Normaliser::from_values`] finds them.
-fn device_normaliser(range: Option<(f32, f32)>, found: &Found) -> Normaliser {
+fn device_normaliser(range: Option<(f32, f32)>, lo: f32, hi: f32) -> Normaliser {
     let (lo, hi) = match range {
         Some(range) => range,
-        None if found.lo <= found.hi => (found.lo, found.hi),
+        None if lo <= hi => (lo, hi),
         None => (0.0, 0.0),
     };
     Normaliser::fixed(false, lo, hi)
@@ -198,41 +201,29 @@ pub(super) fn upload_resident(
             None
         };
         knn_seconds += start.elapsed().as_secs_f64();
-        let start = Instant::now();
         if n == 0 {
             loaded.push(empty_species(f, style));
             continue;
         }
-        let uploaded = match upload_species(r, f, style, knn_h.as_deref()) {
+        let u = match upload_species(r, f, style, knn_h.as_deref()) {
             Ok(u) => u,
             // Does not fit after all: stream everything.
             Err(e) if e.is_out_of_memory() => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        let (mut arrays, sum_inv_h, intensity_norm, colour_norm) = uploaded;
-        r.copy.synchronize().map_err(GpuError::from)?;
-        upload_seconds += start.elapsed().as_secs_f64();
-        let start = Instant::now();
-        // Morton order on the device (reorder.rs); None (file order kept) when the second
-        // copy does not fit.
-        let device_order = if n > 1 {
-            reorder::morton_reorder(&r.kernels.order, &r.copy, &mut arrays, n)?
-        } else {
-            None
-        };
-        r.copy.synchronize().map_err(GpuError::from)?;
-        reorder_seconds += start.elapsed().as_secs_f64();
+        upload_seconds += u.upload_seconds;
+        reorder_seconds += u.reorder_seconds;
         loaded.push(LoadedSpecies {
             kind: style.kind,
             n,
-            intensity_norm,
-            colour_norm,
-            sum_inv_h,
+            intensity_norm: u.intensity,
+            colour_norm: u.colour,
+            sum_inv_h: u.sum_inv_h,
             own_h: None,
             own_intensity: None,
             own_colour: None,
-            resident: Some(arrays),
-            device_order,
+            resident: Some(u.arrays),
+            device_order: u.device_order,
         });
     }
     for (stage, seconds) in [
@@ -263,10 +254,34 @@ fn empty_species(f: &Fields<'_>, style: &SpeciesStyle) -> LoadedSpecies {
     }
 }
 
-/// One species' resident arrays (file order), Σ 1/h and the kernels' normalisers.
-type Uploaded = (DeviceArrays, f64, Option<Normaliser>, Option<Normaliser>);
+/// One species on the device: its arrays (in Morton order where `device_order` is set), Σ 1/h,
+/// the kernels' normalisers, and the seconds until the copies had landed and then until the
+/// reorder had finished.
+struct Uploaded {
+    arrays: DeviceArrays,
+    sum_inv_h: f64,
+    intensity: Option<Normaliser>,
+    colour: Option<Normaliser>,
+    device_order: Option<CudaSlice<u32>>,
+    upload_seconds: f64,
+    reorder_seconds: f64,
+}
 
-/// Allocates and fills one species' device arrays through the staging buffers.
+/// Where a field's limits come from: found by the host while it filled the staging buffers,
+/// or by the device's log10 (read once the copy stream has finished).
+enum Limits {
+    Host(f32, f32),
+    Device(PendingLimits),
+}
+
+/// An uploaded field: the style's fixed range (if any) and where its limits come from.
+type UploadedField = Option<(Option<(f32, f32)>, Limits)>;
+
+/// Allocates and fills one species' device arrays through the staging buffers on the copy
+/// stream, and reorders them on the compute stream: the Morton keys (reorder.rs) need only the
+/// positions, so they are computed while the other arrays upload. A log field's raw values are
+/// copied and its log10 taken on the device where that gives the host's bits (log10.rs), else
+/// the host takes it while filling.
 fn upload_species(
     r: &mut CudaRenderer,
     f: &Fields<'_>,
@@ -274,9 +289,23 @@ fn upload_species(
     knn_h: Option<&[f32]>,
 ) -> Result<Uploaded, GpuError> {
     let n = f.species.len();
-    let stream = &r.copy;
+    let wants_device_log = [
+        (&f.intensity, style.intensity_log),
+        (&f.colour, style.colour_log),
+    ]
+    .iter()
+    .any(|(choice, log)| *log && matches!(choice, Some((Values::Slice(_), _))));
+    let start = Instant::now();
+    let device_log = wants_device_log && r.log10.matches_host(&r.copy)?;
+    let CudaRenderer {
+        copy: stream,
+        compute,
+        kernels,
+        log10,
+        staging,
+        ..
+    } = r;
     let mut arrays = alloc_arrays(stream, n, f.intensity.is_some(), f.colour.is_some())?;
-    let staging = &mut r.staging;
     let pos = Values::Slice(f.species.positions.as_flattened());
     upload_values(
         staging,
@@ -287,6 +316,13 @@ fn upload_species(
         false,
         &mut arrays.pos,
     )?;
+    // Queued on the compute stream, which waits for the positions' copies (cudarc orders the
+    // two streams by each buffer's last write).
+    let cell_keys = if n > 1 {
+        reorder::start(&kernels.order, compute, &arrays.pos, n)?
+    } else {
+        None
+    };
     let (h, t) = match knn_h {
         // Estimated lengths are drawn as they are (resolve.rs: factor 1).
         Some(h) => (h, Transform::Scale(1.0)),
@@ -305,21 +341,55 @@ fn upload_species(
     let mut field = |choice: &crate::render::resolve::FieldChoice<'_>,
                      log: bool,
                      dst: Option<&mut CudaSlice<f32>>|
-     -> Result<Option<Normaliser>, GpuError> {
+     -> Result<UploadedField, GpuError> {
         let (Some((values, range)), Some(dst)) = (choice, dst) else {
             return Ok(None);
         };
+        if log && device_log && matches!(values, Values::Slice(_)) {
+            upload_values(staging, stream, *values, n, Transform::Copy, false, dst)?;
+            let pending = log10.launch(stream, dst.slice_mut(0..n))?;
+            return Ok(Some((*range, Limits::Device(pending))));
+        }
         let t = if log {
             Transform::Log10
         } else {
             Transform::Copy
         };
         let found = upload_values(staging, stream, *values, n, t, true, dst)?;
-        Ok(Some(device_normaliser(*range, &found)))
+        Ok(Some((*range, Limits::Host(found.lo, found.hi))))
     };
     let intensity = field(&f.intensity, style.intensity_log, arrays.intensity.as_mut())?;
     let colour = field(&f.colour, style.colour_log, arrays.colour.as_mut())?;
-    Ok((arrays, sum_inv_h, intensity, colour))
+    let normaliser = |field: UploadedField| -> Result<_, GpuError> {
+        let Some((range, limits)) = field else {
+            return Ok(None);
+        };
+        let (lo, hi) = match limits {
+            Limits::Host(lo, hi) => (lo, hi),
+            Limits::Device(pending) => pending.read(stream)?,
+        };
+        Ok(Some(device_normaliser(range, lo, hi)))
+    };
+    let intensity = normaliser(intensity)?;
+    let colour = normaliser(colour)?;
+    stream.synchronize()?;
+    let upload_seconds = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    // Morton order; None (file order kept) when the second copy does not fit.
+    let device_order = match cell_keys {
+        Some(keys) => reorder::finish(&kernels.order, compute, keys, &mut arrays)?,
+        None => None,
+    };
+    compute.synchronize()?;
+    Ok(Uploaded {
+        arrays,
+        sum_inv_h,
+        intensity,
+        colour,
+        device_order,
+        upload_seconds,
+        reorder_seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 #[cfg(test)]
@@ -335,12 +405,7 @@ mod tests {
         };
         let mut out = vec![0.0f32; values.len()];
         let (lo, hi, _) = fill_chunk(&mut out, Values::Slice(values), 0, t, true);
-        let found = Found {
-            lo,
-            hi,
-            inv_sums: Vec::new(),
-        };
-        let norm = device_normaliser(range, &found);
+        let norm = device_normaliser(range, lo, hi);
         out.iter().map(|&x| norm.apply(x).to_bits()).collect()
     }
 
@@ -389,12 +454,7 @@ mod tests {
         for c in [4.0f32, -1.0, 0.0] {
             let mut out = vec![0.0f32; 3];
             let (lo, hi, _) = fill_chunk(&mut out, Values::Constant(c), 0, Transform::Log10, true);
-            let found = Found {
-                lo,
-                hi,
-                inv_sums: Vec::new(),
-            };
-            let norm = device_normaliser(None, &found);
+            let norm = device_normaliser(None, lo, hi);
             let host = Normaliser::from_values(&[c], true);
             assert!(out.iter().all(|&x| norm.apply(x) == host.apply(c)));
         }
