@@ -51,20 +51,6 @@ __device__ __forceinline__ unsigned long long region_get(const unsigned int* reg
 #endif
 }
 
-// The largest of v over the warp (every lane calls it: warp-uniform result).
-__device__ __forceinline__ int warp_max(int v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_max_sync(0xffffffffu, v);
-#else
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) {
-        int o = __shfl_xor_sync(0xffffffffu, v, d);
-        v = o > v ? o : v;
-    }
-    return v;
-#endif
-}
-
 // The value of `v` at lane `src` of this lane's MEDIUM_LANES-lane segment, with the full-warp
 // mask: shfl.sync written out, because the intrinsic compiles to a convergence check (BRA.DIV)
 // before every shuffle; every caller is in warp-uniform control flow, so the mask is exact.

@@ -254,8 +254,7 @@ fn run_chunks(
             };
             let classified = passes.classify(&chunk)?;
             let sorted = passes.sort(&chunk, &classified)?;
-            let small = passes.small(&chunk, &sorted)?;
-            let medium = passes.medium(&chunk, &small)?;
+            let medium = passes.medium(&chunk, &sorted)?;
             if wide_border > 0.0 {
                 passes.wide(copy, &medium)?;
             }

@@ -23,7 +23,9 @@ const ORDER: &str = include_str!("../../../kernels/render_order.cu");
 pub(crate) struct SplatKernels {
     /// Fixed-point values per pixel (3, or 1 for grey frames).
     pub(crate) channels: u32,
-    pub(crate) small: CudaFunction,
+    /// Classification, with the small splats drawn at once (render_classify.cu after
+    /// render_small.cu).
+    pub(crate) classify: CudaFunction,
     /// The medium tile pass with 64-bit-word shared sums.
     pub(crate) medium: CudaFunction,
     /// The tile kernel compiled with the wide pass's lane count, 64-bit-word sums.
@@ -47,7 +49,6 @@ pub(crate) struct OrderKernels {
 /// Every kernel function of the pipeline.
 #[derive(Debug)]
 pub(crate) struct Kernels {
-    pub(crate) classify: CudaFunction,
     pub(crate) tile_scan: CudaFunction,
     pub(crate) scatter: CudaFunction,
     /// RGB accumulation (any frame).
@@ -96,7 +97,14 @@ impl SplatKernels {
             SPLIT_SHARED_ATOMICS
         };
         let medium_min_blocks = if grey { GREY_MEDIUM_MIN_BLOCKS } else { 0 };
-        let small = build("render_small.cu", SMALL, 1, SPLIT_SHARED_ATOMICS, false, 0)?;
+        let classify = build(
+            "render_classify.cu",
+            &format!("{SMALL}\n{CLASSIFY}"),
+            1,
+            SPLIT_SHARED_ATOMICS,
+            false,
+            0,
+        )?;
         let medium = build(
             "render_medium.cu",
             MEDIUM,
@@ -126,7 +134,7 @@ impl SplatKernels {
         let large = build("render_large.cu", LARGE, 1, SPLIT_SHARED_ATOMICS, false, 0)?;
         Ok(Self {
             channels,
-            small: function(&small, "small_splat")?,
+            classify: function(&classify, "classify")?,
             medium: function(&medium, "medium_tiles")?,
             wide: function(&wide, "medium_tiles")?,
             medium_red: function(&medium_red, "medium_tiles")?,
@@ -140,12 +148,10 @@ impl Kernels {
     /// Compiles (or loads from the cache) every kernel.
     pub(crate) fn load(device: &GpuDevice) -> Result<Self, GpuError> {
         let with_common = |body: &str| format!("{COMMON}\n{body}");
-        let classify = device.module("render_classify.cu", &with_common(CLASSIFY))?;
         let sort = device.module("render_tile_sort.cu", &with_common(TILE_SORT))?;
         let compose = device.module("render_compose.cu", COMPOSE)?;
         let order = device.module("render_order.cu", ORDER)?;
         Ok(Self {
-            classify: function(&classify, "classify")?,
             tile_scan: function(&sort, "tile_scan")?,
             scatter: function(&sort, "scatter")?,
             rgb: SplatKernels::load(device, 3)?,
