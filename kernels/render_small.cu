@@ -9,8 +9,9 @@
 // one atomic per distinct pixel and channel per warp, instead of one per particle. Integer sums,
 // so the result is the same bits in any grouping. Needs render_common.cuh before it.
 
-// Pixel index of a lane with nothing to add in a step.
-#define NO_PIXEL 0xFFFFFFFFFFFFFFFFull
+// Pixel index of a lane with nothing to add in a step (real ones are below 2^30: sides are at
+// most 32768 px, MAX_IMAGE_SIDE_PX).
+#define NO_PIXEL 0xFFFFFFFFu
 
 // The position of the set bit of rank n (0-based, n < popc(m)) of m.
 __device__ __forceinline__ int nth_set_bit(unsigned int m, int n) {
@@ -38,7 +39,7 @@ __device__ __forceinline__ unsigned long long shfl_u64(unsigned long long v, int
 // the warp calls it. The lanes with the same pixel form a group (match_any); a tree over the
 // group's ranks (rank r takes rank r + d's partial sum, d = 1, 2, 4, ...) leaves the group's sum
 // at rank 0, which adds it (values of 0 are not added: they change nothing).
-__device__ __forceinline__ void warp_add_pixel(unsigned long long pixel, unsigned long long* w,
+__device__ __forceinline__ void warp_add_pixel(unsigned int pixel, unsigned long long* w,
                                                unsigned long long* __restrict__ tau_fixed) {
     unsigned int peers = __match_any_sync(0xffffffffu, pixel);
     int lane = (int)(threadIdx.x & 31u);
@@ -75,13 +76,12 @@ __device__ __forceinline__ void direct_splat(const ViewC& view, const SplatC& s,
     int steps = warp_max(count);
     int col = b[0], row = b[2];
     for (int k = 0; k < steps; ++k) {
-        unsigned long long pixel = NO_PIXEL;
+        unsigned int pixel = NO_PIXEL;
         unsigned long long w[CHANNELS];
 #pragma unroll
         for (int c = 0; c < CHANNELS; ++c) w[c] = 0;
         if (k < count && splat_weight(s, col, row, scale, w)) {
-            pixel = (unsigned long long)row * (unsigned long long)view.width_px +
-                    (unsigned long long)col;
+            pixel = (unsigned int)row * (unsigned int)view.width_px + (unsigned int)col;
         }
         warp_add_pixel(pixel, w, tau_fixed);
         if (++col > b[1]) {
