@@ -1,8 +1,8 @@
 //! The renderer's CUDA kernels (kernels/render_*.cu), compiled by NVRTC for the device.
 
 use super::tuning::{
-    GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES, SPLIT_SHARED_ATOMICS,
-    WIDE_LANES,
+    GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES, RGB_MEDIUM_RED_MIN_BLOCKS,
+    SPLIT_SHARED_ATOMICS, WIDE_LANES,
 };
 use crate::gpu::{GpuDevice, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule};
@@ -96,7 +96,11 @@ impl SplatKernels {
         } else {
             SPLIT_SHARED_ATOMICS
         };
-        let medium_min_blocks = if grey { GREY_MEDIUM_MIN_BLOCKS } else { 0 };
+        let (medium_min_blocks, medium_red_min_blocks) = if grey {
+            (GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_MIN_BLOCKS)
+        } else {
+            (0, RGB_MEDIUM_RED_MIN_BLOCKS)
+        };
         let classify = build(
             "render_classify.cu",
             &format!("{SMALL}\n{CLASSIFY}"),
@@ -128,7 +132,7 @@ impl SplatKernels {
             MEDIUM_LANES,
             false,
             true,
-            medium_min_blocks,
+            medium_red_min_blocks,
         )?;
         let wide_red = build("render_medium.cu", MEDIUM, WIDE_LANES, false, true, 0)?;
         let large = build("render_large.cu", LARGE, 1, SPLIT_SHARED_ATOMICS, false, 0)?;

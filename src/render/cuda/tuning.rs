@@ -86,5 +86,11 @@ pub(super) const GREY_MEDIUM_SPLIT_ATOMICS: bool = false;
 /// 1024-thread blocks, so both keep the compiler's choice.
 pub(super) const GREY_MEDIUM_MIN_BLOCKS: u32 = 6;
 
+/// Thread blocks per SM that the RGB medium pass's three-part kernel is compiled to fit
+/// (`__launch_bounds__(256, 5)`: at most 48 registers, no spills; its 28-byte pixels leave
+/// shared memory for 5 blocks of a 16 px tile with an 8 px border, where the compiler's
+/// choice of 56 registers fitted 4).
+pub(super) const RGB_MEDIUM_RED_MIN_BLOCKS: u32 = 5;
+
 // The three-part shared sums are exact only for segments of at most 2^11 splats.
 const _: () = assert!(SEGMENT <= 2048 && WIDE_SEGMENT <= 2048);
