@@ -1,10 +1,11 @@
 //! The renderer's CUDA kernels (kernels/render_*.cu), compiled by NVRTC for the device.
 
+use super::launch::WIDE_BLOCK;
 use super::tuning::{
     GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES, RGB_MEDIUM_RED_MIN_BLOCKS,
     SPLIT_SHARED_ATOMICS, WIDE_LANES,
 };
-use crate::gpu::{GpuDevice, GpuError};
+use crate::gpu::{BLOCK, GpuDevice, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule};
 use std::sync::Arc;
 
@@ -68,20 +69,20 @@ fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuErr
 
 impl SplatKernels {
     fn load(device: &GpuDevice, channels: u32) -> Result<Self, GpuError> {
-        // One module per (file, lanes, atomics, sums, launch bounds); `min_blocks` puts
-        // __launch_bounds__(256, min_blocks) on the tile kernel, 0 = none.
+        // One module per (file, lanes, atomics, sums, launch bounds); `(threads, min_blocks)`
+        // puts __launch_bounds__(threads, min_blocks) on the tile kernel, threads 0 = none.
         let build =
-            |file: &str, body: &str, lanes: u32, split: bool, red: bool, min_blocks: u32| {
+            |file: &str, body: &str, lanes: u32, split: bool, red: bool, (threads, min_blocks)| {
                 let (split, red) = (u32::from(split), u32::from(red));
-                let bounds = if min_blocks > 0 {
-                    format!("__launch_bounds__(256, {min_blocks})")
+                let bounds = if threads > 0 {
+                    format!("__launch_bounds__({threads}, {min_blocks})")
                 } else {
                     String::new()
                 };
                 device.module(
                     &format!(
                         "{file} (channels {channels}, lanes {lanes}, split {split}, red {red}, \
-                         min blocks {min_blocks})"
+                         bounds {threads} x {min_blocks})"
                     ),
                     &format!(
                         "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
@@ -96,18 +97,25 @@ impl SplatKernels {
         } else {
             SPLIT_SHARED_ATOMICS
         };
+        let medium_bounds = |min_blocks: u32| (BLOCK, min_blocks);
         let (medium_min_blocks, medium_red_min_blocks) = if grey {
-            (GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_MIN_BLOCKS)
+            (
+                medium_bounds(GREY_MEDIUM_MIN_BLOCKS),
+                medium_bounds(GREY_MEDIUM_MIN_BLOCKS),
+            )
         } else {
-            (0, RGB_MEDIUM_RED_MIN_BLOCKS)
+            ((0, 0), medium_bounds(RGB_MEDIUM_RED_MIN_BLOCKS))
         };
+        // The wide pass launches WIDE_BLOCK threads a block: the bound keeps the compiler at
+        // 64 registers or fewer, or the launch would fail for lack of registers.
+        let wide_bounds = (WIDE_BLOCK, 1);
         let classify = build(
             "render_classify.cu",
             &format!("{SMALL}\n{CLASSIFY}"),
             1,
             SPLIT_SHARED_ATOMICS,
             false,
-            0,
+            (0, 0),
         )?;
         let medium = build(
             "render_medium.cu",
@@ -123,7 +131,7 @@ impl SplatKernels {
             WIDE_LANES,
             SPLIT_SHARED_ATOMICS,
             false,
-            0,
+            wide_bounds,
         )?;
         // The three-part sums use no 64-bit shared atomic: the split choice does not matter.
         let medium_red = build(
@@ -134,8 +142,22 @@ impl SplatKernels {
             true,
             medium_red_min_blocks,
         )?;
-        let wide_red = build("render_medium.cu", MEDIUM, WIDE_LANES, false, true, 0)?;
-        let large = build("render_large.cu", LARGE, 1, SPLIT_SHARED_ATOMICS, false, 0)?;
+        let wide_red = build(
+            "render_medium.cu",
+            MEDIUM,
+            WIDE_LANES,
+            false,
+            true,
+            wide_bounds,
+        )?;
+        let large = build(
+            "render_large.cu",
+            LARGE,
+            1,
+            SPLIT_SHARED_ATOMICS,
+            false,
+            (0, 0),
+        )?;
         Ok(Self {
             channels,
             classify: function(&classify, "classify")?,
