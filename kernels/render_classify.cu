@@ -1,14 +1,19 @@
 // Step 2 of the GPU Splotch pipeline (Rivi et al. 2014; DESIGN §4): one thread per particle
 // projects, sizes and classifies it. Writes a key per particle, the per-tile histogram and the
 // class counts (always the CPU reference's classes). The key routes the particle:
-// - KEY_SMALL: drawn here at once with atomics (direct_splat, render_small.cu), for small
-//   particles and for medium ones with R < direct_cut_px (a box of a few pixels: atomics beat
-//   sorting there), so that no second pass reads these particles again;
+// - KEY_SMALL: direct atomics (render_small.cu), for small particles and for medium ones with
+//   R < direct_cut_px (a box of a few pixels: atomics beat sorting there); drawn here at once
+//   when DIRECT_IN_CLASSIFY, else by the small_splat pass;
 // - tile id t < n_tiles: the medium tile kernel;
 // - n_tiles + t: the wide-border tile kernel, for large particles with the centre on the image
 //   and R < gpu_border_px (0 turns this off: every large particle goes to KEY_LARGE);
 // - KEY_LARGE: the CPU threads (or the per-warp GPU kernel); KEY_INACTIVE: dropped.
-// Compiled per channel count (CHANNELS). Needs render_common.cuh and render_small.cu before it.
+// Compiled per channel count (CHANNELS, DIRECT_IN_CLASSIFY). Needs render_common.cuh and
+// render_small.cu before it.
+
+#ifndef DIRECT_IN_CLASSIFY
+#define DIRECT_IN_CLASSIFY 1
+#endif
 
 extern "C" __global__ void classify(ViewC view, StyleC style, const float* __restrict__ pos, const float* __restrict__ h,
     const float* __restrict__ intensity, const float* __restrict__ colour,
@@ -46,8 +51,13 @@ extern "C" __global__ void classify(ViewC view, StyleC style, const float* __res
         keys[i] = key;
         atomicAdd(&block_count[cls], 1u);
     }
+#if DIRECT_IN_CLASSIFY
     // Every lane of the warp reaches this (the grid's threads are whole warps).
     direct_splat(view, s, key == KEY_SMALL, scale, tau_fixed);
+#else
+    (void)scale;
+    (void)tau_fixed;
+#endif
     // Warp-aggregated histogram: clustered particles that are neighbours in memory often share
     // a tile, so one atomic per distinct key per warp.
     unsigned int peers = __match_any_sync(0xffffffffu, key);

@@ -1,13 +1,15 @@
-// Step 4 of the pipeline, done inside `classify` (render_classify.cu) while the particle's splat
-// is in registers: small particles (footprint box of one pixel), and medium ones with a box of
-// a few pixels, are added straight into the global fixed-point tau with 64-bit integer atomics,
-// with the weight the CPU gives them: the Gaussian at each pixel's sample point, over the CPU
-// splatter's exact box with its disc test. tau_fixed holds CHANNELS values per pixel.
-//
-// The lanes of a warp that add to the same pixel in the same step (clustered particles that are
-// neighbours in memory often do) first sum their values by shuffles, and one lane adds the sum:
-// one atomic per distinct pixel and channel per warp, instead of one per particle. Integer sums,
-// so the result is the same bits in any grouping. Needs render_common.cuh before it.
+// Step 4 of the pipeline: small particles (footprint box of one pixel), and medium ones with a
+// box of a few pixels, are added straight into the global fixed-point tau with 64-bit integer
+// atomics, with the weight the CPU gives them: the Gaussian at each pixel's sample point, over
+// the CPU splatter's exact box with its disc test. tau_fixed holds CHANNELS values per pixel.
+// Two ways (tuning.rs DIRECT_IN_CLASSIFY says which a channel count takes):
+// - `direct_splat`, inside `classify` (render_classify.cu) while the particle's splat is in
+//   registers: the lanes of a warp that add to the same pixel in the same step first sum their
+//   values by shuffles, and one lane adds the sum, one atomic per distinct pixel and channel
+//   per warp (integer sums: the same bits in any grouping);
+// - the `small_splat` kernel, a pass of its own after classify, one atomic per pixel and
+//   channel of each particle.
+// Needs render_common.cuh before it.
 
 // Pixel index of a lane with nothing to add in a step (real ones are below 2^30: sides are at
 // most 32768 px, MAX_IMAGE_SIDE_PX).
@@ -87,6 +89,33 @@ __device__ __forceinline__ void direct_splat(const ViewC& view, const SplatC& s,
         if (++col > b[1]) {
             col = b[0];
             ++row;
+        }
+    }
+}
+
+// The separate pass: one thread per particle, the particles classify keyed KEY_SMALL.
+extern "C" __global__ void small_splat(ViewC view, StyleC style, const float* __restrict__ pos, const float* __restrict__ h,
+    const float* __restrict__ intensity, const float* __restrict__ colour,
+    const float* __restrict__ palette,
+                                       unsigned int n, const unsigned int* __restrict__ keys,
+                                       double scale,
+                                       unsigned long long* __restrict__ tau_fixed) {
+    ParticlesC particles = {pos, h, intensity, colour, palette};
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || keys[i] != KEY_SMALL) return;
+    SplatC s;
+    project_particle(view, style, particles, i, &s);
+    int b[4];
+    if (!pixel_box(s, 0, view.width_px - 1, 0, view.height_px - 1, b)) return;
+    for (int row = b[2]; row <= b[3]; ++row) {
+        for (int col = b[0]; col <= b[1]; ++col) {
+            unsigned long long w[CHANNELS];
+            if (!splat_weight(s, col, row, scale, w)) continue;
+            size_t at = ((size_t)row * (size_t)view.width_px + (size_t)col) * CHANNELS;
+#pragma unroll
+            for (int c = 0; c < CHANNELS; ++c) {
+                if (w[c] != 0) atomicAdd(&tau_fixed[at + c], w[c]);
+            }
         }
     }
 }

@@ -74,6 +74,24 @@ crate::kernel_args! {
 }
 
 crate::kernel_args! {
+    /// `small_splat` (render_small.cu), one thread per particle: the particle arrays and keys as
+    /// for classify; tau_fixed holds CHANNELS·W·H values (W×H from the view).
+    pub(super) struct SmallArgs<'a> {
+        pub(super) view: ViewC,
+        pub(super) style: StyleC,
+        pub(super) pos: CudaView<'a, f32>,
+        pub(super) h: CudaView<'a, f32>,
+        pub(super) intensity: CudaView<'a, f32>,
+        pub(super) colour: CudaView<'a, f32>,
+        pub(super) palette: &'a CudaSlice<f32>,
+        pub(super) n: u32,
+        pub(super) keys: &'a CudaSlice<u32>,
+        pub(super) scale: f64,
+        pub(super) tau_fixed: &'a mut CudaSlice<u64>,
+    }
+}
+
+crate::kernel_args! {
     /// `medium_tiles` (render_medium.cu), one block per (tile, segment) of keys tile_base ..
     /// tile_base + n_tiles: tile_start and seg_start hold tile_base + n_tiles + 1 entries,
     /// sorted the splats they index; shared memory holds the (tile_px + 2·margin)² region;

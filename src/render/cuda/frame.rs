@@ -254,7 +254,8 @@ fn run_chunks(
             };
             let classified = passes.classify(&chunk)?;
             let sorted = passes.sort(&chunk, &classified)?;
-            let medium = passes.medium(&chunk, &sorted)?;
+            let small = passes.small(&chunk, &sorted)?;
+            let medium = passes.medium(&chunk, small.as_ref().unwrap_or(&sorted))?;
             if wide_border > 0.0 {
                 passes.wide(copy, &medium)?;
             }

@@ -2,8 +2,8 @@
 
 use super::launch::WIDE_BLOCK;
 use super::tuning::{
-    GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES, RGB_MEDIUM_RED_MIN_BLOCKS,
-    SPLIT_SHARED_ATOMICS, WIDE_LANES,
+    GREY_DIRECT_IN_CLASSIFY, GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES,
+    RGB_DIRECT_IN_CLASSIFY, RGB_MEDIUM_RED_MIN_BLOCKS, SPLIT_SHARED_ATOMICS, WIDE_LANES,
 };
 use crate::gpu::{BLOCK, GpuDevice, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule};
@@ -24,9 +24,11 @@ const ORDER: &str = include_str!("../../../kernels/render_order.cu");
 pub(crate) struct SplatKernels {
     /// Fixed-point values per pixel (3, or 1 for grey frames).
     pub(crate) channels: u32,
-    /// Classification, with the small splats drawn at once (render_classify.cu after
-    /// render_small.cu).
+    /// Classification (render_classify.cu after render_small.cu), drawing the small splats at
+    /// once where `small` is None.
     pub(crate) classify: CudaFunction,
+    /// The small splats' own pass, where classify does not draw them.
+    pub(crate) small: Option<CudaFunction>,
     /// The medium tile pass with 64-bit-word shared sums.
     pub(crate) medium: CudaFunction,
     /// The tile kernel compiled with the wide pass's lane count, 64-bit-word sums.
@@ -109,9 +111,17 @@ impl SplatKernels {
         // The wide pass launches WIDE_BLOCK threads a block: the bound keeps the compiler at
         // 64 registers or fewer, or the launch would fail for lack of registers.
         let wide_bounds = (WIDE_BLOCK, 1);
+        let direct = if grey {
+            GREY_DIRECT_IN_CLASSIFY
+        } else {
+            RGB_DIRECT_IN_CLASSIFY
+        };
         let classify = build(
             "render_classify.cu",
-            &format!("{SMALL}\n{CLASSIFY}"),
+            &format!(
+                "#define DIRECT_IN_CLASSIFY {}\n{SMALL}\n{CLASSIFY}",
+                u32::from(direct)
+            ),
             1,
             SPLIT_SHARED_ATOMICS,
             false,
@@ -160,6 +170,11 @@ impl SplatKernels {
         )?;
         Ok(Self {
             channels,
+            small: if direct {
+                None
+            } else {
+                Some(function(&classify, "small_splat")?)
+            },
             classify: function(&classify, "classify")?,
             medium: function(&medium, "medium_tiles")?,
             wide: function(&wide, "medium_tiles")?,

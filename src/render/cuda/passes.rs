@@ -1,8 +1,10 @@
-//! The GPU passes of one frame, in launch order: clear, then per chunk classify (which also
-//! draws the small splats), tile sort, medium tiles, wide-border tiles, large (copied back or drawn on the GPU), and once
-//! per frame compose. Each pass records CUDA events around its kernels for the stage times.
+//! The GPU passes of one frame, in launch order: clear, then per chunk classify (which draws
+//! the small splats of RGB frames), tile sort, small (grey frames), medium tiles, wide-border
+//! tiles, large (copied back or drawn on the GPU), and once per frame compose. Each pass records CUDA events around its kernels for the stage times.
 
-use super::args::{ClassifyArgs, ComposeArgs, LargeArgs, ScatterArgs, TileArgs, TileScanArgs};
+use super::args::{
+    ClassifyArgs, ComposeArgs, LargeArgs, ScatterArgs, SmallArgs, TileArgs, TileScanArgs,
+};
 use super::buffers::{ImageBuffers, SortBuffers};
 use super::kernels::{Kernels, SplatKernels};
 use super::launch::WIDE_BLOCK;
@@ -85,8 +87,9 @@ impl Passes<'_> {
     }
 
     /// (2) One thread per particle: key (tile, small, large, inactive), tile histogram, class
-    /// counts; and (4) the small splats (and medium ones below the direct cut) straight into τ
-    /// with atomics, while the particle is at hand. Returns the pass's end.
+    /// counts; and, where the kernels have no small pass, (4) the small splats (and medium ones
+    /// below the direct cut) straight into τ with atomics, while the particle is at hand.
+    /// Returns the pass's end.
     pub(super) fn classify(&mut self, c: &Chunk<'_>) -> Result<Mark, GpuError> {
         let e0 = self.mark()?;
         self.stream.memset_zeros(&mut self.sort.tile_count)?;
@@ -168,6 +171,33 @@ impl Passes<'_> {
         let e2 = self.mark()?;
         self.timer.stage("sort", start, &e2);
         Ok(e2)
+    }
+
+    /// (4) Small splats (and medium ones below the direct cut) straight into τ with atomics,
+    /// where classify did not draw them; returns the pass's end, None when it did.
+    pub(super) fn small(&mut self, c: &Chunk<'_>, start: &Mark) -> Result<Option<Mark>, GpuError> {
+        let Some(small) = &self.plan.splat.small else {
+            return Ok(None);
+        };
+        let args = SmallArgs {
+            view: c.view,
+            style: c.style,
+            pos: c.arrays.pos.slice(..),
+            h: c.arrays.h.slice(..),
+            intensity: c.arrays.intensity.slice(..),
+            colour: c.arrays.colour.slice(..),
+            palette: c.palette,
+            n: c.len as u32,
+            keys: &self.sort.keys,
+            scale: self.plan.scale,
+            tau_fixed: &mut self.image.tau_fixed,
+        };
+        // SAFETY: writes only pixels clamped to the W×H image (`channels`·W·H ≤ 3·W·H
+        // entries, the kernel compiled for `channels`).
+        unsafe { gpu::launch(self.stream, small, per_particle(c), args) }?;
+        let e3 = self.mark()?;
+        self.timer.stage("small", start, &e3);
+        Ok(Some(e3))
     }
 
     /// (5b) The medium tiles in shared memory, one block per (tile, segment).
