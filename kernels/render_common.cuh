@@ -203,6 +203,20 @@ __device__ __forceinline__ int project_particle(const ViewC& v, const StyleC& st
 #define SPLIT_SHARED_ATOMICS 1
 #endif
 
+// The largest of v over the warp (every lane calls it: warp-uniform result).
+__device__ __forceinline__ int warp_max(int v) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xffffffffu, v);
+#else
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        int o = __shfl_xor_sync(0xffffffffu, v, d);
+        v = o > v ? o : v;
+    }
+    return v;
+#endif
+}
+
 // `sample_range` of splat_cpu.rs: the indices i with ((i + 0.5) - centre)^2 <= cut^2 in f32,
 // from ceil/floor of centre -+ cut - 0.5 moved by one where rounding put an end on the wrong side.
 __device__ __forceinline__ bool sample_inside(int i, float centre, float cut2) {

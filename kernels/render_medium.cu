@@ -10,58 +10,59 @@
 #define MEDIUM_LANES 8
 #endif
 
-// 1: the shared region holds each 64-bit value as three adjacent 32-bit words of 21-bit parts
-// (v = p0 + p1 * 2^21 + p2 * 2^42; words 3 at, 3 at + 1, 3 at + 2, so that one address with
-// immediate offsets reaches all three, and consecutive values stay in distinct banks), added with native 32-bit shared atomics whose result is not
-// used (no compare-and-swap loop, no wait for the returned value). Exact while no word overflows:
-// a block adds at most `segment` <= 2048 = 2^11 splats, each at most once per pixel, and every
-// part is < 2^21, so each word stays < 2^32; the loader uses it only when segment <= 2048.
-// The region is then 12 bytes per value instead of 8.
+// 1: the shared region holds each 64-bit value as adjacent 32-bit words of 21-bit parts
+// (v = p0 + p1 * 2^21 + p2 * 2^42, so that one address with immediate offsets reaches every
+// part), added with native 32-bit shared atomics whose result is not used (no compare-and-swap
+// loop, no wait for the returned value). Exact while no word overflows: a block adds at most
+// `segment` <= 2048 = 2^11 splats, each at most once per pixel, and every part is < 2^21, so
+// each word stays < 2^32; the loader uses it only when segment <= 2048.
 #ifndef RED_SUMS
 #define RED_SUMS 0
 #endif
 
-#if RED_SUMS
-#define REGION_WORDS 3
+// The three-part layout per pixel. Grey: the one value's three words (12 bytes). RGB: p0 and p1
+// of each channel (8 bytes a channel) and one spare word, 28 bytes, where nine words took 36:
+// the third part (v >= 2^42 needs a splat carrying about 1/2^20 of the frame's bound, rare) is
+// added straight to the global tau instead (TOP_GLOBAL), so that the region is 22 % smaller
+// (more blocks per SM, a wider border for the wide pass). The odd word count per pixel keeps
+// the lanes' neighbouring pixels in distinct banks. Rust mirrors PIXEL_BYTES (launch.rs).
+#if CHANNELS > 1
+#define TOP_GLOBAL 1
+#define CHANNEL_BYTES 8
+#define PIXEL_BYTES (8 * CHANNELS + 4)
 #else
-#define REGION_WORDS 2
+#define TOP_GLOBAL 0
+#define CHANNEL_BYTES 12
+#define PIXEL_BYTES 12
 #endif
 
-// region[at] += v.
+// Value `at` (pixel * CHANNELS + channel) of the 64-bit-word region += v.
 __device__ __forceinline__ void region_add(unsigned int* region, int at, unsigned long long v) {
-#if RED_SUMS
-    unsigned int p0 = (unsigned int)(v & 0x1FFFFFull);
-    unsigned int p1 = (unsigned int)((v >> 21) & 0x1FFFFFull);
-    unsigned int p2 = (unsigned int)(v >> 42);
-    if (p0 != 0) atomicAdd(&region[3 * at], p0);
-    if (p1 != 0) atomicAdd(&region[3 * at + 1], p1);
-    if (p2 != 0) atomicAdd(&region[3 * at + 2], p2);
-#else
     shared_add_u64(reinterpret_cast<unsigned long long*>(region) + at, v);
-#endif
 }
 
-// The 64-bit sum at value `at`.
-__device__ __forceinline__ unsigned long long region_get(const unsigned int* region, int at) {
+// The region's sum for channel c of pixel `cell` (without the third part where TOP_GLOBAL
+// added it to the global tau).
+__device__ __forceinline__ unsigned long long region_get(const unsigned int* region, int cell,
+                                                         int c) {
 #if RED_SUMS
-    return (unsigned long long)region[3 * at] + ((unsigned long long)region[3 * at + 1] << 21) +
-           ((unsigned long long)region[3 * at + 2] << 42);
+    const unsigned int* w = region + (cell * PIXEL_BYTES + c * CHANNEL_BYTES) / 4;
+    unsigned long long v = (unsigned long long)w[0] + ((unsigned long long)w[1] << 21);
+#if !TOP_GLOBAL
+    v += (unsigned long long)w[2] << 42;
+#endif
+    return v;
 #else
-    return reinterpret_cast<const unsigned long long*>(region)[at];
+    return reinterpret_cast<const unsigned long long*>(region)[cell * CHANNELS + c];
 #endif
 }
 
-// The largest of v over the warp (every lane calls it: warp-uniform result).
-__device__ __forceinline__ int warp_max(int v) {
-#if __CUDA_ARCH__ >= 800
-    return __reduce_max_sync(0xffffffffu, v);
+// 32-bit words of the region of side^2 pixels.
+__device__ __forceinline__ int region_words(int side) {
+#if RED_SUMS
+    return side * side * (PIXEL_BYTES / 4);
 #else
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) {
-        int o = __shfl_xor_sync(0xffffffffu, v, d);
-        v = o > v ? o : v;
-    }
-    return v;
+    return side * side * CHANNELS * 2;
 #endif
 }
 
@@ -156,10 +157,12 @@ __device__ __forceinline__ bool may_have_top_part(const SplatC& s, double scale)
 // then dx^2 + dy^2 <= cut^2): dx^2 >= 0, so fl(dx^2 + dy^2) >= dy^2 and a row with
 // dy^2 > cut^2 fails it too. The product wx * (rgb * wy) is the CPU's, so every value, and tau,
 // is the same bits as with `splat_weight` per pixel.
+// With TOP_GLOBAL, third parts go to tau_fixed (width px per row) at once.
 __device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lane, int x0, int y0,
                                                      int side, double scale, unsigned int region_addr,
                                                      unsigned int idle_addr, bool any_top,
-                                                     unsigned int* region) {
+                                                     unsigned int* region, int width,
+                                                     unsigned long long* __restrict__ tau_fixed) {
     const float nan = __int_as_float(0x7fffffff);
     float cut2 = t.cut2;
     float inv_sigma2 = t.inv_sigma2;
@@ -167,10 +170,15 @@ __device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lan
     int cols = (int)((t.packed >> 16) & 0xffu), rows = (int)(t.packed >> 24);
     int max_cols = warp_max(cols);
     int max_rows = warp_max(rows);
-    int row_stride = side * CHANNELS;
 #if RED_SUMS
-    unsigned int row_bytes = 12u * (unsigned int)row_stride;
+    unsigned int row_bytes = PIXEL_BYTES * (unsigned int)side;
+#if !TOP_GLOBAL
+    (void)width;
+    (void)tau_fixed;
+#endif
 #else
+    (void)width;
+    (void)tau_fixed;
     (void)region_addr;
     (void)idle_addr;
     (void)any_top;
@@ -180,7 +188,6 @@ __device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lan
         float dx = ((float)(x0 + cx) + 0.5f) - t.x_px;
         float dx2 = col_off + lane < cols ? dx * dx : nan;
         float wx = expf(-dx2 * inv_sigma2);
-        int col_at = cx * CHANNELS;
         for (int row_off = 0; row_off < max_rows; row_off += MEDIUM_LANES) {
             int my_row = y0 + box_y + row_off + lane;
             float dy = ((float)my_row + 0.5f) - t.y_px;
@@ -190,9 +197,12 @@ __device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lan
 #pragma unroll
             for (int c = 0; c < CHANNELS; ++c) my_e[c] = t.rgb[c] * my_wy;
             int row_steps = max_rows - row_off;
-            int at = (box_y + row_off) * row_stride + col_at;
-#if RED_SUMS
-            unsigned int row_addr = region_addr + 12u * (unsigned int)at;
+#if !RED_SUMS
+            int row_stride = side * CHANNELS;
+            int at = (box_y + row_off) * row_stride + cx * CHANNELS;
+#else
+            unsigned int row_addr =
+                region_addr + PIXEL_BYTES * (unsigned int)((box_y + row_off) * side + cx);
             // Opaque to the optimiser: otherwise it keeps one precomputed address per row of
             // the step in registers across the loop (ptxas: 40 -> 48 registers).
             asm("" : "+r"(row_addr));
@@ -215,14 +225,28 @@ __device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lan
 #if RED_SUMS
                     w = inside ? w : 0.0f;
                     unsigned long long v = __double2ull_rn((double)w * scale);
-                    // The three 21-bit parts (see RED_SUMS) at immediate offsets; without a top
-                    // part v < 2^42, so v >> 21 needs no mask.
-                    red_shared(addr + 12u * c, (unsigned int)(v & 0x1FFFFFull));
+                    // The 21-bit parts (see RED_SUMS) at immediate offsets; without a top part
+                    // v < 2^42, so v >> 21 needs no mask.
+                    red_shared(addr + CHANNEL_BYTES * c, (unsigned int)(v & 0x1FFFFFull));
                     if (top) {
-                        red_shared(addr + 12u * c + 4u, (unsigned int)((v >> 21) & 0x1FFFFFull));
-                        red_shared(addr + 12u * c + 8u, (unsigned int)(v >> 42));
+                        red_shared(addr + CHANNEL_BYTES * c + 4u,
+                                   (unsigned int)((v >> 21) & 0x1FFFFFull));
+#if TOP_GLOBAL
+                        // Only a lane inside the disc has v != 0, and its pixel is on the image
+                        // (the box is clamped to it).
+                        unsigned long long top_part = (v >> 42) << 42;
+                        if (top_part != 0) {
+                            // Pixel indices are below 2^30 (sides <= 32768 px).
+                            unsigned int pixel = (unsigned int)(y0 + box_y + row_off + j) *
+                                                     (unsigned int)width +
+                                                 (unsigned int)(x0 + cx);
+                            atomicAdd(&tau_fixed[(size_t)pixel * CHANNELS + c], top_part);
+                        }
+#else
+                        red_shared(addr + CHANNEL_BYTES * c + 8u, (unsigned int)(v >> 42));
+#endif
                     } else {
-                        red_shared(addr + 12u * c + 4u, (unsigned int)(v >> 21));
+                        red_shared(addr + CHANNEL_BYTES * c + 4u, (unsigned int)(v >> 21));
                     }
 #else
                     unsigned long long v = __double2ull_rn((double)w * scale);
@@ -313,7 +337,8 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
     int x0 = (int)(tile % tiles_x) * tile_px - margin;
     int y0 = (int)(tile / tiles_x) * tile_px - margin;
     int values = side * side * CHANNELS;
-    for (int k = threadIdx.x; k < values * REGION_WORDS; k += blockDim.x) region[k] = 0u;
+    int words = region_words(side);
+    for (int k = threadIdx.x; k < words; k += blockDim.x) region[k] = 0u;
     __syncthreads();
 
     int lane = threadIdx.x % MEDIUM_LANES;
@@ -335,11 +360,9 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
     unsigned int warp_splats = total > warp ? (total - warp + warps - 1u) / warps : 0u;
     int batches = warp_max((int)((warp_splats + 31u) / 32u));
     unsigned int region_addr = (unsigned int)__cvta_generic_to_shared(region);
-    // A word per lane of the warp for the adds of 0 by lanes outside the disc (its three
-    // parts stay inside any real region: values > 32 + CHANNELS; word 0 otherwise).
-    unsigned int idle_addr =
-        region_addr +
-        12u * ((unsigned int)warp_lane + CHANNELS <= (unsigned int)values ? warp_lane : 0u);
+    // A pixel per lane of the warp for the adds of 0 by lanes outside the disc (side >= 20, so
+    // lane l's pixel l is in the region).
+    unsigned int idle_addr = region_addr + PIXEL_BYTES * (unsigned int)warp_lane;
     for (int batch = 0; batch < batches; ++batch) {
         unsigned int batch_first = (unsigned int)batch * 32u;  // < warp_splats
         unsigned int i = batch_first + (unsigned int)warp_lane;
@@ -359,14 +382,14 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
         for (int step = 0; step < steps; ++step) {
             TileSplat t = shfl_tile_splat(mine, step * per_step + group_in_warp);
             splat_separable_warp(t, lane, x0, y0, side, scale, region_addr, idle_addr, any_top,
-                                 region);
+                                 region, width, tau_fixed);
         }
     }
     __syncthreads();
     for (int k = threadIdx.x; k < values; k += blockDim.x) {
-        unsigned long long v = region_get(region, k);
-        if (v == 0) continue;
         int cell = k / CHANNELS;
+        unsigned long long v = region_get(region, cell, k % CHANNELS);
+        if (v == 0) continue;
         int col = x0 + cell % side;
         int row = y0 + cell / side;
         if (col < 0 || row < 0 || col >= width || row >= height) continue;

@@ -199,10 +199,10 @@ fn resident_morton_copy_gives_the_same_bits_as_streamed_file_order_on_both_large
 }
 
 /// Tile borders of several widths, grey and coloured, with an image side that is not a multiple
-/// of the tile: a border wider than a tile (the region reaches two tiles away), and a border of
-/// 30 px, where the coloured medium region (80² pixels of three 12-byte sums) no longer fits in
-/// shared memory and the tile pass falls back to 64-bit-word sums (as the coloured wide-border
-/// pass always does). Resident and streamed chunks give the same bits.
+/// of the tile: a border wider than a tile (the region reaches two tiles away), a border of
+/// 30 px (the coloured medium region, 80² pixels of 28 bytes, just fits the three-part sums),
+/// and one of 34 px, where it (88² pixels) no longer fits in shared memory and the tile pass
+/// falls back to 64-bit-word sums. Resident and streamed chunks give the same bits.
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
 fn tile_borders_and_word_sums_match_the_cpu() {
@@ -215,6 +215,7 @@ fn tile_borders_and_word_sums_match_the_cpu() {
             (480, 1.5, 20.0),
             (512, 6.0, 8.0),
             (500, 1.5, 30.0),
+            (500, 1.5, 34.0),
         ] {
             let mut s = settings(&snapshot, side, size_factor, colour);
             s.border_px = border_px;
@@ -257,12 +258,35 @@ fn sanitizer_small_grey_scene() {
     assert!(r.is_resident());
 }
 
+/// The same scene in colour, for compute-sanitizer: small splats drawn in the classify pass,
+/// the coloured medium, wide-border and large kernels.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn sanitizer_small_colour_scene() {
+    let snapshot = clustered_snapshot(20_000, 3);
+    let mut r = renderer(CudaTuning {
+        chunk_particles: 4096,
+        ..CHUNKED
+    });
+    let mut small = settings(&snapshot, 200, 0.05, true);
+    small.min_radius_px = 0.0;
+    let counts = check_against_cpu(&mut r, &snapshot, &small);
+    assert!(counts.small > 0, "{counts:?}");
+    let counts = check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 200, 2.0, true));
+    assert!(counts.medium > 0 && counts.large > 0, "{counts:?}");
+    let mut r = renderer(GPU);
+    let counts = check_against_cpu(&mut r, &snapshot, &settings(&snapshot, 200, 1.0, true));
+    assert!(counts.medium > 0, "{counts:?}");
+    assert!(r.is_resident());
+}
+
 /// The medium kernel skips the top 21-bit part of every pixel in a batch of splats none of
 /// which can reach 2^42 in fixed point. A second species of 1000 copies with h / 10⁴ (and
 /// size × 10⁴: the same discs, 10⁴ × brighter) dominates Σ 1/h, so the fixed-point scale leaves
 /// the clustered species' values below 2^41 (no top parts) while the copies' reach 2^50 (top
 /// parts): both paths in one frame. The τ matches the CPU's within 1e-4, and streamed chunks
-/// give the same bits.
+/// give the same bits; grey (third parts in shared memory) and coloured (third parts added to
+/// the global τ at once).
 #[test]
 #[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
 fn batches_with_and_without_top_parts_match_the_cpu() {
@@ -277,8 +301,8 @@ fn batches_with_and_without_top_parts_match_the_cpu() {
     snapshot.species.push(bright);
     let mut main = renderer(GPU);
     let mut chunked = renderer(CHUNKED);
-    for size_factor in [0.3f32, 1.0] {
-        let mut s = settings(&snapshot, 480, size_factor, false);
+    for (size_factor, colour) in [(0.3f32, false), (1.0, false), (0.3, true), (1.0, true)] {
+        let mut s = settings(&snapshot, 480, size_factor, colour);
         let mut star = SpeciesStyle::new(SpeciesKind::Star);
         star.size_factor = size_factor * 1e4;
         s.species.push(star);
@@ -287,7 +311,7 @@ fn batches_with_and_without_top_parts_match_the_cpu() {
         let reference = gpu_tau(&mut main, &snapshot, &s);
         assert!(
             gpu_tau(&mut chunked, &snapshot, &s) == reference,
-            "chunked at {size_factor}"
+            "chunked at {size_factor}, colour {colour}"
         );
     }
 }

@@ -8,9 +8,10 @@ use cudarc::driver::{CudaSlice, CudaView};
 crate::kernel_arg_by_value!(ViewC, StyleC, SplatC, LargeC);
 
 crate::kernel_args! {
-    /// `classify` (render_classify.cu), one thread per particle: the particle arrays hold `n`
-    /// particles (3·n positions; intensity and colour only where the style reads them), keys
-    /// ≥ n entries, tile_count 2·n_tiles + 1, class_count 4.
+    /// `classify` (render_classify.cu), one thread per particle, whole warps: the particle
+    /// arrays hold `n` particles (3·n positions; intensity and colour only where the style
+    /// reads them), keys ≥ n entries, tile_count 2·n_tiles + 1, class_count 4; tau_fixed
+    /// holds CHANNELS·W·H values (W×H from the view) for the small splats drawn there.
     pub(super) struct ClassifyArgs<'a> {
         pub(super) view: ViewC,
         pub(super) style: StyleC,
@@ -25,9 +26,11 @@ crate::kernel_args! {
         pub(super) n_tiles: u32,
         pub(super) direct_cut_px: f32,
         pub(super) gpu_border_px: f32,
+        pub(super) scale: f64,
         pub(super) keys: &'a mut CudaSlice<u32>,
         pub(super) tile_count: &'a mut CudaSlice<u32>,
         pub(super) class_count: &'a mut CudaSlice<u64>,
+        pub(super) tau_fixed: &'a mut CudaSlice<u64>,
     }
 }
 

@@ -255,7 +255,7 @@ fn run_chunks(
             let classified = passes.classify(&chunk)?;
             let sorted = passes.sort(&chunk, &classified)?;
             let small = passes.small(&chunk, &sorted)?;
-            let medium = passes.medium(&chunk, &small)?;
+            let medium = passes.medium(&chunk, small.as_ref().unwrap_or(&sorted))?;
             if wide_border > 0.0 {
                 passes.wide(copy, &medium)?;
             }
@@ -305,7 +305,8 @@ fn run_chunks(
 
 /// The frame's splat kernels (grey frames, where no species has a colour field and every splat
 /// has rgb[0] = rgb[1] = rgb[2], accumulate one fixed-point value per pixel), and the medium and
-/// wide tile kernels with their shared bytes: (tile + 2·margin)² pixels of `channels` sums.
+/// wide tile kernels with their shared bytes: (tile + 2·margin)² pixels of `channels` sums
+/// ([`tile_pass`]).
 /// Raises the kernels' shared-memory limit where they need more than the default 48 KiB.
 fn tile_passes<'k>(
     kernels: &'k Kernels,
@@ -314,9 +315,15 @@ fn tile_passes<'k>(
 ) -> Result<TilePasses<'k>, GpuError> {
     let grey = job.loaded.iter().all(|s| s.colour_norm.is_none());
     let splat = if grey { &kernels.grey } else { &kernels.rgb };
-    let values = |margin: usize| (TILE_PX + 2 * margin).pow(2) * splat.channels as usize;
-    let medium = tile_pass(&splat.medium, &splat.medium_red, values(job.margin));
-    let wide = tile_pass(&splat.wide, &splat.wide_red, values(wide_margin));
+    let pixels = |margin: usize| (TILE_PX + 2 * margin).pow(2);
+    let channels = splat.channels as usize;
+    let medium = tile_pass(
+        &splat.medium,
+        &splat.medium_red,
+        pixels(job.margin),
+        channels,
+    );
+    let wide = tile_pass(&splat.wide, &splat.wide_red, pixels(wide_margin), channels);
     for (function, shared) in [medium, wide] {
         if shared > 48 * 1024 {
             function.set_attribute(

@@ -1,10 +1,11 @@
 //! The renderer's CUDA kernels (kernels/render_*.cu), compiled by NVRTC for the device.
 
+use super::launch::WIDE_BLOCK;
 use super::tuning::{
-    GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES, SPLIT_SHARED_ATOMICS,
-    WIDE_LANES,
+    GREY_DIRECT_IN_CLASSIFY, GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES,
+    RGB_DIRECT_IN_CLASSIFY, RGB_MEDIUM_RED_MIN_BLOCKS, SPLIT_SHARED_ATOMICS, WIDE_LANES,
 };
-use crate::gpu::{GpuDevice, GpuError};
+use crate::gpu::{BLOCK, GpuDevice, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule};
 use std::sync::Arc;
 
@@ -23,7 +24,11 @@ const ORDER: &str = include_str!("../../../kernels/render_order.cu");
 pub(crate) struct SplatKernels {
     /// Fixed-point values per pixel (3, or 1 for grey frames).
     pub(crate) channels: u32,
-    pub(crate) small: CudaFunction,
+    /// Classification (render_classify.cu after render_small.cu), drawing the small splats at
+    /// once where `small` is None.
+    pub(crate) classify: CudaFunction,
+    /// The small splats' own pass, where classify does not draw them.
+    pub(crate) small: Option<CudaFunction>,
     /// The medium tile pass with 64-bit-word shared sums.
     pub(crate) medium: CudaFunction,
     /// The tile kernel compiled with the wide pass's lane count, 64-bit-word sums.
@@ -47,7 +52,6 @@ pub(crate) struct OrderKernels {
 /// Every kernel function of the pipeline.
 #[derive(Debug)]
 pub(crate) struct Kernels {
-    pub(crate) classify: CudaFunction,
     pub(crate) tile_scan: CudaFunction,
     pub(crate) scatter: CudaFunction,
     /// RGB accumulation (any frame).
@@ -67,20 +71,20 @@ fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuErr
 
 impl SplatKernels {
     fn load(device: &GpuDevice, channels: u32) -> Result<Self, GpuError> {
-        // One module per (file, lanes, atomics, sums, launch bounds); `min_blocks` puts
-        // __launch_bounds__(256, min_blocks) on the tile kernel, 0 = none.
+        // One module per (file, lanes, atomics, sums, launch bounds); `(threads, min_blocks)`
+        // puts __launch_bounds__(threads, min_blocks) on the tile kernel, threads 0 = none.
         let build =
-            |file: &str, body: &str, lanes: u32, split: bool, red: bool, min_blocks: u32| {
+            |file: &str, body: &str, lanes: u32, split: bool, red: bool, (threads, min_blocks)| {
                 let (split, red) = (u32::from(split), u32::from(red));
-                let bounds = if min_blocks > 0 {
-                    format!("__launch_bounds__(256, {min_blocks})")
+                let bounds = if threads > 0 {
+                    format!("__launch_bounds__({threads}, {min_blocks})")
                 } else {
                     String::new()
                 };
                 device.module(
                     &format!(
                         "{file} (channels {channels}, lanes {lanes}, split {split}, red {red}, \
-                         min blocks {min_blocks})"
+                         bounds {threads} x {min_blocks})"
                     ),
                     &format!(
                         "#define CHANNELS {channels}\n#define SPLIT_SHARED_ATOMICS {split}\n\
@@ -95,8 +99,34 @@ impl SplatKernels {
         } else {
             SPLIT_SHARED_ATOMICS
         };
-        let medium_min_blocks = if grey { GREY_MEDIUM_MIN_BLOCKS } else { 0 };
-        let small = build("render_small.cu", SMALL, 1, SPLIT_SHARED_ATOMICS, false, 0)?;
+        let medium_bounds = |min_blocks: u32| (BLOCK, min_blocks);
+        let (medium_min_blocks, medium_red_min_blocks) = if grey {
+            (
+                medium_bounds(GREY_MEDIUM_MIN_BLOCKS),
+                medium_bounds(GREY_MEDIUM_MIN_BLOCKS),
+            )
+        } else {
+            ((0, 0), medium_bounds(RGB_MEDIUM_RED_MIN_BLOCKS))
+        };
+        // The wide pass launches WIDE_BLOCK threads a block: the bound keeps the compiler at
+        // 64 registers or fewer, or the launch would fail for lack of registers.
+        let wide_bounds = (WIDE_BLOCK, 1);
+        let direct = if grey {
+            GREY_DIRECT_IN_CLASSIFY
+        } else {
+            RGB_DIRECT_IN_CLASSIFY
+        };
+        let classify = build(
+            "render_classify.cu",
+            &format!(
+                "#define DIRECT_IN_CLASSIFY {}\n{SMALL}\n{CLASSIFY}",
+                u32::from(direct)
+            ),
+            1,
+            SPLIT_SHARED_ATOMICS,
+            false,
+            (0, 0),
+        )?;
         let medium = build(
             "render_medium.cu",
             MEDIUM,
@@ -111,7 +141,7 @@ impl SplatKernels {
             WIDE_LANES,
             SPLIT_SHARED_ATOMICS,
             false,
-            0,
+            wide_bounds,
         )?;
         // The three-part sums use no 64-bit shared atomic: the split choice does not matter.
         let medium_red = build(
@@ -120,13 +150,32 @@ impl SplatKernels {
             MEDIUM_LANES,
             false,
             true,
-            medium_min_blocks,
+            medium_red_min_blocks,
         )?;
-        let wide_red = build("render_medium.cu", MEDIUM, WIDE_LANES, false, true, 0)?;
-        let large = build("render_large.cu", LARGE, 1, SPLIT_SHARED_ATOMICS, false, 0)?;
+        let wide_red = build(
+            "render_medium.cu",
+            MEDIUM,
+            WIDE_LANES,
+            false,
+            true,
+            wide_bounds,
+        )?;
+        let large = build(
+            "render_large.cu",
+            LARGE,
+            1,
+            SPLIT_SHARED_ATOMICS,
+            false,
+            (0, 0),
+        )?;
         Ok(Self {
             channels,
-            small: function(&small, "small_splat")?,
+            small: if direct {
+                None
+            } else {
+                Some(function(&classify, "small_splat")?)
+            },
+            classify: function(&classify, "classify")?,
             medium: function(&medium, "medium_tiles")?,
             wide: function(&wide, "medium_tiles")?,
             medium_red: function(&medium_red, "medium_tiles")?,
@@ -140,12 +189,10 @@ impl Kernels {
     /// Compiles (or loads from the cache) every kernel.
     pub(crate) fn load(device: &GpuDevice) -> Result<Self, GpuError> {
         let with_common = |body: &str| format!("{COMMON}\n{body}");
-        let classify = device.module("render_classify.cu", &with_common(CLASSIFY))?;
         let sort = device.module("render_tile_sort.cu", &with_common(TILE_SORT))?;
         let compose = device.module("render_compose.cu", COMPOSE)?;
         let order = device.module("render_order.cu", ORDER)?;
         Ok(Self {
-            classify: function(&classify, "classify")?,
             tile_scan: function(&sort, "tile_scan")?,
             scatter: function(&sort, "scatter")?,
             rgb: SplatKernels::load(device, 3)?,

@@ -1,6 +1,6 @@
-//! The GPU passes of one frame, in launch order: clear, then per chunk classify, tile sort,
-//! small, medium tiles, wide-border tiles, large (copied back or drawn on the GPU), and once
-//! per frame compose. Each pass records CUDA events around its kernels for the stage times.
+//! The GPU passes of one frame, in launch order: clear, then per chunk classify (which draws
+//! the small splats of RGB frames), tile sort, small (grey frames), medium tiles, wide-border
+//! tiles, large (copied back or drawn on the GPU), and once per frame compose. Each pass records CUDA events around its kernels for the stage times.
 
 use super::args::{
     ClassifyArgs, ComposeArgs, LargeArgs, ScatterArgs, SmallArgs, TileArgs, TileScanArgs,
@@ -87,7 +87,9 @@ impl Passes<'_> {
     }
 
     /// (2) One thread per particle: key (tile, small, large, inactive), tile histogram, class
-    /// counts. Returns the pass's end.
+    /// counts; and, where the kernels have no small pass, (4) the small splats (and medium ones
+    /// below the direct cut) straight into τ with atomics, while the particle is at hand.
+    /// Returns the pass's end.
     pub(super) fn classify(&mut self, c: &Chunk<'_>) -> Result<Mark, GpuError> {
         let e0 = self.mark()?;
         self.stream.memset_zeros(&mut self.sort.tile_count)?;
@@ -107,14 +109,17 @@ impl Passes<'_> {
             n_tiles: p.n_tiles as u32,
             direct_cut_px: DIRECT_CUT_PX,
             gpu_border_px: p.wide_border,
+            scale: p.scale,
             keys: &mut self.sort.keys,
             tile_count: &mut self.sort.tile_count,
             class_count: &mut self.sort.class_count,
+            tau_fixed: &mut self.image.tau_fixed,
         };
         // SAFETY: the views hold `len` particles (3·len positions); keys hold ≥ len entries,
         // tile_count 2·n_tiles + 1; every tile key written is < 2·n_tiles (centre on the
-        // image).
-        unsafe { gpu::launch(self.stream, &self.kernels.classify, per_particle(c), args) }?;
+        // image); τ writes are clamped to the W×H image (`channels`·W·H ≤ 3·W·H entries, the
+        // kernel compiled for `channels`); blocks of BLOCK threads, whole warps.
+        unsafe { gpu::launch(self.stream, &p.splat.classify, per_particle(c), args) }?;
         let e1 = self.mark()?;
         self.timer.stage("classify", &e0, &e1);
         Ok(e1)
@@ -168,8 +173,12 @@ impl Passes<'_> {
         Ok(e2)
     }
 
-    /// (4) Small splats (and medium ones below the direct cut) straight into τ with atomics.
-    pub(super) fn small(&mut self, c: &Chunk<'_>, start: &Mark) -> Result<Mark, GpuError> {
+    /// (4) Small splats (and medium ones below the direct cut) straight into τ with atomics,
+    /// where classify did not draw them; returns the pass's end, None when it did.
+    pub(super) fn small(&mut self, c: &Chunk<'_>, start: &Mark) -> Result<Option<Mark>, GpuError> {
+        let Some(small) = &self.plan.splat.small else {
+            return Ok(None);
+        };
         let args = SmallArgs {
             view: c.view,
             style: c.style,
@@ -185,10 +194,10 @@ impl Passes<'_> {
         };
         // SAFETY: writes only pixels clamped to the W×H image (`channels`·W·H ≤ 3·W·H
         // entries, the kernel compiled for `channels`).
-        unsafe { gpu::launch(self.stream, &self.plan.splat.small, per_particle(c), args) }?;
+        unsafe { gpu::launch(self.stream, small, per_particle(c), args) }?;
         let e3 = self.mark()?;
         self.timer.stage("small", start, &e3);
-        Ok(e3)
+        Ok(Some(e3))
     }
 
     /// (5b) The medium tiles in shared memory, one block per (tile, segment).
