@@ -76,6 +76,15 @@ __device__ __forceinline__ double knn_gap(int o, double inside, double cell) {
                            : (double)(-o - 1) * cell + inside);
 }
 
+// As knn_gap, on an axis of n cells: in a periodic box of even n the cell n/2 ahead is also
+// n/2 behind, and the nearer way bounds it.
+template <bool PERIODIC>
+__device__ __forceinline__ double knn_gap_on(int o, double inside, double cell, int n) {
+    double gap = knn_gap(o, inside, cell);
+    if (PERIODIC && 2 * o == n) gap = fmin(gap, knn_gap(-o, inside, cell));
+    return gap;
+}
+
 // Squared distance as search.rs's scan_members: f64, minimum image when periodic.
 template <bool PERIODIC>
 __device__ __forceinline__ double knn_d2(const double p[3], float x, float y, float z,
@@ -125,10 +134,10 @@ __device__ __forceinline__ double knn_lane(const KnnPoint* __restrict__ pos,
         int ylo = knn_max(lo[1], -ring), yhi = knn_min(hi[1], ring);
         int xlo = knn_max(lo[0], -ring), xhi = knn_min(hi[0], ring);
         for (int oz = zlo; oz <= zhi; ++oz) {
-            double gz = knn_gap(oz, q.inside[2], g.cell);
+            double gz = knn_gap_on<PERIODIC>(oz, q.inside[2], g.cell, g.n[2]);
             int cz = knn_wrap(q.centre[2], oz, g.n[2]);
             for (int oy = ylo; oy <= yhi; ++oy) {
-                double gy = knn_gap(oy, q.inside[1], g.cell);
+                double gy = knn_gap_on<PERIODIC>(oy, q.inside[1], g.cell, g.n[1]);
                 double yz2 = gy * gy + gz * gz;
                 if (yz2 > worst) continue;
                 int cy = knn_wrap(q.centre[1], oy, g.n[1]);
@@ -138,7 +147,7 @@ __device__ __forceinline__ double knn_lane(const KnnPoint* __restrict__ pos,
                 int step = full_row ? 1 : 2 * ring;
                 for (int ox = full_row ? xlo : -ring; ox <= (full_row ? xhi : ring); ox += step) {
                     if (ox < xlo || ox > xhi) continue;
-                    double gx = knn_gap(ox, q.inside[0], g.cell);
+                    double gx = knn_gap_on<PERIODIC>(ox, q.inside[0], g.cell, g.n[0]);
                     if (gx * gx + yz2 > worst) continue;
                     unsigned cell = row + (unsigned)knn_wrap(q.centre[0], ox, g.n[0]);
                     unsigned s = starts[cell], e = starts[cell + 1];
