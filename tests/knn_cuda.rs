@@ -11,16 +11,15 @@ use haloscope::data::{LoadOptions, SpeciesKind, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::jobs::Progress;
 use haloscope::render::knn::cuda::{
-    GPU_VISIT_COST, KnnTuning, WARP_BOX, knn_smoothing_lengths_cuda,
-    knn_smoothing_lengths_cuda_timed,
+    GPU_VISIT_COST, KnnTuning, knn_smoothing_lengths_cuda, knn_smoothing_lengths_cuda_timed,
 };
 use haloscope::render::smoothing::knn_smoothing_lengths;
 use haloscope::render::synthetic::clustered_snapshot;
 use std::time::Instant;
 
-/// Warp boxes that make every query search alone, the default, and every warp of an open grid
-/// search together.
-const WARP_BOXES: [u32; 3] = [0, WARP_BOX, u32::MAX];
+/// Warp boxes that make every query search alone (the default), warps within 8 cells, and
+/// every warp of an open grid search together.
+const WARP_BOXES: [u32; 3] = [0, 8, u32::MAX];
 
 fn device() -> GpuDevice {
     GpuDevice::open(0).expect("no CUDA device opened: these tests need one")
@@ -134,8 +133,18 @@ fn cuda_knn_equals_the_cpu_on_grids_of_any_cell_size() {
         let want = knn_smoothing_lengths(positions, 32, side, &Progress::none()).expect("cpu");
         let cpu = start.elapsed().as_secs_f64();
         for visit in [0.5, GPU_VISIT_COST, 64.0] {
-            for warp_box in WARP_BOXES {
-                let tuning = KnnTuning { visit, warp_box };
+            // Every warp box, then the default with a cell cap 8x the CPU's.
+            let finer = KnnTuning {
+                visit,
+                max_cells: 8 * KnnTuning::default().max_cells,
+                ..KnnTuning::default()
+            };
+            let tunings = WARP_BOXES.map(|warp_box| KnnTuning {
+                visit,
+                warp_box,
+                ..KnnTuning::default()
+            });
+            for tuning in tunings.into_iter().chain([finer]) {
                 let (got, stages) = knn_smoothing_lengths_cuda_timed(
                     &device,
                     positions,
@@ -171,10 +180,23 @@ fn cuda_knn_times_a_clustered_hundred_million() {
         );
         assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
     }
-    let warp_boxes = [0, 2, 4, 8, 16, 64, u32::MAX].map(|warp_box| (GPU_VISIT_COST, warp_box));
-    let visits = [2.0, 4.0, 16.0, 32.0].map(|visit| (visit, WARP_BOX));
-    for (visit, warp_box) in warp_boxes.into_iter().chain(visits) {
-        let tuning = KnnTuning { visit, warp_box };
+    // The default, warp boxes, cell caps of 4x to 16x the default, visit prices.
+    let default = KnnTuning::default();
+    let warp_boxes = [8, 64].map(|warp_box| KnnTuning {
+        warp_box,
+        ..default
+    });
+    let caps = [4, 8, 16].map(|times| KnnTuning {
+        max_cells: times * default.max_cells,
+        ..default
+    });
+    let visits = [2.0, 32.0].map(|visit| KnnTuning {
+        visit,
+        max_cells: 8 * default.max_cells,
+        ..default
+    });
+    let tunings = [default].into_iter().chain(warp_boxes).chain(caps);
+    for tuning in tunings.chain(visits) {
         let start = Instant::now();
         let (h, stages) = knn_smoothing_lengths_cuda_timed(
             &device,
@@ -191,7 +213,7 @@ fn cuda_knn_times_a_clustered_hundred_million() {
             .map(|(name, s)| format!("{name} {:.1} ms", s * 1e3))
             .collect();
         eprintln!(
-            "clustered 10^8, k 32, visit {visit}, warp box {warp_box}: CUDA {total:.3} s ({})",
+            "clustered 10^8, k 32, {tuning:?}: CUDA {total:.3} s ({})",
             stages.join(", ")
         );
         assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);

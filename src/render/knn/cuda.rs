@@ -10,6 +10,7 @@ use crate::gpu::{self, GpuDevice, GpuError, StageTimer, download_pinned, zeros};
 use crate::jobs::Progress;
 use crate::render::RenderError;
 use crate::render::smoothing::check_arguments;
+use crate::render::smoothing::grid::MAX_CELLS_TOTAL;
 
 const SOURCE: &str = include_str!("../../../kernels/knn.cu");
 const SEARCH: &str = include_str!("../../../kernels/knn_search.cu");
@@ -20,8 +21,14 @@ const LAUNCH: usize = 1 << 24;
 /// The cost model's price of one cell visit on the device, in distance evaluations.
 pub const GPU_VISIT_COST: f64 = 8.0;
 
-/// Most cells a warp's 32 queries may span for the warp to search them together.
-pub const WARP_BOX: u32 = 8;
+/// Most cells a warp's 32 queries may span for the warp to search them together: none by
+/// default, since on clustered sets every query alone was the fastest measured (an H100,
+/// 10⁸ particles: 1037 ms against 1122 ms for boxes of up to 8 cells).
+pub const WARP_BOX: u32 = 0;
+
+/// Most cells of a device grid: the kernels index cells with 32-bit integers, and the
+/// per-axis cap (1024) allows no more.
+const MAX_DEVICE_CELLS: usize = 1 << 30;
 
 /// Register lists the search kernel comes in (`knn_search_16` ...), smallest first.
 const LIST_SLOTS: [usize; 3] = [16, 32, 64];
@@ -33,6 +40,10 @@ pub struct KnnTuning {
     pub visit: f64,
     /// Most cells a warp's queries may span for a joint search (0: every query alone).
     pub warp_box: u32,
+    /// Most cells of a tried grid (clamped to 1..=2³⁰); more cells cost device memory (about
+    /// 20 bytes each while a size is tried) and allow finer cells where there are many
+    /// particles.
+    pub max_cells: usize,
 }
 
 impl Default for KnnTuning {
@@ -40,6 +51,7 @@ impl Default for KnnTuning {
         Self {
             visit: GPU_VISIT_COST,
             warp_box: WARP_BOX,
+            max_cells: MAX_CELLS_TOTAL,
         }
     }
 }
@@ -125,6 +137,7 @@ pub fn knn_smoothing_lengths_cuda_timed(
         k,
         box_size,
         tuning.visit,
+        tuning.max_cells.clamp(1, MAX_DEVICE_CELLS),
         &mut timer,
     )?;
     // k ≤ CUDA_MAX_K, the largest list.
