@@ -1,8 +1,8 @@
 //! The CUDA twin of the kNN search: the grid is built on the device ([`device_grid`]), then
 //! `knn_search_*` (kernels/knn_search.cu, the k best in 16, 32 or 64 registers) runs one thread
-//! per member in cell order, warps of nearby members together, in launches of [`LAUNCH`]
-//! members (progress and cancellation between them), and writes each length at its particle's
-//! index; one download brings them back.
+//! per member in cell order (warps of nearby members together when [`KnnTuning::warp_box`]
+//! allows), in launches of [`LAUNCH`] members (progress and cancellation between them), and
+//! writes each length at its particle's index; one download brings them back.
 
 use super::CUDA_MAX_K;
 use super::device_grid::{self, KnnGridC};
