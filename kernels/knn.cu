@@ -1,11 +1,8 @@
 // Smoothing lengths from the k-th nearest neighbour on the device: the twin of
-// src/render/smoothing/ (grid.rs, search.rs). The grid is built here too: bounds, the cell
-// counts and modelled cost of each tried cell size, cell keys (sorted by src/gpu/sort.rs),
-// cell starts (src/gpu/scan.rs), positions gathered in cell order. The search is the CPU's,
-// thread for thread, in the same f64 arithmetic (compiled with --fmad=false): it finds the
-// exact k-th smallest squared distance, so every length equals the CPU's bit for bit whatever
-// the grid. KNN_MAX (defined by the host) bounds k: the k best squared distances live in
-// thread-local memory, sorted ascending.
+// src/render/smoothing/ (grid.rs, search.rs). The grid is built here: bounds, the cell counts
+// and modelled cost of each tried cell size, cell keys (sorted by src/gpu/sort.rs), cell
+// starts (src/gpu/scan.rs), positions gathered in cell order. The search over it is
+// knn_search.cu, compiled into the same module after this file.
 
 #define KNN_BLOCK 256
 
@@ -180,108 +177,4 @@ extern "C" __global__ void knn_gather(const float* __restrict__ pos,
     size_t i = order[j];
     KnnPoint q = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2], 0.0f};
     sorted[j] = q;
-}
-
-// Cell c + o along an axis of n cells, wrapped once (offsets keep the sum in (-n, 2n)).
-__device__ __forceinline__ long long wrap(long long c, long long o, long long n) {
-    long long v = c + o;
-    return v < 0 ? v + n : (v >= n ? v - n : v);
-}
-
-// The k-th neighbour distance of member i (cell order) goes to out[order[i]].
-extern "C" __global__ void knn_lengths(const KnnPoint* __restrict__ pos,
-                                       const unsigned* __restrict__ starts, KnnGrid g,
-                                       unsigned first, unsigned m, int k,
-                                       const unsigned* __restrict__ order,
-                                       float* __restrict__ out) {
-    unsigned i = first + blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    KnnPoint pi = pos[i];
-    float p[3] = {pi.x, pi.y, pi.z};
-    double pd[3] = {(double)pi.x, (double)pi.y, (double)pi.z};
-    long long centre[3];
-    double inside[3];
-    long long lo[3], hi[3];
-    long long max_ring = 0;
-    for (int a = 0; a < 3; ++a) {
-        double x = (double)p[a] - g.origin[a];
-        if (g.periodic) x = rem_euclid(x, g.side);
-        long long c = cell_coord(g, a, p[a]);
-        centre[a] = c;
-        double in = x - (double)c * g.cell;
-        inside[a] = in < 0.0 ? 0.0 : (in > g.cell ? g.cell : in);
-        long long n = g.n[a];
-        if (g.periodic) {
-            long long l = (n - 1) / 2;
-            lo[a] = -l;
-            hi[a] = n - 1 - l;
-        } else {
-            lo[a] = -c;
-            hi[a] = n - 1 - c;
-        }
-        long long r = -lo[a] > hi[a] ? -lo[a] : hi[a];
-        if (r > max_ring) max_ring = r;
-    }
-    double face = __longlong_as_double(0x7ff0000000000000LL);
-    for (int a = 0; a < 3; ++a) face = fmin(face, fmin(inside[a], g.cell - inside[a]));
-    double best[KNN_MAX];
-    int count = 0;
-    double worst = __longlong_as_double(0x7ff0000000000000LL);
-    double side = g.side;
-    for (long long ring = 0; ring <= max_ring; ++ring) {
-        long long zlo = lo[2] > -ring ? lo[2] : -ring, zhi = hi[2] < ring ? hi[2] : ring;
-        long long ylo = lo[1] > -ring ? lo[1] : -ring, yhi = hi[1] < ring ? hi[1] : ring;
-        long long xlo = lo[0] > -ring ? lo[0] : -ring, xhi = hi[0] < ring ? hi[0] : ring;
-        for (long long oz = zlo; oz <= zhi; ++oz) {
-            double gz = oz == 0 ? 0.0
-                        : (oz > 0 ? (double)(oz - 1) * g.cell + (g.cell - inside[2])
-                                  : (double)(-oz - 1) * g.cell + inside[2]);
-            long long cz = wrap(centre[2], oz, g.n[2]);
-            for (long long oy = ylo; oy <= yhi; ++oy) {
-                double gy = oy == 0 ? 0.0
-                            : (oy > 0 ? (double)(oy - 1) * g.cell + (g.cell - inside[1])
-                                      : (double)(-oy - 1) * g.cell + inside[1]);
-                double yz2 = gy * gy + gz * gz;
-                if (yz2 > worst) continue;
-                long long cy = wrap(centre[1], oy, g.n[1]);
-                unsigned long long row = ((unsigned long long)cz * g.n[1] + cy) * g.n[0];
-                bool full_row = (oz < 0 ? -oz : oz) == ring || (oy < 0 ? -oy : oy) == ring;
-                long long step = full_row || ring == 0 ? 1 : 2 * ring;
-                for (long long ox = full_row ? xlo : -ring; ox <= (full_row ? xhi : ring);
-                     ox += step) {
-                    if (!full_row && (ox < xlo || ox > xhi)) continue;
-                    double gx = ox == 0 ? 0.0
-                                : (ox > 0 ? (double)(ox - 1) * g.cell + (g.cell - inside[0])
-                                          : (double)(-ox - 1) * g.cell + inside[0]);
-                    if (gx * gx + yz2 > worst) continue;
-                    unsigned long long cellno = row + wrap(centre[0], ox, g.n[0]);
-                    unsigned s = starts[cellno], e = starts[cellno + 1];
-                    for (unsigned j = s; j < e; ++j) {
-                        KnnPoint q = pos[j];
-                        double d[3] = {pd[0] - (double)q.x, pd[1] - (double)q.y,
-                                       pd[2] - (double)q.z};
-                        double d2 = 0.0;
-                        for (int a = 0; a < 3; ++a) {
-                            double v = d[a];
-                            if (g.periodic && fabs(v) >= 0.49 * side) v -= side * round(v / side);
-                            d2 += v * v;
-                        }
-                        if (!(d2 < worst) || j == i) continue;
-                        // Insert after the equal ones, dropping the last when full.
-                        int at = count < k ? count : k - 1;
-                        while (at > 0 && best[at - 1] > d2) {
-                            best[at] = best[at - 1];
-                            --at;
-                        }
-                        best[at] = d2;
-                        if (count < k) ++count;
-                        if (count == k) worst = best[k - 1];
-                    }
-                }
-            }
-        }
-        double covered = (double)ring * g.cell + face;
-        if (count == k && worst <= covered * covered) break;
-    }
-    out[order[i]] = count >= k ? (float)sqrt(worst) : 0.0f;
 }

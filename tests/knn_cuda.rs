@@ -1,7 +1,8 @@
 //! The CUDA kNN smoothing lengths against the CPU reference (src/render/smoothing.rs): equal
 //! bit for bit (tolerance 0: the same exact search in the same f64 arithmetic, whatever grid
 //! each side builds), on the shared dark and star snapshots and on clustered synthetic sets
-//! (with grids of several cell sizes), with the timings and stages printed. Ignored here (no
+//! (with grids of several cell sizes, every query searched alone, warps searching together
+//! wherever they can, and the default), with the timings and stages printed. Ignored here (no
 //! GPU); run on the GPU machine with `--ignored --nocapture`. Fails loudly without a device.
 
 mod common;
@@ -10,11 +11,15 @@ use haloscope::data::{LoadOptions, SpeciesKind, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::jobs::Progress;
 use haloscope::render::knn::cuda::{
-    GPU_VISIT_COST, knn_smoothing_lengths_cuda, knn_smoothing_lengths_cuda_timed,
+    GPU_VISIT_COST, KnnTuning, knn_smoothing_lengths_cuda, knn_smoothing_lengths_cuda_timed,
 };
 use haloscope::render::smoothing::knn_smoothing_lengths;
 use haloscope::render::synthetic::clustered_snapshot;
 use std::time::Instant;
+
+/// Warp boxes that make every query search alone (the default), warps within 8 cells, and
+/// every warp of an open grid search together.
+const WARP_BOXES: [u32; 3] = [0, 8, u32::MAX];
 
 fn device() -> GpuDevice {
     GpuDevice::open(0).expect("no CUDA device opened: these tests need one")
@@ -27,7 +32,8 @@ fn check(device: &GpuDevice, name: &str, positions: &[[f32; 3]], k: usize, side:
     compare(device, name, positions, k, side, &want, cpu);
 }
 
-/// Runs the CUDA search and asserts every length equals `want` bit for bit.
+/// Runs the CUDA search (default, and with each of [`WARP_BOXES`]) and asserts every length
+/// equals `want` bit for bit.
 fn compare(
     device: &GpuDevice,
     name: &str,
@@ -45,14 +51,33 @@ fn compare(
         "{name}: {} particles, k {k}: CPU {cpu:.3} s, CUDA {gpu:.3} s",
         positions.len()
     );
-    assert_eq!(got.len(), want.len());
-    let differing = got
-        .iter()
+    assert_eq!(differing(&got, want), 0, "{name}: lengths differ");
+    for warp_box in WARP_BOXES {
+        let tuning = KnnTuning {
+            warp_box,
+            ..KnnTuning::default()
+        };
+        let (got, _) =
+            knn_smoothing_lengths_cuda_timed(device, positions, k, side, tuning, &Progress::none())
+                .expect("cuda");
+        assert_eq!(
+            differing(&got, want),
+            0,
+            "{name}, warp box {warp_box}: lengths differ"
+        );
+    }
+    assert!(want.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
+}
+
+/// Lengths of `got` whose bits differ from `want`'s (all of them when the counts differ).
+fn differing(got: &[f32], want: &[f32]) -> usize {
+    if got.len() != want.len() {
+        return want.len().max(got.len());
+    }
+    got.iter()
         .zip(want)
         .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .count();
-    assert_eq!(differing, 0, "{name}: {differing} lengths differ");
-    assert!(want.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
+        .count()
 }
 
 #[test]
@@ -108,24 +133,33 @@ fn cuda_knn_equals_the_cpu_on_grids_of_any_cell_size() {
         let want = knn_smoothing_lengths(positions, 32, side, &Progress::none()).expect("cpu");
         let cpu = start.elapsed().as_secs_f64();
         for visit in [0.5, GPU_VISIT_COST, 64.0] {
-            let (got, stages) = knn_smoothing_lengths_cuda_timed(
-                &device,
-                positions,
-                32,
-                side,
+            // Every warp box, then the default with a cell cap 8x the CPU's.
+            let finer = KnnTuning {
                 visit,
-                &Progress::none(),
-            )
-            .expect("cuda");
-            let differing = got
-                .iter()
-                .zip(&want)
-                .filter(|(a, b)| a.to_bits() != b.to_bits())
-                .count();
-            eprintln!(
-                "clustered {n}, box {side:?}, visit {visit}: CPU {cpu:.3} s, stages {stages:?}"
-            );
-            assert_eq!(differing, 0, "visit {visit}: {differing} lengths differ");
+                max_cells: 8 * KnnTuning::default().max_cells,
+                ..KnnTuning::default()
+            };
+            let tunings = WARP_BOXES.map(|warp_box| KnnTuning {
+                visit,
+                warp_box,
+                ..KnnTuning::default()
+            });
+            for tuning in tunings.into_iter().chain([finer]) {
+                let (got, stages) = knn_smoothing_lengths_cuda_timed(
+                    &device,
+                    positions,
+                    32,
+                    side,
+                    tuning,
+                    &Progress::none(),
+                )
+                .expect("cuda");
+                let differing = differing(&got, &want);
+                eprintln!(
+                    "clustered {n}, box {side:?}, {tuning:?}: CPU {cpu:.3} s, stages {stages:?}"
+                );
+                assert_eq!(differing, 0, "{tuning:?}: {differing} lengths differ");
+            }
         }
     }
 }
@@ -146,14 +180,30 @@ fn cuda_knn_times_a_clustered_hundred_million() {
         );
         assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
     }
-    for visit in [2.0, GPU_VISIT_COST, 32.0] {
+    // The default, warp boxes, cell caps of 4x to 16x the default, visit prices.
+    let default = KnnTuning::default();
+    let warp_boxes = [8, 64].map(|warp_box| KnnTuning {
+        warp_box,
+        ..default
+    });
+    let caps = [4, 8, 16].map(|times| KnnTuning {
+        max_cells: times * default.max_cells,
+        ..default
+    });
+    let visits = [2.0, 32.0].map(|visit| KnnTuning {
+        visit,
+        max_cells: 8 * default.max_cells,
+        ..default
+    });
+    let tunings = [default].into_iter().chain(warp_boxes).chain(caps);
+    for tuning in tunings.chain(visits) {
         let start = Instant::now();
         let (h, stages) = knn_smoothing_lengths_cuda_timed(
             &device,
             positions,
             32,
             None,
-            visit,
+            tuning,
             &Progress::none(),
         )
         .expect("cuda");
@@ -163,7 +213,7 @@ fn cuda_knn_times_a_clustered_hundred_million() {
             .map(|(name, s)| format!("{name} {:.1} ms", s * 1e3))
             .collect();
         eprintln!(
-            "clustered 10^8, k 32, visit {visit}: CUDA {total:.3} s ({})",
+            "clustered 10^8, k 32, {tuning:?}: CUDA {total:.3} s ({})",
             stages.join(", ")
         );
         assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);

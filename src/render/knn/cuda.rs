@@ -1,7 +1,8 @@
 //! The CUDA twin of the kNN search: the grid is built on the device ([`device_grid`]), then
-//! `knn_lengths` (kernels/knn.cu) runs one thread per member in cell order, in launches of
-//! [`LAUNCH`] members (progress and cancellation between them), and writes each length at its
-//! particle's index; one download brings them back.
+//! `knn_search_*` (kernels/knn_search.cu, the k best in 16, 32 or 64 registers) runs one thread
+//! per member in cell order (warps of nearby members together when [`KnnTuning::warp_box`]
+//! allows), in launches of [`LAUNCH`] members (progress and cancellation between them), and
+//! writes each length at its particle's index; one download brings them back.
 
 use super::CUDA_MAX_K;
 use super::device_grid::{self, KnnGridC};
@@ -9,8 +10,10 @@ use crate::gpu::{self, GpuDevice, GpuError, StageTimer, download_pinned, zeros};
 use crate::jobs::Progress;
 use crate::render::RenderError;
 use crate::render::smoothing::check_arguments;
+use crate::render::smoothing::grid::MAX_CELLS_TOTAL;
 
 const SOURCE: &str = include_str!("../../../kernels/knn.cu");
+const SEARCH: &str = include_str!("../../../kernels/knn_search.cu");
 
 /// Members per launch.
 const LAUNCH: usize = 1 << 24;
@@ -18,13 +21,48 @@ const LAUNCH: usize = 1 << 24;
 /// The cost model's price of one cell visit on the device, in distance evaluations.
 pub const GPU_VISIT_COST: f64 = 8.0;
 
+/// Most cells a warp's 32 queries may span for the warp to search them together: none by
+/// default, since on clustered sets every query alone was the fastest measured (an H100,
+/// 10⁸ particles: 1037 ms against 1122 ms for boxes of up to 8 cells).
+pub const WARP_BOX: u32 = 0;
+
+/// Most cells of a device grid: the kernels index cells with 32-bit integers, and the
+/// per-axis cap (1024) allows no more.
+const MAX_DEVICE_CELLS: usize = 1 << 30;
+
+/// Register lists the search kernel comes in (`knn_search_16` ...), smallest first.
+const LIST_SLOTS: [usize; 3] = [16, 32, 64];
+
+/// How the device search runs: it changes the speed, never the lengths.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KnnTuning {
+    /// The cost model's price of one cell visit, in distance evaluations (it picks the grid).
+    pub visit: f64,
+    /// Most cells a warp's queries may span for a joint search (0: every query alone).
+    pub warp_box: u32,
+    /// Most cells of a tried grid (clamped to 1..=2³⁰); more cells cost device memory (about
+    /// 20 bytes each while a size is tried) and allow finer cells where there are many
+    /// particles.
+    pub max_cells: usize,
+}
+
+impl Default for KnnTuning {
+    fn default() -> Self {
+        Self {
+            visit: GPU_VISIT_COST,
+            warp_box: WARP_BOX,
+            max_cells: MAX_CELLS_TOTAL,
+        }
+    }
+}
+
 /// Most particles the device search takes (its indices are 32-bit and its bounds loop strides
 /// past n).
 const MAX_PARTICLES: usize = (u32::MAX / 2) as usize;
 
 crate::kernel_args! {
-    /// `knn_lengths` (kernels/knn.cu), one thread per member from `first`: pos holds 4·m
-    /// values in cell order, starts the grid's cells + 1 offsets, order n particle indices
+    /// `knn_search_*` (kernels/knn_search.cu), one thread per member from `first`: pos holds
+    /// 4·m values in cell order, starts the grid's cells + 1 offsets, order n particle indices
     /// (the first m those of the members), out n lengths.
     struct KnnArgs<'a> {
         pos: &'a cudarc::driver::CudaSlice<f32>,
@@ -33,6 +71,7 @@ crate::kernel_args! {
         first: u32,
         m: u32,
         k: i32,
+        warp_box: u32,
         order: &'a cudarc::driver::CudaSlice<u32>,
         out: &'a mut cudarc::driver::CudaSlice<f32>,
     }
@@ -50,19 +89,26 @@ pub fn knn_smoothing_lengths_cuda(
     box_size: Option<f64>,
     progress: &Progress,
 ) -> Result<Vec<f32>, RenderError> {
-    knn_smoothing_lengths_cuda_timed(device, positions, k, box_size, GPU_VISIT_COST, progress)
-        .map(|(lengths, _)| lengths)
+    knn_smoothing_lengths_cuda_timed(
+        device,
+        positions,
+        k,
+        box_size,
+        KnnTuning::default(),
+        progress,
+    )
+    .map(|(lengths, _)| lengths)
 }
 
-/// As [`knn_smoothing_lengths_cuda`], with the cost model's price of a cell visit (`visit`,
-/// [`GPU_VISIT_COST`] by default; it changes the grid, never the lengths) and the wall seconds
-/// of each stage (compile, upload, bounds, cell size, sort, starts, gather, search, download).
+/// As [`knn_smoothing_lengths_cuda`], with the search's `tuning` ([`KnnTuning::default`] there;
+/// it changes the grid and the warps' grouping, never the lengths) and the wall seconds of each
+/// stage (compile, upload, bounds, cell size, sort, starts, gather, search, download).
 pub fn knn_smoothing_lengths_cuda_timed(
     device: &GpuDevice,
     positions: &[[f32; 3]],
     k: usize,
     box_size: Option<f64>,
-    visit: f64,
+    tuning: KnnTuning,
     progress: &Progress,
 ) -> Result<(Vec<f32>, Stages), RenderError> {
     if k > CUDA_MAX_K {
@@ -82,12 +128,26 @@ pub fn knn_smoothing_lengths_cuda_timed(
     }
     let stream = device.stream();
     let mut timer = StageTimer::new(stream);
-    let module = device.module("knn.cu", &format!("#define KNN_MAX {CUDA_MAX_K}\n{SOURCE}"))?;
-    let function = module
-        .load_function("knn_lengths")
-        .map_err(GpuError::from)?;
+    let module = device.module("knn.cu", &format!("{SOURCE}\n{SEARCH}"))?;
     progress.check().map_err(|_| RenderError::Cancelled)?;
-    let grid = device_grid::build(device, &module, positions, k, box_size, visit, &mut timer)?;
+    let grid = device_grid::build(
+        device,
+        &module,
+        positions,
+        k,
+        box_size,
+        tuning.visit,
+        tuning.max_cells.clamp(1, MAX_DEVICE_CELLS),
+        &mut timer,
+    )?;
+    // k ≤ CUDA_MAX_K, the largest list.
+    let slots = LIST_SLOTS
+        .into_iter()
+        .find(|slots| *slots >= grid.k)
+        .unwrap_or(CUDA_MAX_K);
+    let function = module
+        .load_function(&format!("knn_search_{slots}"))
+        .map_err(GpuError::from)?;
     let m = grid.m;
     let mut out = zeros::<f32>(stream, n)?;
     for first in (0..m).step_by(LAUNCH) {
@@ -101,12 +161,13 @@ pub fn knn_smoothing_lengths_cuda_timed(
             first: first as u32,
             m: m as u32,
             k: grid.k as i32,
+            warp_box: tuning.warp_box,
             order: &grid.order,
             out: &mut out,
         };
         // SAFETY: pos holds 4·m values, starts one more than the grid's cells (the kernel's
         // cell indices stay below n[0]·n[1]·n[2]), order n indices below n, out n values;
-        // k ≤ KNN_MAX.
+        // k ≤ slots, the kernel's list.
         unsafe { gpu::launch(stream, &function, gpu::per_element(len, 0), args) }?;
         // One launch at a time, so that a cancel is seen within one launch.
         stream.synchronize().map_err(GpuError::from)?;

@@ -143,7 +143,9 @@ struct Kernels {
 }
 
 /// Uploads `positions` (fewer than 2³¹) and builds their grid for k neighbours; `visit` is
-/// the cost model's price of a cell visit. Stages go to `timer`.
+/// the cost model's price of a cell visit, `max_cells` the most cells of a tried grid (at most
+/// 2³⁰, the per-axis cap's product). Stages go to `timer`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build(
     device: &GpuDevice,
     module: &Arc<CudaModule>,
@@ -151,6 +153,7 @@ pub(super) fn build(
     k: usize,
     box_size: Option<f64>,
     visit: f64,
+    max_cells: usize,
     timer: &mut StageTimer<'_>,
 ) -> Result<DeviceGrid, RenderError> {
     let load = |name: &str| module.load_function(name).map_err(GpuError::from);
@@ -200,7 +203,7 @@ pub(super) fn build(
     let frame = Frame::new(box_size, lo, hi);
     timer.stage("bounds")?;
 
-    let (first, rest) = frame.shapes(n_valid);
+    let (first, rest) = frame.shapes(n_valid, max_cells);
     let mut best = evaluate(device, &kernels, &pos, n32, &frame, first, k, visit)?;
     for shape in rest {
         let trial = evaluate(device, &kernels, &pos, n32, &frame, shape, k, visit)?;

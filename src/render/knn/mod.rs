@@ -1,6 +1,7 @@
 //! kNN smoothing lengths on a back-end: the CPU search of [`super::smoothing`], or its CUDA twin
-//! ([`cuda`], kernels/knn.cu, on a grid built on the device by [`device_grid`]), which runs the
-//! same exact search in the same f64 arithmetic and so gives the same lengths bit for bit.
+//! ([`cuda`], kernels/knn_search.cu, on a grid built on the device by [`device_grid`] with
+//! kernels/knn.cu), which finds the same exact k-th distance in the same f64 arithmetic and so
+//! gives the same lengths bit for bit.
 
 pub mod cuda;
 mod device_grid;
@@ -10,8 +11,8 @@ use super::smoothing::knn_smoothing_lengths;
 use crate::gpu::GpuDevice;
 use crate::jobs::Progress;
 
-/// Largest k the CUDA kernel holds (its k best distances sit in thread-local memory); a larger
-/// k runs on the CPU.
+/// Largest k the CUDA kernel holds (its k best distances sit in registers); a larger k runs on
+/// the CPU.
 pub const CUDA_MAX_K: usize = 64;
 
 /// h for every particle (see [`knn_smoothing_lengths`]): on `device` when there is one and

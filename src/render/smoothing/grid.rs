@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 const CELL_OCCUPANCY: f64 = 2.0;
 /// Most cells per axis.
 pub(crate) const MAX_CELLS_PER_AXIS: usize = 1024;
-/// Most cells in all (4 bytes each).
-const MAX_CELLS_TOTAL: usize = 1 << 24;
+/// Most cells in all (4 bytes each) on CPU threads; the device search may be given more.
+pub(crate) const MAX_CELLS_TOTAL: usize = 1 << 24;
 /// Half-width (cells) of the box over which the cost model averages the occupancy around a
 /// cell: a lone particle in a sparse region searches as far as its region's density asks, not
 /// as far as its own cell's count suggests.
@@ -66,8 +66,9 @@ impl Frame {
     }
 
     /// The cell sizes tried, largest first: around the mean-density size in steps of √2, as far
-    /// as the cell caps allow; the first alone when no trial fits (a fallback size).
-    pub(crate) fn shapes(&self, n_valid: usize) -> (Shape, Vec<Shape>) {
+    /// as the cell caps (at most `max_cells_total` in all) allow; the first alone when no trial
+    /// fits (a fallback size).
+    pub(crate) fn shapes(&self, n_valid: usize, max_cells_total: usize) -> (Shape, Vec<Shape>) {
         let max_extent = self.extent.iter().copied().fold(0.0, f64::max);
         let volume: f64 = self
             .extent
@@ -79,10 +80,10 @@ impl Frame {
             cell = 1.0;
         }
         // Smallest cell the total-cell cap allows.
-        let min_cell = (volume / MAX_CELLS_TOTAL as f64)
+        let min_cell = (volume / max_cells_total as f64)
             .cbrt()
             .max(max_extent / MAX_CELLS_PER_AXIS as f64);
-        let max_cells = MAX_CELLS_TOTAL.min(64 * n_valid + 64);
+        let max_cells = max_cells_total.min(64 * n_valid + 64);
         let mut shapes = Vec::new();
         for step in -2..=18 {
             let trial = cell * 2f64.powf(-f64::from(step) / 2.0);
@@ -262,7 +263,7 @@ impl Grid {
             let cost: f64 = partial.iter().sum();
             (cost, shape, cells, counts)
         };
-        let (first, rest) = frame.shapes(n_valid);
+        let (first, rest) = frame.shapes(n_valid, MAX_CELLS_TOTAL);
         let mut best = evaluate(first);
         for shape in rest {
             let trial = evaluate(shape);

@@ -153,12 +153,22 @@ impl Grid {
             ref inside,
         } = *query;
         let cell = self.shape.cell;
-        // Lower bound of the distance from p to any point of the cell at offset o along axis a.
-        let gap = |a: usize, o: i64| -> f64 {
+        let one_way = |a: usize, o: i64| -> f64 {
             match o.cmp(&0) {
                 std::cmp::Ordering::Equal => 0.0,
                 std::cmp::Ordering::Greater => (o - 1) as f64 * cell + (cell - inside[a]),
                 std::cmp::Ordering::Less => (-o - 1) as f64 * cell + inside[a],
+            }
+        };
+        // Lower bound of the distance from p to any point of the cell at offset o along axis a.
+        // In a periodic box of even n the cell n/2 ahead is also n/2 behind: the nearer way
+        // bounds it (the far way alone would skip cells that hold the nearest points).
+        let gap = |a: usize, o: i64| -> f64 {
+            let g = one_way(a, o);
+            if PERIODIC && 2 * o == self.shape.n[a] as i64 {
+                g.min(one_way(a, -o))
+            } else {
+                g
             }
         };
         let clip = |a: usize| (ranges[a].0.max(-ring), ranges[a].1.min(ring));
@@ -246,5 +256,68 @@ fn scan_members<const PERIODIC: bool>(
         if d2 < best.worst && *other != index {
             best.insert(d2);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::smoothing::grid::{Frame, Shape};
+
+    /// The grid of `positions` (all finite) with the given shape, members sorted by cell.
+    fn grid_of(positions: &[[f32; 3]], frame: Frame, shape: Shape) -> Grid {
+        let cells: Vec<usize> = positions
+            .iter()
+            .map(|p| cell_index(&shape.n, frame.cell_of(&shape, p)))
+            .collect();
+        let mut starts = vec![0u32; shape.cells() + 1];
+        for &c in &cells {
+            starts[c + 1] += 1;
+        }
+        for c in 0..shape.cells() {
+            starts[c + 1] += starts[c];
+        }
+        let mut cursor = starts.clone();
+        let mut members = vec![(0, [0.0; 3]); positions.len()];
+        for (i, &c) in cells.iter().enumerate() {
+            members[cursor[c] as usize] = (i as u32, positions[i]);
+            cursor[c] += 1;
+        }
+        Grid {
+            frame,
+            shape,
+            starts,
+            members,
+        }
+    }
+
+    #[test]
+    fn the_cell_half_a_periodic_box_ahead_is_searched_the_nearer_way_round() {
+        // Four cells of 0.25 per axis: from x = 0.01 the cell two ahead ([0.5, 0.75)) is 0.49
+        // away forwards but 0.26 backwards, and holds the nearest point (0.27 away, through
+        // the wrap); the next lies 0.3 away in the cell one ahead along y.
+        let positions = [
+            [0.01, 0.125, 0.125],
+            [0.74, 0.125, 0.125],
+            [0.01, 0.425, 0.125],
+        ];
+        let frame = Frame::new(Some(1.0), [0.0; 3], [1.0; 3]);
+        let shape = Shape {
+            n: [4; 3],
+            cell: 0.25,
+        };
+        let grid = grid_of(&positions, frame, shape);
+        let mut best = Best::new(1);
+        let h = grid.kth_distance(0, &positions[0], &mut best);
+        // As scan_members: the f64 difference, its minimum image, squared.
+        let length = |a: f32, b: f32| {
+            let d = f64::from(a) - f64::from(b);
+            let d = d - d.round();
+            (d * d).sqrt() as f32
+        };
+        assert_eq!(h, length(0.01, 0.74));
+        let mut best = Best::new(2);
+        let h = grid.kth_distance(0, &positions[0], &mut best);
+        assert_eq!(h, length(0.125, 0.425));
     }
 }
