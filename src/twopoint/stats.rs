@@ -321,6 +321,11 @@ impl Analysis {
         stats
     }
 
+    /// [`Self::summary`] and [`Self::post_trial`], computed side by side on the thread pool.
+    pub fn statistics(&self) -> (Summary, PostTrialSignificance) {
+        rayon::join(|| self.summary(), || self.post_trial())
+    }
+
     /// Post-trial p-value of the most significant bin: with the observation as sample 0 and the
     /// trials as samples 1..=T, local p of a sample in a bin = (samples with count ≥ its count)
     /// /(T + 1); post-trial p = (trials whose best local p ≤ the observed best + 1)/(T + 1).
@@ -358,14 +363,20 @@ impl Analysis {
         };
         // Compared as counts of samples: p = count/samples for every bin alike.
         let observed_best = best_of(&self.observed.values);
-        let mut as_extreme = 0u64;
-        for rows in &self.batches {
-            rows.for_each_row(width, |row| {
-                if best_of(row) <= observed_best {
-                    as_extreme += 1;
-                }
-            });
-        }
+        // Batches are independent and the tally is an integer sum: one batch per task.
+        let as_extreme = self
+            .batches
+            .par_iter()
+            .map(|rows| {
+                let mut as_extreme = 0u64;
+                rows.for_each_row(width, |row| {
+                    if best_of(row) <= observed_best {
+                        as_extreme += 1;
+                    }
+                });
+                as_extreme
+            })
+            .sum();
         Some(as_extreme)
     }
 }
@@ -378,26 +389,53 @@ pub fn sigma_of_p(p: f64) -> f64 {
     -Normal::standard().inverse_cdf(p)
 }
 
+/// Distinct values from which [`ks_distance`] evaluates the fit's CDF on several threads: below
+/// this the evaluations cost less than handing them out.
+const PARALLEL_CDF_VALUES: usize = 512;
+
 /// Kolmogorov–Smirnov distance between integer samples (as a histogram) and a fit's CDF at the
 /// sample values (with continuity correction).
+///
+/// The CDF evaluations (a gamma CDF costs far more than the rest) are independent: they are made
+/// first, on several threads for a histogram of many distinct values, and the distance is then
+/// folded in value order, so the result has the same bits however many threads ran.
 fn ks_distance(histogram: &CountHistogram, fit: &FitKind) -> f64 {
     let n = histogram.total() as f64;
+    let values: Vec<(u64, u64)> = histogram.iter().collect();
+    // Trial counts are mostly consecutive integers, so the model below a value is usually the
+    // one at the value before it: only the CDF at each value, and below the first of each run,
+    // are evaluated.
+    let model_below_needed = |i: usize| {
+        let value = values[i].0;
+        value != 0 && (i == 0 || values[i - 1].0 + 1 != value)
+    };
+    let cdfs = |i: usize| {
+        let value = values[i].0;
+        let below = model_below_needed(i).then(|| fit.cdf_at(value - 1));
+        (below, fit.cdf_at(value))
+    };
+    let models: Vec<(Option<f64>, f64)> = if values.len() >= PARALLEL_CDF_VALUES {
+        (0..values.len())
+            .into_par_iter()
+            .with_min_len(64)
+            .map(cdfs)
+            .collect()
+    } else {
+        (0..values.len()).map(cdfs).collect()
+    };
     let mut distance: f64 = 0.0;
     let mut seen = 0u64;
-    // The CDF at the last value seen: trial counts are mostly consecutive integers, so the
-    // model below a value is usually the one just computed (the CDF costs far more than the rest).
-    let mut last: Option<(u64, f64)> = None;
-    for (value, multiplicity) in histogram.iter() {
+    let mut last_model = 0.0;
+    for (&(value, multiplicity), &(below_model, model_at)) in values.iter().zip(&models) {
         let below = seen as f64 / n;
         seen += multiplicity;
         let at_or_below = seen as f64 / n;
-        let model_below = match (value, last) {
-            (0, _) => 0.0,
-            (_, Some((previous, cdf))) if previous + 1 == value => cdf,
-            _ => fit.cdf_at(value - 1),
+        let model_below = match below_model {
+            Some(model) => model,
+            None if value == 0 => 0.0,
+            None => last_model,
         };
-        let model_at = fit.cdf_at(value);
-        last = Some((value, model_at));
+        last_model = model_at;
         distance = distance
             .max((below - model_below).abs())
             .max((at_or_below - model_at).abs());
