@@ -10,6 +10,7 @@
 //! best local p over all bins is compared with the observed best (same trials, no fit).
 
 use super::histogram::{CountHistogram, TrialRows};
+use super::ks::ks_distance;
 use super::significance::{BinSignificance, PostTrialSignificance};
 use super::{Counts, Prepared, TrialBatch, TwoPointError};
 use rayon::prelude::*;
@@ -52,7 +53,7 @@ impl FitKind {
     }
 
     /// P(X ≤ x + ½) under the fit (the CDF the KS distance compares with).
-    fn cdf_at(&self, count: u64) -> f64 {
+    pub fn cdf_at(&self, count: u64) -> f64 {
         1.0 - self.p_at_least(count + 1)
     }
 }
@@ -387,60 +388,6 @@ pub fn sigma_of_p(p: f64) -> f64 {
         return f64::NAN;
     }
     -Normal::standard().inverse_cdf(p)
-}
-
-/// Distinct values from which [`ks_distance`] evaluates the fit's CDF on several threads: below
-/// this the evaluations cost less than handing them out.
-const PARALLEL_CDF_VALUES: usize = 512;
-
-/// Kolmogorov–Smirnov distance between integer samples (as a histogram) and a fit's CDF at the
-/// sample values (with continuity correction).
-///
-/// The CDF evaluations (a gamma CDF costs far more than the rest) are independent: they are made
-/// first, on several threads for a histogram of many distinct values, and the distance is then
-/// folded in value order, so the result has the same bits however many threads ran.
-fn ks_distance(histogram: &CountHistogram, fit: &FitKind) -> f64 {
-    let n = histogram.total() as f64;
-    let values: Vec<(u64, u64)> = histogram.iter().collect();
-    // Trial counts are mostly consecutive integers, so the model below a value is usually the
-    // one at the value before it: only the CDF at each value, and below the first of each run,
-    // are evaluated.
-    let model_below_needed = |i: usize| {
-        let value = values[i].0;
-        value != 0 && (i == 0 || values[i - 1].0 + 1 != value)
-    };
-    let cdfs = |i: usize| {
-        let value = values[i].0;
-        let below = model_below_needed(i).then(|| fit.cdf_at(value - 1));
-        (below, fit.cdf_at(value))
-    };
-    let models: Vec<(Option<f64>, f64)> = if values.len() >= PARALLEL_CDF_VALUES {
-        (0..values.len())
-            .into_par_iter()
-            .with_min_len(64)
-            .map(cdfs)
-            .collect()
-    } else {
-        (0..values.len()).map(cdfs).collect()
-    };
-    let mut distance: f64 = 0.0;
-    let mut seen = 0u64;
-    let mut last_model = 0.0;
-    for (&(value, multiplicity), &(below_model, model_at)) in values.iter().zip(&models) {
-        let below = seen as f64 / n;
-        seen += multiplicity;
-        let at_or_below = seen as f64 / n;
-        let model_below = match below_model {
-            Some(model) => model,
-            None if value == 0 => 0.0,
-            None => last_model,
-        };
-        last_model = model_at;
-        distance = distance
-            .max((below - model_below).abs())
-            .max((at_or_below - model_at).abs());
-    }
-    distance
 }
 
 #[cfg(test)]
