@@ -20,5 +20,7 @@ export LD_LIBRARY_PATH=$multiarch:$multiarch/openmpi/lib${LD_LIBRARY_PATH:+:$LD_
 export OPAL_PREFIX=$mpi_root/usr
 export PMIX_INSTALL_PREFIX=$mpi_root/usr
 export PMIX_MCA_mca_base_component_path=$multiarch/pmix2/lib/pmix
-# One host, no InfiniBand: shared memory and TCP only, without probing for fabrics.
+# One host, no InfiniBand: shared memory and TCP only, without probing for fabrics; shared
+# memory by plain copies (sandboxed hosts may refuse cross-process memory access).
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 OMPI_MCA_mtl=^ofi,psm,psm2
+export OMPI_MCA_btl_vader_single_copy_mechanism=none

@@ -13,7 +13,7 @@
 # scripts/bench/mpi-env.sh. BUNDLE_DIR is made by scripts/device-bundle.sh with a haloscope
 # built with `--features mpi` and shared/data/events/IC86-2011.
 #
-#   scripts/bench/mpi-gpu.sh BUNDLE_DIR DEB_DIR OUT_DIR [TRIALS]
+#   [RUNS="mpi devices"] scripts/bench/mpi-gpu.sh BUNDLE_DIR DEB_DIR OUT_DIR [TRIALS]
 #
 # OUT_DIR gets mpi.log and mpi.jsonl (one line per timed run).
 set -u
@@ -24,12 +24,13 @@ export LD_LIBRARY_PATH=$bundle/lib HALOSCOPE_SHARED=$bundle/shared
 export HALOSCOPE_KERNEL_CACHE=${HALOSCOPE_KERNEL_CACHE:-/tmp/haloscope-kernels}
 # shellcheck source=mpi-env.sh
 source "$here/mpi-env.sh" "$debs" "$PWD/mpiroot"
-B=$bundle/bin/haloscope
+# The binary built with --features mpi (both runs use it, so they compare like with like).
+B=${HALOSCOPE_MPI_BIN:-$bundle/bin/haloscope}
 E=$bundle/shared/data/events/IC86-2011
 log=$out/mpi.log
 summary='import json,sys; d=json.load(sys.stdin); print(json.dumps({"run": sys.argv[1], **{k: d.get(k) for k in ("trials","seconds","seconds_per_trial","stage_seconds","backend")}}))'
 mpirun --version 2>&1 | head -1 | tee -a "$log"
-for run in mpi devices devices mpi; do
+for run in ${RUNS:-mpi devices devices mpi}; do
     case $run in
         mpi) cmd=(mpirun --allow-run-as-root -n 2 -x LD_LIBRARY_PATH -x HALOSCOPE_KERNEL_CACHE "$B") ;;
         devices) cmd=("$B") ;;
