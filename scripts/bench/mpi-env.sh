@@ -24,3 +24,5 @@ export PMIX_MCA_mca_base_component_path=$multiarch/pmix2/lib/pmix
 # memory by plain copies (sandboxed hosts may refuse cross-process memory access).
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 OMPI_MCA_mtl=^ofi,psm,psm2
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# A host with another PMIx's plug-ins (seen on the GPU machine) makes PMIx warn about zlib.
+export PMIX_MCA_pcompress_base_silence_warning=1
