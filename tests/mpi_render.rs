@@ -217,20 +217,3 @@ fn a_bad_position_in_the_second_half_of_a_gadget_file_ends_every_rank() {
     );
     assert!(!dir.path().join("x.png").exists(), "no PNG after a failure");
 }
-
-#[test]
-fn movie_under_several_ranks_is_refused_once() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/paths/demo-flythrough.toml");
-    let path = path.to_str().expect("UTF-8 path");
-    let args = ["movie", "--demo", "100", "--path", path, "--out", "frames"];
-    let out = mpirun(&haloscope_bin(), 2, &args, dir.path());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert_eq!(stderr.matches("error: ").count(), 1, "{stderr}");
-    assert!(
-        stderr.contains("movie does not run under several MPI ranks"),
-        "{stderr}"
-    );
-    assert!(!dir.path().join("frames").exists());
-}

@@ -425,3 +425,43 @@ fn coincident_events_overflow_no_counter() {
         );
     }
 }
+
+/// Two counters on their own streams of one device (a run of several launches per counter)
+/// give one counter's batches, and their first trials equal the CPU's.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn two_streams_on_one_device_equal_one_counter() {
+    let device = device();
+    let prepared = prepare(&ic40(), &TwoPointConfig::default()).expect("prepare");
+    let trials = 3..3 + 700;
+    let mut one = Vec::new();
+    run_trials_cuda(
+        &device,
+        &prepared,
+        17,
+        trials.clone(),
+        128,
+        &Progress::none(),
+        |b| one.push(b),
+    )
+    .expect("one counter");
+    let mut spread = Vec::new();
+    run_trials_on(
+        &cuda(&device),
+        &prepared,
+        17,
+        trials.clone(),
+        128,
+        &Progress::none(),
+        |b| spread.push(b),
+    )
+    .expect("two counters");
+    assert_eq!(spread.len(), 6);
+    assert_eq!(spread, one);
+    let first = &spread[0].counts[0];
+    let ra = scrambled_ra_on(prepared.scramble, prepared.len(), 17, 3);
+    assert_eq!(
+        first,
+        &count_pairs(&prepared, Some(&ra)).expect("CPU trial")
+    );
+}

@@ -72,15 +72,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Twopoint(args)) => twopoint::run(args),
         Some(Command::Movie(args)) => {
             let cluster = crate::cluster::Cluster::from_environment()?;
-            let group = cluster.collective();
-            if group.size() > 1 {
-                let refusal: anyhow::Result<()> = Err(anyhow::anyhow!(
-                    "movie does not run under several MPI ranks yet: run it as one process, or \
-                     render frames with `mpirun -n K haloscope render`"
-                ));
-                return Ok(crate::cluster::agree(group, refusal)?);
-            }
-            movie::run(args)
+            movie::run(args, cluster.collective())
         }
         Some(Command::Bench(command)) => bench::run(command),
         Some(Command::ClusterCheck) => {

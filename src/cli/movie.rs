@@ -5,13 +5,14 @@ use crate::cli::movie_preset::is_empty_frame;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::cli::{json_path, with_lossy_note};
+use crate::cluster::{Agreed, Collective, agree};
 use crate::data::LoadOptions;
 use crate::data::demo::{MAX_DEMO_PARTICLES, demo_snapshot};
 use crate::gpu::cuda_available;
 use crate::jobs::Progress;
 use crate::movie::{
-    CameraPath, DataBounds, ExportError, FramePlan, FrameRenderer, Mp4Settings, PlanError,
-    export_frames, fill_missing_smoothing_lengths, load_path,
+    CameraPath, DataBounds, ExportError, ExportSummary, FramePlan, FrameRenderer, Mp4Settings,
+    PlanError, export_frames, export_frames_across, fill_missing_smoothing_lengths, load_path,
 };
 use crate::output::{OutputPlan, check_writable};
 use crate::render::RenderError;
@@ -132,7 +133,99 @@ fn frame_plan(args: &MovieArgs, path: &CameraPath) -> anyhow::Result<FramePlan> 
 }
 
 /// Runs `haloscope movie`.
-pub fn run(args: MovieArgs) -> anyhow::Result<()> {
+/// What a movie needs once its options are checked and its snapshot is loaded: the same on
+/// every rank of an MPI job.
+struct MovieJob {
+    snapshot: crate::data::Snapshot,
+    path: CameraPath,
+    path_name: PathBuf,
+    plan: FramePlan,
+    renderer: FrameRenderer,
+    source: String,
+}
+
+/// Runs `haloscope movie`: in one process, or as one rank of `mpirun -n K haloscope movie …`
+/// (the ranks split the frames on key-frame segment boundaries; rank 0 writes the MP4 from every
+/// rank's segments and reports), with the same frames and MP4 bytes.
+pub fn run(args: MovieArgs, group: &dyn Collective) -> anyhow::Result<()> {
+    let ranks = group.size() > 1;
+    let progress = if args.json || !group.is_root() {
+        Progress::none()
+    } else {
+        terminal_progress()
+    };
+    let job = prepare(&args, group, &progress);
+    // Every rank prepares alike; one that fails ends them all, before the frames.
+    let mut job = if ranks { agree(group, job)? } else { job? };
+    let mut empty_frames = Vec::new();
+    let mp4_settings = Mp4Settings::default();
+    let mp4 = args.mp4.as_deref().map(|mp4| (mp4, &mp4_settings));
+    let (renderer, snapshot) = (&mut job.renderer, &job.snapshot);
+    let render = |sample: &crate::movie::PathSample, index| {
+        let image = renderer.frame(snapshot, sample)?;
+        if is_empty_frame(&image) {
+            empty_frames.push(index);
+        }
+        Ok::<_, RenderError>(image)
+    };
+    let (path, plan) = (&job.path, &job.plan);
+    let summary = if ranks {
+        export_frames_across(group, path, plan, &args.out, mp4, render, &progress)?
+    } else {
+        export_frames(path, plan, &args.out, mp4, render, &progress)
+            .map(Some)
+            .map_err(|err| interrupted_or(err, &args))?
+    };
+    if ranks {
+        empty_frames = all_empty_frames(group, &empty_frames);
+    }
+    match summary {
+        Some(summary) => report(&args, &job, &summary, &empty_frames),
+        // Rank 0 reports; with --strict, empty frames end every rank, rank 0 with the message.
+        None if args.preset.strict && !empty_frames.is_empty() => Err(Agreed {
+            message: "empty frames".into(),
+            quiet: true,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// The error of an export in one process: an interrupted one says how to resume.
+fn interrupted_or(err: ExportError, args: &MovieArgs) -> anyhow::Error {
+    match err {
+        ExportError::Cancelled(_) if crate::cli::interrupt::interrupted() => anyhow::anyhow!(
+            "{}: interrupted; the finished frames are kept and the same command resumes",
+            args.out.display()
+        ),
+        err => err.into(),
+    }
+}
+
+/// Every rank's empty frames, in frame order (the ranks' parts are consecutive).
+fn all_empty_frames(group: &dyn Collective, mine: &[usize]) -> Vec<usize> {
+    let bytes: Vec<u8> = mine
+        .iter()
+        .flat_map(|&i| (i as u64).to_le_bytes())
+        .collect();
+    group
+        .all_gather_bytes(&bytes)
+        .iter()
+        .flat_map(|part| {
+            part.chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) as usize)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Checks the options, loads the snapshot and the camera path, and prepares the renderer on
+/// this rank's back-end.
+fn prepare(
+    args: &MovieArgs,
+    group: &dyn Collective,
+    progress: &Progress,
+) -> anyhow::Result<MovieJob> {
     // Before any work: no output over the snapshot or the camera path, nor frames over a file.
     let mut files = OutputPlan::new();
     if let Some(file) = &args.file {
@@ -146,7 +239,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
     let path_file = args.path.as_ref().map(|p| load_path(p)).transpose()?;
     // The options that need no snapshot are checked before the load.
     match &path_file {
-        Some(path) => check_options(&args, path).map(drop)?,
+        Some(path) => check_options(args, path).map(drop)?,
         None => check_demo_size(args.demo)?,
     }
     if let Some(mp4) = &args.mp4 {
@@ -163,31 +256,27 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             .map_err(RenderError::Gpu)
             .with_context(|| source.clone())?;
     }
-    let progress = if args.json {
-        Progress::none()
-    } else {
-        terminal_progress()
-    };
     // Ctrl-C stops at the next frame: finished frames stay, temporary files are removed.
     crate::cli::interrupt::cancel_on_interrupt(progress.cancel_token().clone());
     let mut snapshot = match (&args.file, args.demo) {
         (Some(file), _) => args
             .region
-            .load(file, &LoadOptions::default(), &progress)
+            .load(file, &LoadOptions::default(), progress)
             .with_context(|| format!("reading {}", file.display()))?,
         (None, Some(n)) => demo_snapshot(n, DEMO_SEED),
         (None, None) => anyhow::bail!("give a snapshot FILE or --demo N"),
     };
+    // Each rank of a host renders its frames on its own part of the host's devices.
     let backend = args
         .devices
-        .resolve(args.backend)
+        .resolve_for_rank(args.backend, group)
         .map_err(RenderError::from)
         .with_context(|| source.clone())?;
     let (path, path_name) = match (path_file, args.preset.preset) {
         (Some(path), _) => (path, args.path.clone().unwrap_or_default()),
         (None, Some(preset)) => (
             args.preset
-                .path(preset, &snapshot, &source, &backend, &progress)?,
+                .path(preset, &snapshot, &source, &backend, progress)?,
             PathBuf::from(format!(
                 "preset {}",
                 clap::ValueEnum::to_possible_value(&preset)
@@ -196,7 +285,7 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         ),
         (None, None) => anyhow::bail!("give --path PATH.toml or --preset"),
     };
-    let plan = frame_plan(&args, &path)?;
+    let plan = frame_plan(args, &path)?;
     args.style.apply_box(&mut snapshot);
     let first = path.sample(path.start_s());
     let settings = args
@@ -209,37 +298,40 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
         )
         .with_context(|| source.clone())?;
     validate_settings(&snapshot, &settings).with_context(|| source.clone())?;
-    fill_missing_smoothing_lengths(&mut snapshot, &settings, &progress)
+    fill_missing_smoothing_lengths(&mut snapshot, &settings, progress)
         .with_context(|| source.clone())?;
-    let mut renderer = FrameRenderer::new(&snapshot, settings, &first, backend, &progress)
+    let renderer = FrameRenderer::new(&snapshot, settings, &first, backend, progress)
         .with_context(|| format!("{source}: preparing the frames of {}", path_name.display()))?;
-    let mut empty_frames = Vec::new();
-    let mp4_settings = Mp4Settings::default();
-    let summary = export_frames(
-        &path,
-        &plan,
-        &args.out,
-        args.mp4.as_deref().map(|mp4| (mp4, &mp4_settings)),
-        |sample, index| {
-            let image = renderer.frame(&snapshot, sample)?;
-            if is_empty_frame(&image) {
-                empty_frames.push(index);
-            }
-            Ok::<_, RenderError>(image)
-        },
-        &progress,
-    )
-    .map_err(|err| match err {
-        ExportError::Cancelled(_) if crate::cli::interrupt::interrupted() => anyhow::anyhow!(
-            "{}: interrupted; the finished frames are kept and the same command resumes",
-            args.out.display()
-        ),
-        err => err.into(),
-    })?;
+    Ok(MovieJob {
+        snapshot,
+        path,
+        path_name,
+        plan,
+        renderer,
+        source,
+    })
+}
+
+/// The summary on stdout (`--json`) or stderr, and the empty-frame warning (an error with
+/// `--strict`).
+fn report(
+    args: &MovieArgs,
+    job: &MovieJob,
+    summary: &ExportSummary,
+    empty_frames: &[usize],
+) -> anyhow::Result<()> {
+    let MovieJob {
+        renderer,
+        plan,
+        path_name,
+        snapshot,
+        source,
+        ..
+    } = job;
     let backend = renderer.backend().name();
     if args.json {
         let report = serde_json::json!({
-            "path": json_path(&path_name),
+            "path": json_path(path_name),
             "empty_frames": empty_frames.len(),
             "out": json_path(&args.out),
             "frames": summary.n_frames,
@@ -284,14 +376,14 @@ pub fn run(args: MovieArgs) -> anyhow::Result<()> {
             );
         }
     }
-    if !empty_frames.is_empty() {
+    if let Some(first_empty) = empty_frames.first() {
         let message = format!(
             "{} of {} rendered frames are empty (nothing of {source} in view, first: frame {}): \
              is the camera path for these coordinates? Data bounds: {}",
             empty_frames.len(),
             summary.rendered,
-            empty_frames[0],
-            DataBounds::of(&snapshot).map_or("none".to_owned(), |b| format!(
+            first_empty,
+            DataBounds::of(snapshot).map_or("none".to_owned(), |b| format!(
                 "{:?} to {:?}",
                 b.lower, b.upper
             )),

@@ -1,10 +1,11 @@
 //! `haloscope twopoint`.
 
-use crate::backend::BackendChoice;
+use crate::backend::{Backend, BackendChoice};
 use crate::cluster::{Cluster, Collective};
 use crate::data::events;
 use crate::jobs::Progress;
 use crate::twopoint::analysis::check_trials;
+use crate::twopoint::cuda::load_kernels;
 use crate::twopoint::ranks::run_trials_across;
 use crate::twopoint::{
     Analysis, Batches, PostTrialSignificance, Prepared, ScrambleChoice, Summary, TwoPointConfig,
@@ -110,22 +111,19 @@ fn observe(
     for file in &args.files {
         plan.input("FILE", file)?;
     }
-    let backend = args
-        .devices
-        .resolve_for_rank(args.backend, collective)
-        .context("--backend cuda")?;
-    let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
-    let list = stages.time("read", || events::read(&paths, progress))?;
-    let config = TwoPointConfig {
-        bin_step_deg: args.bin_step,
-        bin_count: args.bins,
-        cut_fractions: args.cuts.clone(),
-    };
-    let prepared = stages.time("prepare", || -> anyhow::Result<_> {
-        let mut prepared = prepare(&list, &config).context("two-point configuration")?;
-        prepared.set_scramble(args.scramble).context("--scramble")?;
-        Ok(prepared)
-    })?;
+    // Opening the devices (driver contexts, the kernels' compile or cache load) overlaps the
+    // read and preparation of the events; its error, if any, is reported first, as when it ran
+    // before them.
+    let (opened, prepared) = std::thread::scope(|scope| {
+        let reading = scope.spawn(|| read_and_prepare(args, stages, progress));
+        let opened = open_backend(args, collective);
+        let prepared = reading
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the events panicked")));
+        (opened, prepared)
+    });
+    let backend = opened?;
+    let prepared = prepared?;
     check_trials(args.trials, prepared.bins.len(), prepared.cuts.len())
         .map_err(|err| anyhow::anyhow!("--trials: {err}"))?;
     if let Some(batch) = args.batch
@@ -140,12 +138,44 @@ fn observe(
     Ok((run, batch))
 }
 
+/// This rank's back-end, with the CUDA counting kernels loaded on each of its devices.
+fn open_backend(args: &TwopointArgs, collective: &dyn Collective) -> anyhow::Result<Backend> {
+    let backend = args
+        .devices
+        .resolve_for_rank(args.backend, collective)
+        .context("--backend cuda")?;
+    for device in backend.devices() {
+        // A failure here is reported by the first count on that device, with its context.
+        let _ = load_kernels(device);
+    }
+    Ok(backend)
+}
+
+/// The events of `args.files`, read and prepared for counting.
+fn read_and_prepare(
+    args: &TwopointArgs,
+    stages: &mut StageSeconds,
+    progress: &Progress,
+) -> anyhow::Result<Prepared> {
+    let paths: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
+    let list = stages.time("read", || events::read(&paths, progress))?;
+    let config = TwoPointConfig {
+        bin_step_deg: args.bin_step,
+        bin_count: args.bins,
+        cut_fractions: args.cuts.clone(),
+    };
+    stages.time("prepare", || -> anyhow::Result<_> {
+        let mut prepared = prepare(&list, &config).context("two-point configuration")?;
+        prepared.set_scramble(args.scramble).context("--scramble")?;
+        Ok(prepared)
+    })
+}
+
 /// The statistics of `run`, as JSON on stdout or a table on stderr.
 fn report(args: &TwopointArgs, run: &TwoPointRun, stages: &mut StageSeconds) -> anyhow::Result<()> {
     let (prepared, analysis) = (&run.prepared, &run.analysis);
     let backend = run.backend().kind().name();
-    let (summary, post_trial) =
-        stages.time("statistics", || (analysis.summary(), analysis.post_trial()));
+    let (summary, post_trial) = stages.time("statistics", || analysis.statistics());
     let seconds = stages.total();
     let report = report_json(
         args, prepared, analysis, &summary, post_trial, backend, stages,

@@ -127,10 +127,16 @@ pub struct Mp4Summary {
 /// Streams RGB frames into an H.264 MP4. Create, [`push_frame`](Self::push_frame) each frame in
 /// order, then [`finish`](Self::finish). Frames are coded in key-frame segments on several
 /// threads ([`SegmentPipeline`]) and written in order.
+///
+/// A movie split over processes codes each part with [`Self::segments_only`] and
+/// [`Self::finish_segments`]; one process then writes the MP4 from every part's segments with
+/// [`Self::create`], [`Self::push_coded`] and [`Self::finish`]: the same bytes as one encoder.
 pub struct Mp4Encoder {
     final_path: PathBuf,
-    temp_path: TempPath,
-    track: Mp4Track,
+    /// The MP4 being written; `None` when only segments are coded.
+    output: Option<(TempPath, Mp4Track)>,
+    /// Coded segments kept for another process (segments-only encoders).
+    coded: Vec<CodedSegment>,
     pipeline: SegmentPipeline,
     /// Frame size as given.
     width: u32,
@@ -174,6 +180,30 @@ impl Mp4Encoder {
         fps: f64,
         settings: &Mp4Settings,
     ) -> Result<Self, EncodeError> {
+        Self::start(path, (width, height), fps, settings, None)
+    }
+
+    /// An encoder of frames `first_frame..` of the MP4 `path` (named in messages, never
+    /// written) that keeps the coded segments for [`Self::finish_segments`]; `first_frame`
+    /// must start a key-frame segment.
+    pub fn segments_only(
+        path: &Path,
+        (width, height): (u32, u32),
+        fps: f64,
+        settings: &Mp4Settings,
+        first_frame: usize,
+    ) -> Result<Self, EncodeError> {
+        Self::start(path, (width, height), fps, settings, Some(first_frame))
+    }
+
+    /// [`Self::create`], or [`Self::segments_only`] from `segments_from`.
+    fn start(
+        path: &Path,
+        (width, height): (u32, u32),
+        fps: f64,
+        settings: &Mp4Settings,
+        segments_from: Option<usize>,
+    ) -> Result<Self, EncodeError> {
         let final_path = path.to_path_buf();
         let encoded_width = width.div_ceil(2) * 2;
         let encoded_height = height.div_ceil(2) * 2;
@@ -193,20 +223,14 @@ impl Mp4Encoder {
                 fps,
             });
         }
-        // `.<name>.XXXXXX.part` beside the MP4: an interrupted run's file is recognisable, and
-        // the next run of the same MP4 removes it (export_frames).
-        let temp = crate::output::temporary_beside(path).map_err(EncodeError::Output)?;
-        let (file, temp_path) = temp.into_parts();
-        let config = mp4::Mp4Config {
-            major_brand: mp4::FourCC::from(*b"isom"),
-            minor_version: 512,
-            compatible_brands: [*b"isom", *b"iso2", *b"avc1", *b"mp41"]
-                .map(mp4::FourCC::from)
-                .to_vec(),
-            timescale: MOVIE_TIMESCALE,
+        let output = match segments_from {
+            Some(_) => None,
+            None => Some(open_mp4(
+                path,
+                (encoded_width, encoded_height),
+                sample_ticks,
+            )?),
         };
-        let writer = mp4::Mp4Writer::write_start(BufWriter::new(file), &config)
-            .map_err(|err| mp4_error(path, err))?;
         // Rate control off: OpenH264 then codes every frame at its fixed base quantiser (26)
         // with adaptive quantisation, i.e. constant quality, and never drops a frame; its
         // bit-rate modes would either skip frames (a movie must keep every one) or, with
@@ -224,22 +248,14 @@ impl Mp4Encoder {
         let pipeline = SegmentPipeline::start(
             path,
             config,
-            encoded_width as usize,
-            encoded_height as usize,
+            (encoded_width as usize, encoded_height as usize),
             segment_len.map(|n| n as usize),
+            segments_from.unwrap_or(0),
         );
         Ok(Self {
-            final_path: final_path.clone(),
-            temp_path,
-            track: Mp4Track {
-                path: final_path,
-                writer,
-                width: encoded_width as u16,
-                height: encoded_height as u16,
-                sample_duration: sample_ticks as u32,
-                parameter_sets: None,
-                written: 0,
-            },
+            final_path,
+            output,
+            coded: Vec::new(),
             pipeline,
             width,
             height,
@@ -279,11 +295,26 @@ impl Mp4Encoder {
             let padded = pad_to(image, self.encoded_width, self.encoded_height);
             yuv.read_rgb8(RgbSliceU8::new(padded.as_raw(), size));
         }
-        let track = &mut self.track;
+        let (output, coded) = (&mut self.output, &mut self.coded);
         self.pipeline
-            .push(yuv, |segment| track.write_segment(segment))?;
+            .push(yuv, |segment| take_segment(output, coded, segment))?;
         self.frames += 1;
         Ok(())
+    }
+
+    /// Writes a segment another process coded (see [`Self::segments_only`]) as the next frames.
+    pub fn push_coded(&mut self, segment: CodedSegment) -> Result<(), EncodeError> {
+        self.frames += segment.frames.len();
+        take_segment(&mut self.output, &mut self.coded, segment)
+    }
+
+    /// Waits for the last segments of a [`Self::segments_only`] encoder and returns them all,
+    /// in order.
+    pub fn finish_segments(mut self) -> Result<Vec<CodedSegment>, EncodeError> {
+        let (output, coded) = (&mut self.output, &mut self.coded);
+        self.pipeline
+            .finish(|segment| take_segment(output, coded, segment))?;
+        Ok(std::mem::take(&mut self.coded))
     }
 
     /// Writes the index (moov), flushes, and renames the MP4 into place.
@@ -292,10 +323,16 @@ impl Mp4Encoder {
         if self.frames == 0 {
             return Err(EncodeError::NoFrames { path });
         }
-        let track = &mut self.track;
+        let (output, coded) = (&mut self.output, &mut self.coded);
         self.pipeline
-            .finish(|segment| track.write_segment(segment))?;
-        self.track
+            .finish(|segment| take_segment(output, coded, segment))?;
+        let Some((temp_path, mut track)) = self.output.take() else {
+            return Err(EncodeError::Mp4 {
+                path,
+                message: "an encoder of segments only has no MP4 to finish".into(),
+            });
+        };
+        track
             .writer
             .write_end()
             .map_err(|err| mp4_error(&path, err))?;
@@ -303,8 +340,7 @@ impl Mp4Encoder {
             path: path.clone(),
             source,
         };
-        let file = self
-            .track
+        let file = track
             .writer
             .into_writer()
             .into_inner()
@@ -312,7 +348,7 @@ impl Mp4Encoder {
         file.sync_all().map_err(io_error)?;
         let bytes = file.metadata().map_err(io_error)?.len();
         drop(file);
-        self.temp_path
+        temp_path
             .persist(&path)
             .map_err(|err| io_error(err.error))?;
         Ok(Mp4Summary {
@@ -322,6 +358,53 @@ impl Mp4Encoder {
             height: self.encoded_height,
             bytes,
         })
+    }
+}
+
+/// Starts the MP4 `path` in a temporary file beside it: `.<name>.XXXXXX.part`, so that an
+/// interrupted run's file is recognisable and the next run of the same MP4 removes it
+/// (export_frames).
+fn open_mp4(
+    path: &Path,
+    (width, height): (u32, u32),
+    sample_ticks: f64,
+) -> Result<(TempPath, Mp4Track), EncodeError> {
+    let temp = crate::output::temporary_beside(path).map_err(EncodeError::Output)?;
+    let (file, temp_path) = temp.into_parts();
+    let config = mp4::Mp4Config {
+        major_brand: mp4::FourCC::from(*b"isom"),
+        minor_version: 512,
+        compatible_brands: [*b"isom", *b"iso2", *b"avc1", *b"mp41"]
+            .map(mp4::FourCC::from)
+            .to_vec(),
+        timescale: MOVIE_TIMESCALE,
+    };
+    let writer = mp4::Mp4Writer::write_start(BufWriter::new(file), &config)
+        .map_err(|err| mp4_error(path, err))?;
+    let track = Mp4Track {
+        path: path.to_path_buf(),
+        writer,
+        width: width as u16,
+        height: height as u16,
+        sample_duration: sample_ticks as u32,
+        parameter_sets: None,
+        written: 0,
+    };
+    Ok((temp_path, track))
+}
+
+/// A coded segment into the MP4 being written, or kept when only segments are coded.
+fn take_segment(
+    output: &mut Option<(TempPath, Mp4Track)>,
+    coded: &mut Vec<CodedSegment>,
+    segment: CodedSegment,
+) -> Result<(), EncodeError> {
+    match output {
+        Some((_, track)) => track.write_segment(segment),
+        None => {
+            coded.push(segment);
+            Ok(())
+        }
     }
 }
 

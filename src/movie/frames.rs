@@ -11,11 +11,13 @@ pub use super::frame_plan::{FramePlan, PlanError};
 use super::encode::{EncodeError, Mp4Encoder, Mp4Settings, Mp4Summary};
 use super::interpolate::PathSample;
 use super::path::CameraPath;
+use super::segments::CodedSegment;
 use crate::jobs::{Cancelled, Progress};
 use crossbeam_channel::{Receiver, bounded};
 use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::{ImageEncoder, RgbImage};
 use std::error::Error as StdError;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,15 +134,74 @@ pub fn export_frames<F, E>(
     plan: &FramePlan,
     out_dir: &Path,
     mp4: Option<(&Path, &Mp4Settings)>,
-    mut render_frame: F,
+    render_frame: F,
     progress: &Progress,
 ) -> Result<ExportSummary, ExportError>
 where
     F: FnMut(&PathSample, usize) -> Result<RgbImage, E>,
     E: Into<Box<dyn StdError + Send + Sync>>,
 {
-    let started = Instant::now();
     let started_at = std::time::SystemTime::now();
+    plan.check()?;
+    if mp4.is_some() {
+        plan.check_mp4()?;
+    }
+    remove_stale(out_dir, mp4.map(|(p, _)| p), started_at)?;
+    let part = ExportPart {
+        frames: 0..plan.n_frames,
+        mp4,
+        segments_only: false,
+    };
+    export_part(path, plan, out_dir, &part, render_frame, progress).map(|(summary, _)| summary)
+}
+
+/// Which frames of a movie one process exports, and what it does with the MP4.
+#[derive(Debug, Clone)]
+pub struct ExportPart<'a> {
+    /// The frames this process renders (or finds on disk).
+    pub frames: Range<usize>,
+    /// The MP4 and its settings, when one is asked for.
+    pub mp4: Option<(&'a Path, &'a Mp4Settings)>,
+    /// Code only this part's key-frame segments (the frames must start a segment) and hand
+    /// them back, for the process that writes the MP4; else write the MP4 itself.
+    pub segments_only: bool,
+}
+
+/// Creates `out_dir` and removes the temporary files an interrupted run left there (frames)
+/// and beside `mp4`, older than `started_at`, before this run makes its own.
+pub fn remove_stale(
+    out_dir: &Path,
+    mp4: Option<&Path>,
+    started_at: std::time::SystemTime,
+) -> Result<(), ExportError> {
+    std::fs::create_dir_all(out_dir).map_err(|source| ExportError::CreateDir {
+        path: out_dir.to_path_buf(),
+        source,
+    })?;
+    crate::output::remove_stale_temporaries_in(out_dir, started_at, is_frame_file_name)?;
+    if let Some(mp4_path) = mp4 {
+        crate::output::remove_stale_temporaries(mp4_path, started_at)?;
+    }
+    Ok(())
+}
+
+/// [`export_frames`] of `part.frames` only, into a folder [`remove_stale`] prepared; with
+/// `part.segments_only`, the coded segments of those frames come back beside the summary
+/// (whose `mp4` is then `None`).
+pub fn export_part<F, E>(
+    path: &CameraPath,
+    plan: &FramePlan,
+    out_dir: &Path,
+    part: &ExportPart<'_>,
+    mut render_frame: F,
+    progress: &Progress,
+) -> Result<(ExportSummary, Vec<CodedSegment>), ExportError>
+where
+    F: FnMut(&PathSample, usize) -> Result<RgbImage, E>,
+    E: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let started = Instant::now();
+    let mp4 = part.mp4;
     plan.check()?;
     if mp4.is_some() {
         plan.check_mp4()?;
@@ -149,21 +210,24 @@ where
         path: out_dir.to_path_buf(),
         source,
     })?;
-    // Temporary files an interrupted run left (frames, the MP4), older than this run and
-    // removed before it makes its own.
-    crate::output::remove_stale_temporaries_in(out_dir, started_at, is_frame_file_name)?;
-    if let Some((mp4_path, _)) = mp4 {
-        crate::output::remove_stale_temporaries(mp4_path, started_at)?;
-    }
+    let frames = part.frames.start.min(plan.n_frames)..part.frames.end.min(plan.n_frames);
     let frame_paths: Vec<PathBuf> = (0..plan.n_frames)
         .map(|i| out_dir.join(frame_file_name(i)))
         .collect();
     let on_disk: Vec<bool> = frame_paths
         .iter()
-        .map(|p| frame_on_disk(p, plan.width, plan.height))
+        .enumerate()
+        .map(|(i, p)| frames.contains(&i) && frame_on_disk(p, plan.width, plan.height))
         .collect();
-    let to_render = on_disk.iter().filter(|&&done| !done).count();
+    let to_render = frames.len() - on_disk.iter().filter(|&&done| done).count();
     let mut encoder = match mp4 {
+        Some((mp4_path, settings)) if part.segments_only => Some(Mp4Encoder::segments_only(
+            mp4_path,
+            (plan.width, plan.height),
+            plan.fps,
+            settings,
+            frames.start,
+        )?),
         Some((mp4_path, settings)) => Some(Mp4Encoder::create(
             mp4_path,
             plan.width,
@@ -198,7 +262,12 @@ where
             .take()
             .map(|encoder| scope.spawn(move || encode_frames(encoder, encode_receiver)));
         let main_result = (|| -> Result<(), ExportError> {
-            for (index, frame_path) in frame_paths.iter().enumerate() {
+            for (index, frame_path) in frame_paths
+                .iter()
+                .enumerate()
+                .skip(frames.start)
+                .take(frames.len())
+            {
                 progress.check()?;
                 if png_failed.load(Ordering::Relaxed) {
                     return Ok(());
@@ -286,16 +355,17 @@ where
     png_result?;
     let encoder = encode_result.transpose()?;
     main_result?;
-    let mp4_summary = match encoder {
+    let (mp4_summary, segments) = match encoder {
+        Some(encoder) if part.segments_only => (None, encoder.finish_segments()?),
         Some(encoder) => {
             progress.report("encoding", 0, 1);
             let summary = encoder.finish()?;
             progress.report("encoding", 1, 1);
-            Some(summary)
+            (Some(summary), Vec::new())
         }
-        None => None,
+        None => (None, Vec::new()),
     };
-    Ok(ExportSummary {
+    let summary = ExportSummary {
         n_frames: plan.n_frames,
         rendered,
         skipped,
@@ -303,7 +373,8 @@ where
         mp4: mp4_summary,
         seconds: started.elapsed().as_secs_f64(),
         render_seconds: render_time.as_secs_f64(),
-    })
+    };
+    Ok((summary, segments))
 }
 
 /// Whether `path` holds a PNG of `width`×`height` (header check: our own frames are complete

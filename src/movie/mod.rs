@@ -20,6 +20,8 @@ pub mod keyframe;
 pub mod path;
 pub mod path_file;
 pub mod presets;
+pub mod ranks;
+pub mod segment_bytes;
 pub mod segments;
 
 pub use data_presets::{DataBounds, DataPreset, DataPresetOptions, data_preset_path};
@@ -31,3 +33,4 @@ pub use interpolate::PathSample;
 pub use keyframe::{CameraPose, Keyframe, PathError, RenderSettings, Timing};
 pub use path::{CameraPath, PathKeyframes};
 pub use path_file::{PathFileError, load_path, parse_path, save_path, to_toml_string};
+pub use ranks::export_frames_across;

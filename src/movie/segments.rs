@@ -64,6 +64,8 @@ pub struct SegmentPipeline {
     results: Receiver<(usize, Result<CodedSegment, EncodeError>)>,
     workers: Vec<JoinHandle<()>>,
     open: Option<Sender<YUVBuffer>>,
+    /// The movie's index of the first frame pushed.
+    first_frame: usize,
     pushed: usize,
     started_segments: usize,
     done: BTreeMap<usize, CodedSegment>,
@@ -83,13 +85,15 @@ impl std::fmt::Debug for SegmentPipeline {
 impl SegmentPipeline {
     /// Starts the encoder threads for `width`×`height` frames (even sizes) cut into segments of
     /// `segment_len` frames (`None`: one segment, i.e. one key frame at the start only), each
-    /// coded with `config` (whose intra period must be the segment length or 0).
+    /// coded with `config` (whose intra period must be the segment length or 0). The first
+    /// frame pushed is frame `first_frame` of the movie (a multiple of `segment_len` where a
+    /// process codes only its part of a movie), which numbers the frames' timestamps.
     pub fn start(
         path: &Path,
         config: EncoderConfig,
-        width: usize,
-        height: usize,
+        (width, height): (usize, usize),
         segment_len: Option<usize>,
+        first_frame: usize,
     ) -> Self {
         let segment_len = segment_len.filter(|&n| n > 0).unwrap_or(usize::MAX);
         let frame_bytes = width * height * 3 / 2;
@@ -125,6 +129,7 @@ impl SegmentPipeline {
             results,
             workers,
             open: None,
+            first_frame,
             pushed: 0,
             started_segments: 0,
             done: BTreeMap::new(),
@@ -154,7 +159,7 @@ impl SegmentPipeline {
             let (sender, receiver) = bounded(capacity);
             let job = SegmentJob {
                 index: self.started_segments,
-                first_frame: self.pushed,
+                first_frame: self.first_frame + self.pushed,
                 frames: receiver,
             };
             let sent = self.jobs.as_ref().map(|jobs| jobs.send(job));

@@ -19,6 +19,7 @@ pub mod cuda;
 pub mod cuts;
 pub mod grid;
 pub mod histogram;
+pub mod ks;
 pub mod philox;
 mod prepared;
 pub mod ranks;

@@ -10,6 +10,7 @@
 //! best local p over all bins is compared with the observed best (same trials, no fit).
 
 use super::histogram::{CountHistogram, TrialRows};
+use super::ks::ks_distance;
 use super::significance::{BinSignificance, PostTrialSignificance};
 use super::{Counts, Prepared, TrialBatch, TwoPointError};
 use rayon::prelude::*;
@@ -52,7 +53,7 @@ impl FitKind {
     }
 
     /// P(X ≤ x + ½) under the fit (the CDF the KS distance compares with).
-    fn cdf_at(&self, count: u64) -> f64 {
+    pub fn cdf_at(&self, count: u64) -> f64 {
         1.0 - self.p_at_least(count + 1)
     }
 }
@@ -321,6 +322,11 @@ impl Analysis {
         stats
     }
 
+    /// [`Self::summary`] and [`Self::post_trial`], computed side by side on the thread pool.
+    pub fn statistics(&self) -> (Summary, PostTrialSignificance) {
+        rayon::join(|| self.summary(), || self.post_trial())
+    }
+
     /// Post-trial p-value of the most significant bin: with the observation as sample 0 and the
     /// trials as samples 1..=T, local p of a sample in a bin = (samples with count ≥ its count)
     /// /(T + 1); post-trial p = (trials whose best local p ≤ the observed best + 1)/(T + 1).
@@ -358,14 +364,20 @@ impl Analysis {
         };
         // Compared as counts of samples: p = count/samples for every bin alike.
         let observed_best = best_of(&self.observed.values);
-        let mut as_extreme = 0u64;
-        for rows in &self.batches {
-            rows.for_each_row(width, |row| {
-                if best_of(row) <= observed_best {
-                    as_extreme += 1;
-                }
-            });
-        }
+        // Batches are independent and the tally is an integer sum: one batch per task.
+        let as_extreme = self
+            .batches
+            .par_iter()
+            .map(|rows| {
+                let mut as_extreme = 0u64;
+                rows.for_each_row(width, |row| {
+                    if best_of(row) <= observed_best {
+                        as_extreme += 1;
+                    }
+                });
+                as_extreme
+            })
+            .sum();
         Some(as_extreme)
     }
 }
@@ -376,33 +388,6 @@ pub fn sigma_of_p(p: f64) -> f64 {
         return f64::NAN;
     }
     -Normal::standard().inverse_cdf(p)
-}
-
-/// Kolmogorov–Smirnov distance between integer samples (as a histogram) and a fit's CDF at the
-/// sample values (with continuity correction).
-fn ks_distance(histogram: &CountHistogram, fit: &FitKind) -> f64 {
-    let n = histogram.total() as f64;
-    let mut distance: f64 = 0.0;
-    let mut seen = 0u64;
-    // The CDF at the last value seen: trial counts are mostly consecutive integers, so the
-    // model below a value is usually the one just computed (the CDF costs far more than the rest).
-    let mut last: Option<(u64, f64)> = None;
-    for (value, multiplicity) in histogram.iter() {
-        let below = seen as f64 / n;
-        seen += multiplicity;
-        let at_or_below = seen as f64 / n;
-        let model_below = match (value, last) {
-            (0, _) => 0.0,
-            (_, Some((previous, cdf))) if previous + 1 == value => cdf,
-            _ => fit.cdf_at(value - 1),
-        };
-        let model_at = fit.cdf_at(value);
-        last = Some((value, model_at));
-        distance = distance
-            .max((below - model_below).abs())
-            .max((at_or_below - model_at).abs());
-    }
-    distance
 }
 
 #[cfg(test)]

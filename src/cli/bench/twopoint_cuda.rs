@@ -162,8 +162,7 @@ fn end_to_end(
     run.run_trials(trials, batches, &Progress::none(), |_| {})?;
     let trials_s = trials_start.elapsed().as_secs_f64();
     let statistics_start = Instant::now();
-    let summary = run.analysis.summary();
-    let post_trial = run.analysis.post_trial();
+    let (summary, post_trial) = run.analysis.statistics();
     let statistics_s = statistics_start.elapsed().as_secs_f64();
     let seconds = start.elapsed().as_secs_f64();
     let per_trial_ms = seconds * 1e3 / trials as f64;

@@ -136,7 +136,34 @@ impl<'p> CudaPairCounter<'p> {
     ) -> Result<Self, TwoPointError> {
         let tables = cuda_tables(prepared)?;
         let kernel = CountKernel::for_tables(tables.one_step);
-        Self::with_tables(device, prepared, trials_per_launch, tables, kernel)
+        let stream = device.stream().clone();
+        Self::with_tables(
+            device,
+            prepared,
+            trials_per_launch,
+            tables,
+            (kernel, stream),
+        )
+    }
+
+    /// As [`Self::with_trials_per_launch`] on a stream of its own, so that two counters on one
+    /// device overlap one's host work (downloads, edge decisions, cumulative counts) with the
+    /// other's kernels.
+    pub fn on_own_stream(
+        device: &GpuDevice,
+        prepared: &'p Prepared,
+        trials_per_launch: usize,
+    ) -> Result<Self, TwoPointError> {
+        let tables = cuda_tables(prepared)?;
+        let kernel = CountKernel::for_tables(tables.one_step);
+        let stream = device.context().new_stream()?;
+        Self::with_tables(
+            device,
+            prepared,
+            trials_per_launch,
+            tables,
+            (kernel, stream),
+        )
     }
 
     /// As [`Self::with_trials_per_launch`] with counting kernel `kernel` where the tables allow
@@ -151,16 +178,24 @@ impl<'p> CudaPairCounter<'p> {
     ) -> Result<Self, TwoPointError> {
         let tables = cuda_tables(prepared)?;
         let kernel = kernel.fitting(tables.one_step);
-        Self::with_tables(device, prepared, trials_per_launch, tables, kernel)
+        let stream = device.stream().clone();
+        Self::with_tables(
+            device,
+            prepared,
+            trials_per_launch,
+            tables,
+            (kernel, stream),
+        )
     }
 
-    /// Loads the kernels, uploads the static data and allocates the work space.
+    /// Loads the kernels, uploads the static data and allocates the work space; every copy
+    /// and launch goes to `stream`.
     fn with_tables(
         device: &GpuDevice,
         prepared: &'p Prepared,
         trials_per_launch: usize,
         tables: CudaTables,
-        kernel: CountKernel,
+        (kernel, stream): (CountKernel, Arc<CudaStream>),
     ) -> Result<Self, TwoPointError> {
         let module = device.module("twopoint.cu", SOURCE)?;
         let load = |name: &str| module.load_function(name).map_err(GpuError::from);
@@ -170,7 +205,6 @@ impl<'p> CudaPairCounter<'p> {
             scatter: load("tp_scatter32")?,
             count: load(kernel.function_name())?,
         };
-        let stream = device.stream().clone();
         let up_f64 = |v: &[f64]| stream.clone_htod(v);
         let up_u32 = |v: &[u32]| stream.clone_htod(v);
         let statics = Static {
@@ -490,6 +524,14 @@ fn alloc_work(
         ambiguous: alloc_u32(4 * INITIAL_AMBIGUOUS)?,
         ambiguous_capacity: INITIAL_AMBIGUOUS,
     })
+}
+
+/// Compiles (or loads from the disk cache) the counting kernels on `device`, so that a caller
+/// can do it while the events are still being read; later counters take the module from the
+/// device's cache.
+pub fn load_kernels(device: &GpuDevice) -> Result<(), TwoPointError> {
+    device.module("twopoint.cu", SOURCE)?;
+    Ok(())
 }
 
 /// Exact cumulative pair counts of the observed RAs on `device` (one-off; build a

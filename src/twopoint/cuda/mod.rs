@@ -6,6 +6,6 @@ pub mod kernel;
 pub mod tables;
 pub mod trials;
 
-pub use count::{CudaPairCounter, DEFAULT_TRIALS_PER_LAUNCH, count_pairs_cuda};
+pub use count::{CudaPairCounter, DEFAULT_TRIALS_PER_LAUNCH, count_pairs_cuda, load_kernels};
 pub use kernel::CountKernel;
 pub use trials::{run_trials_cuda, run_trials_cuda_devices};
