@@ -24,7 +24,7 @@ mod frame;
 mod pipelines;
 mod readback;
 
-pub use context::{REQUIRED_FEATURES, WgpuContext};
+pub use context::{OPTIONAL_FEATURES, REQUIRED_FEATURES, WgpuContext};
 pub use error::WgpuError;
 
 use super::{
