@@ -307,8 +307,8 @@ const LANES: u32 = 8u;
 // One batch of a list: medium splats fill it from the front, larger ones from the back.
 var<workgroup> batch_splat: array<vec4<f32>, 256>;
 var<workgroup> batch_rgb: array<vec4<f32>, 256>;
-// The splat's box within the screen tile: first and last column, first and last row, 4 bits
-// each.
+// The splat's box within the screen tile as masks: bit x of the low half set for its columns,
+// bit 16 + y for its rows, so that a pixel's test is one AND.
 var<workgroup> batch_box: array<u32, 256>;
 var<workgroup> batch_medium: atomic<u32>;
 var<workgroup> batch_large: atomic<u32>;
@@ -352,16 +352,9 @@ fn add_shared(at: u32, v: f32) {
     }
 }
 
-// Part `at` (0, 4, 8, 12: first column, last column, first row, last row) of a packed box.
-fn box_part(packed: u32, at: u32) -> u32 {
-    return (packed >> at) & 15u;
-}
-
-// The splat in batch slot k at pixel (x, y) of the screen tile whose corner is (ox, oy): its
-// weight, as `weight` gives it to every path, times its colour.
-fn batch_weight(k: u32, ox: f32, oy: f32, x: u32, y: u32) -> f32 {
-    let sp = batch_splat[k];
-    return weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
+// Bits first..=last (both below 16) set.
+fn span_mask(first: u32, last: u32) -> u32 {
+    return ((2u << last) - 1u) & ~((1u << first) - 1u);
 }
 
 @compute @workgroup_size(16, 16)
@@ -399,6 +392,7 @@ fn tiles(
     let inside = i < view.tile.x + view.tile.z && j < view.tile.y + view.tile.w;
     let medium_side = f32(view.tuning.y);
     let lane = li % LANES;
+    let pixel_bits = (1u << lid.x) | (1u << (16u + lid.y));
     var r = vec2<u32>(0u);
     var g = vec2<u32>(0u);
     var b = vec2<u32>(0u);
@@ -425,7 +419,8 @@ fn tiles(
                 }
                 batch_splat[slot] = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
                 batch_rgb[slot] = records[2u * index + 1u];
-                batch_box[slot] = u32(x0) | (u32(x1) << 4u) | (u32(y0) << 8u) | (u32(y1) << 12u);
+                batch_box[slot] = span_mask(u32(x0), u32(x1))
+                    | (span_mask(u32(y0), u32(y1)) << 16u);
             }
         }
         workgroupBarrier();
@@ -433,11 +428,15 @@ fn tiles(
         let large = atomicLoad(&batch_large);
         // Medium splats: LANES invocations per splat, into the workgroup sums.
         for (var k = li / LANES; k < medium; k += 256u / LANES) {
-            let packed = batch_box[k];
+            let masks = batch_box[k];
+            let sp = batch_splat[k];
             let rgb = batch_rgb[k];
-            for (var y = box_part(packed, 8u); y <= box_part(packed, 12u); y += 1u) {
-                for (var x = box_part(packed, 0u) + lane; x <= box_part(packed, 4u); x += LANES) {
-                    let w = batch_weight(k, ox, oy, x, y);
+            let x0 = firstTrailingBit(masks & 0xffffu);
+            let x1 = firstLeadingBit(masks & 0xffffu);
+            let y1 = firstLeadingBit(masks >> 16u);
+            for (var y = firstTrailingBit(masks >> 16u); y <= y1; y += 1u) {
+                for (var x = x0 + lane; x <= x1; x += LANES) {
+                    let w = weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
                     if w > 0.0 {
                         let at = 3u * (y * TILE + x);
                         add_shared(at, rgb.x * w);
@@ -450,12 +449,11 @@ fn tiles(
         // Larger splats: every invocation its own pixel, in registers.
         if inside {
             for (var k = 256u - large; k < 256u; k += 1u) {
-                let packed = batch_box[k];
-                if lid.x < box_part(packed, 0u) || lid.x > box_part(packed, 4u)
-                    || lid.y < box_part(packed, 8u) || lid.y > box_part(packed, 12u) {
+                if (batch_box[k] & pixel_bits) != pixel_bits {
                     continue;
                 }
-                let w = batch_weight(k, ox, oy, lid.x, lid.y);
+                let sp = batch_splat[k];
+                let w = weight(i, j, sp.x, sp.y, sp.z, sp.w);
                 if w > 0.0 {
                     let rgb = batch_rgb[k];
                     r = add_fixed(r, rgb.x * w);

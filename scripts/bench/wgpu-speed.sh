@@ -27,14 +27,14 @@ step() {
 }
 render=(bench render --particles 100000000 --sizes 2048 --colour Density --radii 0.3,1,4,16 --repeat 2)
 { nvidia-smi -L; lscpu | grep -E 'Model name|^CPU\(s\)'; } >> "$log" 2>&1
-step 50 "$B/render_wgpu" --include-ignored --test-threads 4 --nocapture
-step 30 "$B/app_wgpu" --include-ignored --test-threads 1
+step 45 "$B/render_wgpu" --include-ignored --test-threads 4 --nocapture
+step 25 "$B/app_wgpu" --include-ignored --test-threads 1
 step 40 "$B/haloscope" "${render[@]}" --backend wgpu
 step 35 "$B/haloscope" "${render[@]}" --backend cuda --large gpu
 [ -n "$before" ] && step 40 "$before" "${render[@]}" --backend wgpu
 step 15 "$B/haloscope" bench movie --frames 60 --backend wgpu
 [ -n "$before" ] && step 15 "$before" bench movie --frames 60 --backend wgpu
-HALOSCOPE_WGPU_TUNING=profile=1 step 35 "$B/haloscope" "${render[@]}" --repeat 1 --backend wgpu
+HALOSCOPE_WGPU_TUNING=profile=1 step 35 "$B/haloscope" "${render[@]:0:10}" --repeat 1 --backend wgpu
 small=(bench render --particles 10000000 --sizes 2048 --colour Density --radii 0.3,1,4,16 --repeat 2)
 for t in int64=0 medium=0 medium=16 small=1 small=5; do
     HALOSCOPE_WGPU_TUNING=$t step 12 "$B/haloscope" "${small[@]}" --backend wgpu
