@@ -12,8 +12,11 @@
 // scatter: every recorded splat writes its index into the lists of the tiles it touches (the
 //   host turned the counts into list offsets), for the tiles of one band.
 // tiles: one workgroup per segment of a screen tile's list; batches of 256 records go through
-//   workgroup memory and every invocation sums its own pixel in registers (fixed point), then
-//   adds it to τ once.
+//   workgroup memory. Splats whose box within the tile is at most `view.tuning.y` pixels a side
+//   are drawn by 8 invocations each (columns strided over them) into fixed-point sums in
+//   workgroup memory; for the larger ones every invocation sums its own pixel in registers.
+//   Each pixel then adds both sums to τ once.
+// τ itself and `tau_add` come from tau_pairs.wgsl or tau_u64.wgsl, put before this file.
 // The weight of one pixel is the CPU twin's: |i + ½ − X| ≤ cut on both axes (the box),
 // dx² + dy² ≤ cut², exp(−dx²/σ²)·exp(−dy²/σ²) times the splat's colour.
 
@@ -35,6 +38,9 @@ struct View {
     colour: vec4<f32>,
     // screen tiles across, screen tiles down, particles in the chunk, unused
     grid: vec4<u32>,
+    // widest box added directly with atomics, widest box within a screen tile drawn splat by
+    // splat in workgroup memory (pixels; 0 turns each off), unused, unused
+    tuning: vec4<u32>,
 };
 
 // One band of screen tiles: range = (first tile, end tile, list offset of the first tile,
@@ -50,8 +56,6 @@ const SIGMA_FACTOR: f32 = 0.41315374;
 const CUT_FACTOR: f32 = 0.75;
 // Screen tile side in pixels (the tiles pass's workgroup is TILE × TILE).
 const TILE: u32 = 16u;
-// Splats whose clipped box is at most this many pixels a side are added with atomics directly.
-const SMALL_SIDE: f32 = 3.0;
 // Invocations per workgroup of the per-particle passes.
 const GROUP: u32 = 256u;
 // Most list entries one workgroup of the tiles pass sums: dense tiles are cut into segments
@@ -64,8 +68,7 @@ const SEGMENT: u32 = 1024u;
 @group(0) @binding(2) var<storage, read> pos_h: array<vec4<f32>>;
 // Normalised intensity n and colour coordinate per particle.
 @group(0) @binding(3) var<storage, read> values: array<vec2<f32>>;
-// τ of the image tile: per pixel, per channel, (lo, hi) words of v·2^k.
-@group(0) @binding(4) var<storage, read_write> tau: array<atomic<u32>>;
+// Binding 4, τ, is declared with `tau_add` in tau_pairs.wgsl or tau_u64.wgsl.
 // Two vec4 per particle: (x, y, σ, cut) and (rgb, 0); σ < 0 when not a tile splat.
 @group(0) @binding(5) var<storage, read_write> records: array<vec4<f32>>;
 // classify: splats per screen tile; scatter: the fill of each tile's list.
@@ -129,23 +132,12 @@ fn to_fixed(v: f32) -> vec2<u32> {
     return vec2<u32>(u32(lo), u32(hi));
 }
 
-// Adds v into τ word pair `at` (lo at `at`, hi after it): the invocation whose addition wraps
-// the low word carries one into the high word.
+// Adds v·2^k into τ word pair `at`.
 fn add_tau(at: u32, v: f32) {
     if !(v > 0.0) {
         return;
     }
-    let f = to_fixed(v);
-    var hi = f.y;
-    if f.x != 0u {
-        let old = atomicAdd(&tau[at], f.x);
-        if old + f.x < old {
-            hi = hi + 1u;
-        }
-    }
-    if hi != 0u {
-        atomicAdd(&tau[at + 1u], hi);
-    }
+    tau_add(at, to_fixed(v));
 }
 
 // A projected splat; `drawn` false when the particle draws nothing in this image tile.
@@ -250,7 +242,8 @@ fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if bx.x > bx.y || bx.z > bx.w {
         return;
     }
-    if bx.y - bx.x < SMALL_SIDE && bx.w - bx.z < SMALL_SIDE {
+    let small = f32(view.tuning.x);
+    if bx.y - bx.x < small && bx.w - bx.z < small {
         let s2 = mul(s.sigma, s.sigma);
         let cut2 = mul(s.cut, s.cut);
         for (var j = bx.z; j <= bx.w; j += 1.0) {
@@ -308,36 +301,60 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     }
 }
 
+// Invocations drawing one splat of the workgroup-memory group (they stride its box's columns).
+const LANES: u32 = 8u;
+
+// One batch of a list: medium splats fill it from the front, larger ones from the back.
 var<workgroup> batch_splat: array<vec4<f32>, 256>;
 var<workgroup> batch_rgb: array<vec4<f32>, 256>;
-var<workgroup> batch_box: array<vec4<f32>, 256>;
+// The splat's box within the screen tile as masks: bit x of the low half set for its columns,
+// bit 16 + y for its rows, so that a pixel's test is one AND.
+var<workgroup> batch_box: array<u32, 256>;
+var<workgroup> batch_medium: atomic<u32>;
+var<workgroup> batch_large: atomic<u32>;
+// The medium splats' fixed-point sums: (lo, hi) words per pixel and channel, pixel-major.
+var<workgroup> sum_lo: array<atomic<u32>, 768>;
+var<workgroup> sum_hi: array<atomic<u32>, 768>;
 var<workgroup> list_tile: u32;
 var<workgroup> list_start: u32;
 var<workgroup> list_end: u32;
 
 // (lo, hi) += v·2^k in registers.
 fn add_fixed(acc: vec2<u32>, v: f32) -> vec2<u32> {
-    let f = to_fixed(v);
-    let lo = acc.x + f.x;
-    var hi = acc.y + f.y;
-    if lo < f.x {
+    return add_pairs(acc, to_fixed(v));
+}
+
+// The sum of two (lo, hi) pairs.
+fn add_pairs(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    var hi = a.y + b.y;
+    if lo < b.x {
         hi = hi + 1u;
     }
     return vec2<u32>(lo, hi);
 }
 
-// Adds a register pair into τ word pair `at`.
-fn add_pair(at: u32, f: vec2<u32>) {
+// Adds v·2^k into the workgroup sum `at`, carrying as `tau_add` of tau_pairs.wgsl does.
+fn add_shared(at: u32, v: f32) {
+    if !(v > 0.0) {
+        return;
+    }
+    let f = to_fixed(v);
     var hi = f.y;
     if f.x != 0u {
-        let old = atomicAdd(&tau[at], f.x);
+        let old = atomicAdd(&sum_lo[at], f.x);
         if old + f.x < old {
             hi = hi + 1u;
         }
     }
     if hi != 0u {
-        atomicAdd(&tau[at + 1u], hi);
+        atomicAdd(&sum_hi[at], hi);
     }
+}
+
+// Bits first..=last (both below 16) set.
+fn span_mask(first: u32, last: u32) -> u32 {
+    return ((2u << last) - 1u) & ~((1u << first) - 1u);
 }
 
 @compute @workgroup_size(16, 16)
@@ -361,31 +378,78 @@ fn tiles(
             list_end = 0u;
         }
     }
+    for (var c = 0u; c < 3u; c += 1u) {
+        atomicStore(&sum_lo[3u * li + c], 0u);
+        atomicStore(&sum_hi[3u * li + c], 0u);
+    }
     let tile = workgroupUniformLoad(&list_tile);
     let start = workgroupUniformLoad(&list_start);
     let end = workgroupUniformLoad(&list_end);
-    let tx = tile % view.grid.x;
-    let ty = tile / view.grid.x;
-    let i = view.tile.x + f32(tx * TILE + lid.x);
-    let j = view.tile.y + f32(ty * TILE + lid.y);
+    let ox = view.tile.x + f32((tile % view.grid.x) * TILE);
+    let oy = view.tile.y + f32((tile / view.grid.x) * TILE);
+    let i = ox + f32(lid.x);
+    let j = oy + f32(lid.y);
     let inside = i < view.tile.x + view.tile.z && j < view.tile.y + view.tile.w;
+    let medium_side = f32(view.tuning.y);
+    let lane = li % LANES;
+    let pixel_bits = (1u << lid.x) | (1u << (16u + lid.y));
     var r = vec2<u32>(0u);
     var g = vec2<u32>(0u);
     var b = vec2<u32>(0u);
     for (var first = start; first < end; first += 256u) {
+        if li == 0u {
+            atomicStore(&batch_medium, 0u);
+            atomicStore(&batch_large, 0u);
+        }
+        workgroupBarrier();
         if first + li < end {
             let index = entries[first + li];
             let a = records[2u * index];
-            batch_splat[li] = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
-            batch_rgb[li] = records[2u * index + 1u];
-            batch_box[li] = clipped_box(a.x, a.y, a.w);
+            let bx = clipped_box(a.x, a.y, a.w);
+            let x0 = max(bx.x - ox, 0.0);
+            let x1 = min(bx.y - ox, f32(TILE - 1u));
+            let y0 = max(bx.z - oy, 0.0);
+            let y1 = min(bx.w - oy, f32(TILE - 1u));
+            if x0 <= x1 && y0 <= y1 {
+                var slot: u32;
+                if x1 - x0 < medium_side && y1 - y0 < medium_side {
+                    slot = atomicAdd(&batch_medium, 1u);
+                } else {
+                    slot = 255u - atomicAdd(&batch_large, 1u);
+                }
+                batch_splat[slot] = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
+                batch_rgb[slot] = records[2u * index + 1u];
+                batch_box[slot] = span_mask(u32(x0), u32(x1))
+                    | (span_mask(u32(y0), u32(y1)) << 16u);
+            }
         }
         workgroupBarrier();
-        let count = min(256u, end - first);
+        let medium = atomicLoad(&batch_medium);
+        let large = atomicLoad(&batch_large);
+        // Medium splats: LANES invocations per splat, into the workgroup sums.
+        for (var k = li / LANES; k < medium; k += 256u / LANES) {
+            let masks = batch_box[k];
+            let sp = batch_splat[k];
+            let rgb = batch_rgb[k];
+            let x0 = firstTrailingBit(masks & 0xffffu);
+            let x1 = firstLeadingBit(masks & 0xffffu);
+            let y1 = firstLeadingBit(masks >> 16u);
+            for (var y = firstTrailingBit(masks >> 16u); y <= y1; y += 1u) {
+                for (var x = x0 + lane; x <= x1; x += LANES) {
+                    let w = weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
+                    if w > 0.0 {
+                        let at = 3u * (y * TILE + x);
+                        add_shared(at, rgb.x * w);
+                        add_shared(at + 1u, rgb.y * w);
+                        add_shared(at + 2u, rgb.z * w);
+                    }
+                }
+            }
+        }
+        // Larger splats: every invocation its own pixel, in registers.
         if inside {
-            for (var k = 0u; k < count; k += 1u) {
-                let bx = batch_box[k];
-                if i < bx.x || i > bx.y || j < bx.z || j > bx.w {
+            for (var k = 256u - large; k < 256u; k += 1u) {
+                if (batch_box[k] & pixel_bits) != pixel_bits {
                     continue;
                 }
                 let sp = batch_splat[k];
@@ -402,8 +466,9 @@ fn tiles(
     }
     if inside && end > start {
         let at = tau_index(i, j);
-        add_pair(at, r);
-        add_pair(at + 2u, g);
-        add_pair(at + 4u, b);
+        let p = 3u * li;
+        tau_add(at, add_pairs(r, vec2<u32>(atomicLoad(&sum_lo[p]), atomicLoad(&sum_hi[p]))));
+        tau_add(at + 2u, add_pairs(g, vec2<u32>(atomicLoad(&sum_lo[p + 1u]), atomicLoad(&sum_hi[p + 1u]))));
+        tau_add(at + 4u, add_pairs(b, vec2<u32>(atomicLoad(&sum_lo[p + 2u]), atomicLoad(&sum_hi[p + 2u]))));
     }
 }

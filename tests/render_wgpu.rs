@@ -184,6 +184,7 @@ fn tiles_chunks_and_bands_give_the_same_bits() {
         chunk_particles: 1024,
         tile_side: 40,
         list_entries: 1024,
+        ..WgpuTuning::default()
     });
     assert_eq!(
         (
@@ -208,6 +209,43 @@ fn tiles_chunks_and_bands_give_the_same_bits() {
     assert_eq!(pieces.last_upload_seconds(), 0.0);
     assert!(again.tau.data == tiled.tau.data, "a repeated frame differs");
     check_against_cpu(&mut pieces, &snapshot, &settings);
+}
+
+#[test]
+fn every_splat_path_and_atomic_width_gives_the_same_bits() {
+    // Radii from sub-pixel to wider than a screen tile, so that every path draws some splats.
+    let snapshot = clustered_snapshot(6_000, 5);
+    let settings = synthetic_settings(&snapshot, 120, 2.0);
+    let mut reference = renderer(WgpuTuning::default());
+    let adapter_int64 = reference
+        .context()
+        .device
+        .features()
+        .contains(haloscope::render::wgpu::INT64_ATOMICS);
+    eprintln!("64-bit atomics: {}", reference.int64_atomics());
+    assert_eq!(reference.int64_atomics(), adapter_int64);
+    let want = reference
+        .render(&snapshot, &settings, &Progress::none())
+        .expect("default");
+    // Direct atomics only up to 1 px or up to 9 px, workgroup memory for no splat or for
+    // every splat, u32 pairs instead of u64: the same weights summed in fixed point.
+    for (small, medium, int64) in [(0, 0, false), (9, 16, true), (3, 16, false), (1, 0, true)] {
+        let mut r = renderer(WgpuTuning {
+            small_side: small,
+            medium_side: medium,
+            int64_atomics: int64,
+            ..WgpuTuning::default()
+        });
+        assert_eq!(r.int64_atomics(), int64 && adapter_int64);
+        let got = r
+            .render(&snapshot, &settings, &Progress::none())
+            .expect("variant");
+        assert!(
+            got.tau.data == want.tau.data,
+            "small {small}, medium {medium}, int64 {int64}: τ differs"
+        );
+    }
+    check_against_cpu(&mut reference, &snapshot, &settings);
 }
 
 #[test]

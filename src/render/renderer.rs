@@ -57,7 +57,7 @@ impl Renderer {
             }
         }
         if let Some(context) = renderer.backend.wgpu_context().cloned() {
-            match WgpuRenderer::new(context, WgpuTuning::default()) {
+            match WgpuRenderer::new(context, WgpuTuning::default().with_env_overrides()) {
                 Ok(wgpu) => renderer.wgpu = Some(Box::new(wgpu)),
                 Err(err) => {
                     renderer.fall_back_after(err.into(), "the wgpu renderer failed to start")?

@@ -1,10 +1,10 @@
 //! The viewport on the window's own wgpu device: the device egui draws with (eframe's render
 //! state) is shared with the Splotch renderer, so no second device is opened and the frame is
-//! drawn where it is shown. The window asks for [`REQUIRED_FEATURES`] where the adapter has them
-//! ([`request_float_blending`]) and hands its render state over once ([`share_render_state`]).
+//! drawn where it is shown. The window asks for [`REQUIRED_FEATURES`] where the adapter has them,
+//! and for the renderer's [`OPTIONAL_FEATURES`] it has ([`request_float_blending`]) and hands its render state over once ([`share_render_state`]).
 
 use crate::backend::{Backend, BackendChoice};
-use crate::render::wgpu::{REQUIRED_FEATURES, WgpuContext};
+use crate::render::wgpu::{OPTIONAL_FEATURES, REQUIRED_FEATURES, WgpuContext};
 use eframe::egui_wgpu;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 static SHARED: OnceLock<Mutex<Option<WgpuContext>>> = OnceLock::new();
 
 /// Makes a wgpu configuration's device request include [`REQUIRED_FEATURES`] when the chosen
-/// adapter has them (the renderer needs f32 blending; egui does not care).
+/// adapter has them (the renderer needs f32 blending; egui does not care), and the renderer's
+/// [`OPTIONAL_FEATURES`] the adapter has (64-bit τ atomics).
 pub fn request_float_blending(config: &mut egui_wgpu::WgpuConfiguration) {
     if let egui_wgpu::WgpuSetup::CreateNew(setup) = &mut config.wgpu_setup {
         let base = setup.device_descriptor.clone();
@@ -21,6 +22,7 @@ pub fn request_float_blending(config: &mut egui_wgpu::WgpuConfiguration) {
             if adapter.features().contains(REQUIRED_FEATURES) {
                 descriptor.required_features |= REQUIRED_FEATURES;
             }
+            descriptor.required_features |= adapter.features() & OPTIONAL_FEATURES;
             descriptor
         });
     }

@@ -8,6 +8,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// What the renderer needs beyond core WebGPU: nothing (compute passes and 32-bit atomics).
 pub const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::empty();
 
+/// What the renderer uses when the adapter has it: 64-bit storage atomics for τ.
+pub const OPTIONAL_FEATURES: wgpu::Features = super::pipelines::INT64_ATOMICS;
+
 /// An open wgpu device and queue with what is known about its adapter. Cheap to clone.
 #[derive(Clone)]
 pub struct WgpuContext {
@@ -89,9 +92,10 @@ impl WgpuContext {
         };
         let info = adapter.get_info();
         let limits = adapter.limits();
+        let features = REQUIRED_FEATURES | (adapter.features() & OPTIONAL_FEATURES);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("haloscope render"),
-            required_features: REQUIRED_FEATURES,
+            required_features: features,
             required_limits: limits.clone(),
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,

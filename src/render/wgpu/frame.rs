@@ -25,7 +25,7 @@ pub(crate) const MAX_ENTRIES: u64 = 1 << 27;
 /// Most list entries one workgroup of the tiles pass sums (`SEGMENT` in splat.wgsl).
 pub(crate) const SEGMENT: u32 = 1024;
 
-/// The shader's `View` uniform: ten vec4s of f32 and one of u32.
+/// The shader's `View` uniform: ten vec4s of f32 and two of u32.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct ViewUniform {
@@ -40,6 +40,7 @@ pub(crate) struct ViewUniform {
     tile: [f32; 4],
     colour: [f32; 4],
     grid: [u32; 4],
+    tuning: [u32; 4],
 }
 
 /// A rectangle of the image drawn in one target.
@@ -94,6 +95,8 @@ pub(crate) struct UniformInputs<'a> {
     pub(crate) has_colour: bool,
     pub(crate) tile: Tile,
     pub(crate) fixed_exponent: i32,
+    /// Widest box added directly and widest box within a screen tile drawn in workgroup memory.
+    pub(crate) sides: (u32, u32),
 }
 
 /// The uniform of one species' chunk of `particles` in one tile.
@@ -106,6 +109,7 @@ pub(crate) fn view_uniform(inputs: &UniformInputs<'_>, particles: u32) -> ViewUn
         has_colour,
         tile,
         fixed_exponent,
+        sides,
     } = *inputs;
     let [(hx, lx), (hy, ly), (hz, lz)] = view.lookat_world.map(split);
     let v4 = |v: [f32; 3]| [v[0], v[1], v[2], 0.0];
@@ -143,6 +147,7 @@ pub(crate) fn view_uniform(inputs: &UniformInputs<'_>, particles: u32) -> ViewUn
             power_of_two(fixed_exponent - 32),
         ],
         grid: [tiles_x, tiles_y, particles, 0],
+        tuning: [sides.0, sides.1, 0, 0],
     }
 }
 
@@ -328,6 +333,7 @@ pub(crate) fn draw_tile(
             has_colour: data.has_colour,
             tile,
             fixed_exponent,
+            sides: (renderer.small_side, renderer.medium_side),
         };
         for (c, start) in (0..data.n).step_by(chunk_len.max(1)).enumerate() {
             let range = start..data.n.min(start + chunk_len);
@@ -368,6 +374,7 @@ pub(crate) fn draw_tile(
                 pipelines: &renderer.pipelines,
                 buffers: &mut renderer.buffers,
                 max_entries: renderer.max_entries,
+                pass_seconds: renderer.pass_seconds.as_mut(),
             };
             encoder = draw_chunk(parts, encoder, &splat, screen_tiles)?;
         }
@@ -382,6 +389,30 @@ struct Parts<'a> {
     pipelines: &'a super::pipelines::Pipelines,
     buffers: &'a mut super::buffers::FrameBuffers,
     max_entries: u64,
+    /// When profiling: seconds per pass, added to.
+    pass_seconds: Option<&'a mut [f64; 4]>,
+}
+
+impl Parts<'_> {
+    /// When profiling: submits `encoder`, waits for the device and adds the seconds since
+    /// `since` to pass `pass`; returns a fresh encoder. Otherwise returns `encoder` as it is.
+    fn timed(
+        &mut self,
+        encoder: wgpu::CommandEncoder,
+        pass: usize,
+        since: std::time::Instant,
+    ) -> Result<wgpu::CommandEncoder, WgpuError> {
+        let Some(seconds) = self.pass_seconds.as_deref_mut() else {
+            return Ok(encoder);
+        };
+        self.context.queue.submit([encoder.finish()]);
+        self.context.finish()?;
+        seconds[pass] += since.elapsed().as_secs_f64();
+        Ok(self
+            .context
+            .device
+            .create_command_encoder(&Default::default()))
+    }
 }
 
 /// The buffers of one chunk's passes, with the bound sizes.
@@ -455,7 +486,7 @@ fn band_uniform(context: &super::WgpuContext, range: [u32; 8]) -> wgpu::Buffer {
 /// Classify, then per band scatter and tiles, for one chunk; submits what it encoded and
 /// returns a fresh encoder.
 fn draw_chunk(
-    parts: Parts<'_>,
+    mut parts: Parts<'_>,
     mut encoder: wgpu::CommandEncoder,
     splat: &SplatBuffers<'_>,
     screen_tiles: usize,
@@ -478,7 +509,9 @@ fn draw_chunk(
         .at_least(context, table_bytes, STORAGE, "tile offsets")?;
     let bind = splat.bind_group(&parts, (&offsets, table_bytes), (&entries, 4), &no_band);
     encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
+    let classify_start = std::time::Instant::now();
     dispatch(&mut encoder, &parts.pipelines.classify, &bind, groups);
+    encoder = parts.timed(encoder, 0, classify_start)?;
     let readback =
         parts
             .buffers
@@ -530,8 +563,12 @@ fn draw_chunk(
         );
         let mut encoder = fresh();
         encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
+        let scatter_start = std::time::Instant::now();
         dispatch(&mut encoder, &parts.pipelines.scatter, &bind, groups);
+        encoder = parts.timed(encoder, 1, scatter_start)?;
+        let tiles_start = std::time::Instant::now();
         dispatch(&mut encoder, &parts.pipelines.tiles, &bind, band.segments);
+        encoder = parts.timed(encoder, 2, tiles_start)?;
         context.queue.submit([encoder.finish()]);
     }
     Ok(fresh())

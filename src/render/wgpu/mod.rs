@@ -24,7 +24,7 @@ mod frame;
 mod pipelines;
 mod readback;
 
-pub use context::{REQUIRED_FEATURES, WgpuContext};
+pub use context::{OPTIONAL_FEATURES, REQUIRED_FEATURES, WgpuContext};
 pub use error::WgpuError;
 
 use super::{
@@ -37,7 +37,7 @@ use data::{ChunkBuffers, DataKey, PreparedSpecies};
 use pipelines::Pipelines;
 use std::time::Instant;
 
-pub use pipelines::{SPLAT_SHADER, TONE_SHADER};
+pub use pipelines::{INT64_ATOMICS, SPLAT_SHADER, TAU_PAIRS_SHADER, TAU_U64_SHADER, TONE_SHADER};
 
 /// Sizes the wgpu renderer works in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +50,48 @@ pub struct WgpuTuning {
     /// Most entries of the screen tiles' splat lists drawn in one band (also bounded by the
     /// adapter's binding limit; never below one chunk); more are drawn band after band.
     pub list_entries: u64,
+    /// Widest splat box, in pixels, added straight into τ with atomics by the particle's own
+    /// invocation (0: none); wider ones go through the screen tiles' lists.
+    pub small_side: u32,
+    /// Widest box within a 16×16 screen tile, in pixels, drawn splat by splat into workgroup
+    /// memory (0: none, at most 16); wider ones are summed pixel by pixel in registers.
+    pub medium_side: u32,
+    /// Add τ with 64-bit atomics where the device has them (else u32 pairs with a carry).
+    pub int64_atomics: bool,
+    /// Wait for the device after each pass and report the passes' times as stages
+    /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
+    pub profile_passes: bool,
+}
+
+impl WgpuTuning {
+    /// The tuning with what `$HALOSCOPE_WGPU_TUNING` sets (comma-separated `name=value` of
+    /// `chunk`, `small`, `medium`, `int64` (0 or 1), `profile` (0 or 1)); a malformed entry
+    /// is ignored with a warning, since the variable is a developer's measuring aid.
+    pub fn with_env_overrides(self) -> Self {
+        match std::env::var("HALOSCOPE_WGPU_TUNING") {
+            Ok(text) => self.with_overrides(&text),
+            Err(_) => self,
+        }
+    }
+
+    /// The tuning with the `name=value` entries of `text` applied (see
+    /// [`Self::with_env_overrides`]).
+    pub fn with_overrides(mut self, text: &str) -> Self {
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let parsed = item
+                .split_once('=')
+                .and_then(|(name, value)| Some((name.trim(), value.trim().parse::<u64>().ok()?)));
+            match parsed {
+                Some(("chunk", v)) => self.chunk_particles = v.max(1) as usize,
+                Some(("small", v)) => self.small_side = v.min(64) as u32,
+                Some(("medium", v)) => self.medium_side = v.min(16) as u32,
+                Some(("int64", v)) => self.int64_atomics = v != 0,
+                Some(("profile", v)) => self.profile_passes = v != 0,
+                _ => log::warn!("HALOSCOPE_WGPU_TUNING: ignored `{item}`"),
+            }
+        }
+        self
+    }
 }
 
 impl Default for WgpuTuning {
@@ -58,6 +100,10 @@ impl Default for WgpuTuning {
             chunk_particles: 1 << 24,
             tile_side: 4096,
             list_entries: frame::MAX_ENTRIES,
+            small_side: 3,
+            medium_side: 8,
+            int64_atomics: true,
+            profile_passes: false,
         }
     }
 }
@@ -71,6 +117,10 @@ pub struct WgpuRenderer {
     chunk_particles: usize,
     tile_side: u32,
     max_entries: u64,
+    small_side: u32,
+    medium_side: u32,
+    /// Seconds per pass of the last frame when profiling (classify, scatter, tiles, pixels).
+    pass_seconds: Option<[f64; 4]>,
     prepared: Option<(DataKey, Vec<PreparedSpecies>)>,
     resident: Option<Vec<Vec<ChunkBuffers>>>,
     stream: Option<ChunkBuffers>,
@@ -91,7 +141,7 @@ impl std::fmt::Debug for WgpuRenderer {
 impl WgpuRenderer {
     /// Compiles the pipelines on `context`'s device and sizes chunks and tiles to its limits.
     pub fn new(context: WgpuContext, tuning: WgpuTuning) -> Result<Self, WgpuError> {
-        let pipelines = Pipelines::new(&context.device)?;
+        let pipelines = Pipelines::new(&context.device, tuning.int64_atomics)?;
         let limits = &context.limits;
         let bindable = limits
             .max_storage_buffer_binding_size
@@ -119,6 +169,9 @@ impl WgpuRenderer {
             chunk_particles,
             tile_side,
             max_entries,
+            small_side: tuning.small_side,
+            medium_side: tuning.medium_side.min(16),
+            pass_seconds: tuning.profile_passes.then_some([0.0; 4]),
             prepared: None,
             resident: None,
             stream: None,
@@ -145,6 +198,11 @@ impl WgpuRenderer {
     /// Most list entries per band in use (after the adapter's limits).
     pub fn list_entries(&self) -> u64 {
         self.max_entries
+    }
+
+    /// Whether τ is added with 64-bit atomics (the device has them and the tuning allows).
+    pub fn int64_atomics(&self) -> bool {
+        self.pipelines.int64_atomics
     }
 
     /// Whether the loaded data are resident on the device (else streamed each frame).
@@ -241,16 +299,23 @@ impl WgpuRenderer {
         let k = self.fixed_exponent(&settings.species, brightness)?;
         let mut rgb = vec![0u8; width as usize * height as usize * 3];
         let mut tau_scale = 1.0;
+        if let Some(passes) = &mut self.pass_seconds {
+            *passes = [0.0; 4];
+        }
         for tile in tiles {
             if progress.is_cancelled() {
                 return Err(RenderError::Cancelled);
             }
             frame::draw_tile(self, &view, brightness, &species, tile, k)?;
+            let pixels_start = Instant::now();
             if let Some((percentile, target_value)) = auto {
                 tau_scale = exposure::auto_brightness(self, tile, k, percentile, target_value)?;
             }
             let params = [tau_scale * extra_scale, tone.gamma, tone.contrast];
             readback::read_back_image(self, tile, params, k, &mut rgb, width)?;
+            if let Some(passes) = &mut self.pass_seconds {
+                passes[3] += pixels_start.elapsed().as_secs_f64();
+            }
         }
         let image = image::RgbImage::from_raw(width, height, rgb)
             .map(image::DynamicImage::ImageRgb8)
@@ -274,10 +339,25 @@ impl WgpuRenderer {
                     stage: "splat_tone_download",
                     seconds: splat_start.elapsed().as_secs_f64(),
                 },
-            ],
+            ]
+            .into_iter()
+            .chain(self.pass_stages())
+            .collect(),
             seconds: start.elapsed().as_secs_f64(),
         };
         Ok(Some((image, stats)))
+    }
+
+    /// The last frame's pass times when profiling.
+    fn pass_stages(&self) -> Vec<StageTime> {
+        let names = ["classify", "scatter", "tiles", "pixels"];
+        self.pass_seconds.map_or_else(Vec::new, |passes| {
+            names
+                .iter()
+                .zip(passes)
+                .map(|(&stage, seconds)| StageTime { stage, seconds })
+                .collect()
+        })
     }
 
     /// The frame's fixed-point exponent from its bound on τ: K_A·brightness·Σ 1/h over every
@@ -374,5 +454,28 @@ impl WgpuRenderer {
             seconds: start.elapsed().as_secs_f64(),
         };
         Ok(RenderOutput { tau, stats })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WgpuTuning;
+
+    #[test]
+    fn tuning_overrides_set_what_they_name_and_skip_what_they_cannot_read() {
+        let base = WgpuTuning::default();
+        let tuned = base.with_overrides("small=1, medium=40,int64=0,profile=1,chunk=4096,bad,x=2");
+        assert_eq!(
+            tuned,
+            WgpuTuning {
+                chunk_particles: 4096,
+                small_side: 1,
+                medium_side: 16,
+                int64_atomics: false,
+                profile_passes: true,
+                ..base
+            }
+        );
+        assert_eq!(base.with_overrides(""), base);
     }
 }

@@ -1,12 +1,20 @@
 //! The compute pipelines of the wgpu renderer, compiled once per device: the splat passes of
-//! `shaders/splat.wgsl` (classify, scatter, tiles) share one bind group layout; the tone map
-//! and the τ resolve of `shaders/tone.wgsl` and the histograms of `shaders/exposure.wgsl`
-//! another.
+//! `shaders/splat.wgsl` (classify, scatter, tiles), after the τ declaration of
+//! `shaders/tau_u64.wgsl` where the device has 64-bit storage atomics, else of
+//! `shaders/tau_pairs.wgsl`, share one bind group layout; the tone map and the τ resolve of
+//! `shaders/tone.wgsl` and the histograms of `shaders/exposure.wgsl` another.
 
 use super::error::WgpuError;
 
 /// The WGSL source of the splat passes, built into the binary.
 pub const SPLAT_SHADER: &str = include_str!("../../../shaders/splat.wgsl");
+/// τ as u32 pairs with 32-bit atomics (every adapter), put before [`SPLAT_SHADER`].
+pub const TAU_PAIRS_SHADER: &str = include_str!("../../../shaders/tau_pairs.wgsl");
+/// τ as u64 words with 64-bit atomics, put before [`SPLAT_SHADER`] where the device has them.
+pub const TAU_U64_SHADER: &str = include_str!("../../../shaders/tau_u64.wgsl");
+/// The device features the u64 τ needs.
+pub const INT64_ATOMICS: wgpu::Features =
+    wgpu::Features::SHADER_INT64.union(wgpu::Features::SHADER_INT64_ATOMIC_ALL_OPS);
 /// The WGSL source of the device tone map and τ resolve.
 pub const TONE_SHADER: &str = include_str!("../../../shaders/tone.wgsl");
 /// The WGSL source of the device auto exposure's histograms.
@@ -19,6 +27,8 @@ pub(crate) const TILE: u32 = 16;
 
 /// Every pipeline of the renderer.
 pub(crate) struct Pipelines {
+    /// Whether the splat passes add τ with 64-bit atomics.
+    pub(crate) int64_atomics: bool,
     /// The splat passes' bindings (splat.wgsl, group 0).
     pub(crate) splat_layout: wgpu::BindGroupLayout,
     /// Projection, small splats, tile counts.
@@ -87,12 +97,19 @@ fn compute(
 }
 
 impl Pipelines {
-    /// Compiles both shaders on `device`; a shader or layout the device rejects is an error.
-    pub(crate) fn new(device: &wgpu::Device) -> Result<Self, WgpuError> {
+    /// Compiles the shaders on `device`, with 64-bit τ atomics when `int64_atomics` and the
+    /// device has [`INT64_ATOMICS`]; a shader or layout the device rejects is an error.
+    pub(crate) fn new(device: &wgpu::Device, int64_atomics: bool) -> Result<Self, WgpuError> {
+        let int64_atomics = int64_atomics && device.features().contains(INT64_ATOMICS);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let tau = if int64_atomics {
+            TAU_U64_SHADER
+        } else {
+            TAU_PAIRS_SHADER
+        };
         let splat = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("shaders/splat.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SPLAT_SHADER.into()),
+            source: wgpu::ShaderSource::Wgsl(format!("{tau}\n{SPLAT_SHADER}").into()),
         });
         let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat"),
@@ -126,6 +143,7 @@ impl Pipelines {
             source: wgpu::ShaderSource::Wgsl(EXPOSURE_SHADER.into()),
         });
         let pipelines = Self {
+            int64_atomics,
             classify: compute(device, &splat_layout, &splat, "classify"),
             scatter: compute(device, &splat_layout, &splat, "scatter"),
             tiles: compute(device, &splat_layout, &splat, "tiles"),
