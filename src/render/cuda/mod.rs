@@ -23,6 +23,7 @@ mod exposure;
 mod frame;
 mod kernels;
 mod launch;
+mod multi;
 mod params;
 mod passes;
 mod reorder;
@@ -30,6 +31,7 @@ mod staged;
 mod tone;
 mod tuning;
 
+pub use multi::{CudaSet, MultiCudaRenderer};
 pub use tuning::CudaTuning;
 
 use super::{RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
