@@ -5,12 +5,11 @@
 //! particle of a species), and Σ 1/h of each species (summed in the chunks and order one device
 //! sums them), from which every device derives the same fixed-point scale.
 
-use crate::cluster::Solo;
 use crate::data::{Masses, Snapshot, Species};
 use crate::jobs::Progress;
 use crate::render::knn::smoothing_lengths;
-use crate::render::ranks::global::agree_ranges;
-use crate::render::resolve::resolve_fields;
+use crate::render::normalise::Normaliser;
+use crate::render::resolve::{FieldChoice, Values, resolve_fields};
 use crate::render::{RenderError, RenderSettings};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -69,13 +68,31 @@ impl Whole {
         device: Option<&crate::gpu::GpuDevice>,
         progress: &Progress,
     ) -> Result<Self, RenderError> {
-        let mut with_ranges = settings.clone();
-        agree_ranges(&Solo, snapshot, &mut with_ranges);
-        let ranges = with_ranges
+        let ranges = settings
             .species
             .iter()
-            .map(|s| (s.intensity_range, s.colour_range))
-            .collect();
+            .map(|style| -> Result<_, RenderError> {
+                let fields = resolve_fields(snapshot, style)?;
+                let n = fields.species.len();
+                let range = |choice: &FieldChoice<'_>, log: bool| {
+                    choice.as_ref().map(|(values, range)| {
+                        range.unwrap_or_else(|| {
+                            let norm = match values {
+                                Values::Slice(v) => Normaliser::from_values(v, log),
+                                Values::Constant(c) => {
+                                    Normaliser::from_values(&[*c][..n.min(1)], log)
+                                }
+                            };
+                            (norm.lo, norm.hi)
+                        })
+                    })
+                };
+                Ok((
+                    range(&fields.intensity, style.intensity_log),
+                    range(&fields.colour, style.colour_log),
+                ))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut sums = Vec::new();
         let mut knn = Vec::new();
         for style in &settings.species {
@@ -188,7 +205,6 @@ fn share_of(species: &Species, knn_h: Option<&[f32]>, range: Range<usize>) -> Sp
 mod tests {
     use super::*;
     use crate::data::SpeciesKind;
-    use crate::render::normalise::Normaliser;
     use crate::render::synthetic::clustered_snapshot;
     use crate::render::{Camera, SpeciesStyle};
 
