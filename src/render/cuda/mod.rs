@@ -31,7 +31,7 @@ mod staged;
 mod tone;
 mod tuning;
 
-pub use multi::{CudaSet, MultiCudaRenderer};
+pub use multi::{CudaSet, MultiCudaRenderer, RanksFrame, render_ranks_cuda};
 pub use tuning::CudaTuning;
 
 use super::{RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};

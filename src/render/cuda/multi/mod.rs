@@ -7,10 +7,13 @@
 //! Large splats are drawn on the devices (CPU large splats are summed in f32, which is not
 //! exact: [`CudaSet`] renders those on one device).
 
+mod rank_sums;
+mod ranks;
 mod reduce;
 mod set;
 mod split;
 
+pub use ranks::{RanksFrame, render_ranks_cuda};
 pub use set::CudaSet;
 
 use super::data::{self, DataKey};

@@ -91,29 +91,33 @@ impl Reducer {
             // allocation above).
             unsafe { gpu::launch(&stream, &self.add, gpu::per_element(values, 0), args) }?;
         }
-        let n = 3 * pixels as u64;
-        let args = ComposeArgs {
-            tau_fixed: &image.tau_fixed,
-            tau_cpu: &image.tau_cpu,
-            has_cpu: 0,
-            channels: image.fixed_channels as i32,
-            n,
-            inv_scale: 2f64.powi(-image.fixed_exponent),
-            tau: &mut image.tau,
-        };
-        // SAFETY: tau_fixed, tau_cpu and tau hold 3·W·H values (ensure_image); tau_cpu is not
-        // read (has_cpu 0).
-        unsafe {
-            gpu::launch(
-                &stream,
-                &first.kernels.compose,
-                gpu::per_element(n as usize, 0),
-                args,
-            )
-        }?;
-        stream.synchronize().map_err(GpuError::from)?;
-        Ok(())
+        compose_fixed(first)
     }
+}
+
+/// Converts the last frame's fixed-point τ of `r` (a sum of several devices' or ranks') to f32
+/// τ on its device, with the frame's exponent (no CPU large splats).
+pub(super) fn compose_fixed(r: &mut CudaRenderer) -> Result<(), RenderError> {
+    let stream = r.compute.clone();
+    let Some(image) = r.image.as_mut() else {
+        return Err(RenderError::setting("no frame rendered yet"));
+    };
+    let n = 3 * image.width as u64 * image.height as u64;
+    let args = ComposeArgs {
+        tau_fixed: &image.tau_fixed,
+        tau_cpu: &image.tau_cpu,
+        has_cpu: 0,
+        channels: image.fixed_channels as i32,
+        n,
+        inv_scale: 2f64.powi(-image.fixed_exponent),
+        tau: &mut image.tau,
+    };
+    let cfg = gpu::per_element(n as usize, 0);
+    // SAFETY: tau_fixed, tau_cpu and tau hold 3·W·H values (ensure_image); tau_cpu is not
+    // read (has_cpu 0).
+    unsafe { gpu::launch(&stream, &r.kernels.compose, cfg, args) }?;
+    stream.synchronize().map_err(GpuError::from)?;
+    Ok(())
 }
 
 /// Lets `first`'s context read `other`'s memory directly where the devices can (a no-op for

@@ -16,7 +16,7 @@ use std::ops::Range;
 
 /// Particles per Σ 1/h partial sum, as one device sums them (staged.rs, data.rs): the partial
 /// sums are added in chunk order.
-const SUM_CHUNK: usize = 1 << 16;
+pub(super) const SUM_CHUNK: usize = 1 << 16;
 
 /// Particles `[n·part/parts, n·(part+1)/parts)`: consecutive shares in file order, even by count
 /// (they differ by at most one particle), covering `0..n` once.
