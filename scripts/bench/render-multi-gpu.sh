@@ -9,7 +9,7 @@
 #
 #   scripts/bench/render-multi-gpu.sh BUNDLE_DIR OUT_DIR [PARTICLES]
 #
-# OUT_DIR gets log (everything), bench-0.json, bench-0,1.json and summary (ms per frame).
+# OUT_DIR gets log (everything), bench-0.json, bench-01.json and summary (ms per frame).
 set -u
 bundle=$(cd "$1" && pwd); out=$2; particles=${3:-200000000}
 B=$bundle/bin
@@ -19,13 +19,13 @@ mkdir -p "$out"
 log=$out/log
 { nvidia-smi -L; nvidia-smi topo -m; lscpu | grep -E 'Model name|^CPU\(s\)'; } > "$log" 2>&1
 echo "=== render_multi_gpu" >> "$log"
-timeout 70 "$B/render_multi_gpu" --ignored --test-threads 1 >> "$log" 2>&1
+timeout 60 "$B/render_multi_gpu" --ignored --test-threads 1 >> "$log" 2>&1
 echo "render_multi_gpu rc=$?" >> "$log"
 for devices in 0 0,1; do
     echo "=== bench --devices $devices" >> "$log"
-    timeout 80 "$B/haloscope" bench render --backend cuda --devices "$devices" \
+    timeout 65 "$B/haloscope" bench render --backend cuda --devices "$devices" \
         --particles "$particles" --sizes 2048 --colour Density --radii 0.3,1,4,16 --repeat 3 \
-        --json > "$out/bench-$devices.json" 2>> "$log"
+        --json > "$out/bench-${devices/,/}.json" 2>> "$log"
     echo "bench $devices rc=$?" >> "$log"
 done
 python3 - "$out" <<'PY' | tee "$out/summary" >> "$log"
@@ -34,7 +34,7 @@ out = sys.argv[1]
 runs = {}
 for d in ("0", "0,1"):
     try:
-        runs[d] = json.load(open(os.path.join(out, f"bench-{d}.json")))
+        runs[d] = json.load(open(os.path.join(out, f"bench-{d.replace(',', '')}.json")))
     except Exception as e:
         print(d, "no result:", e)
 if len(runs) == 2:
@@ -49,9 +49,9 @@ if len(runs) == 2:
                           "two_stages_ms": {k: round(v, 2) for k, v in rb["stages_ms"].items()}}))
 PY
 echo "=== render_cuda" >> "$log"
-timeout 40 "$B/render_cuda" --ignored --test-threads 1 >> "$log" 2>&1
+timeout 30 "$B/render_cuda" --ignored --test-threads 1 >> "$log" 2>&1
 echo "render_cuda rc=$?" >> "$log"
 echo "=== render_goldens" >> "$log"
-timeout 25 "$B/render_goldens" --include-ignored --test-threads 1 >> "$log" 2>&1
+timeout 15 "$B/render_goldens" --include-ignored --test-threads 1 >> "$log" 2>&1
 echo "render_goldens rc=$?" >> "$log"
 grep -E "^=== |^test |test result|rc=|panicked|speedup" "$log"
