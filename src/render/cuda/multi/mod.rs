@@ -25,6 +25,7 @@ use crate::render::{
     Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime,
     ToneSettings,
 };
+use rayon::prelude::*;
 use reduce::Reducer;
 use split::Whole;
 use std::sync::Arc;
@@ -220,7 +221,9 @@ impl MultiCudaRenderer {
         let whole = Whole::of(snapshot, settings, Some(&first), progress)?;
         let device_settings = whole.settings(settings);
         let parts = self.renderers.len();
+        // The shares are cut on threads: at 2·10⁸ particles each is gigabytes of copies.
         let snapshots: Vec<Snapshot> = (0..parts)
+            .into_par_iter()
             .map(|part| whole.part(snapshot, settings, part, parts))
             .collect();
         let sums = &whole.sum_inv_h;
