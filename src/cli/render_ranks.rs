@@ -9,11 +9,12 @@ use crate::cluster::{Collective, agree};
 use crate::data::share::{Share, read_share};
 use crate::data::{LoadOptions, Snapshot, Species};
 use crate::jobs::Progress;
+use crate::render::cuda::render_ranks_cuda;
 use crate::render::ranks::{global, render_ranks};
 use crate::render::resolve::validate_settings;
 use crate::render::smoothing::DEFAULT_KNN;
 use crate::render::{Bounds, Camera, RenderError, fits, npy, png};
-use anyhow::bail;
+use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -44,17 +45,47 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
     agree(group, validate_settings(&share.snapshot, &settings))?;
     global::agree_ranges(group, &share.snapshot, &mut settings);
 
-    let rendered = render_ranks(group, &share, &settings, &progress);
-    let output = agree(group, rendered)?;
-    let written = match &output {
-        Some(output) => write_outputs(&args, &share.snapshot, &settings, output, &out),
+    // CUDA: each rank on its own device of its host, the fixed-point images summed exactly.
+    let device = match args.backend {
+        BackendChoice::Cuda => {
+            let backend = args
+                .devices
+                .resolve_for_rank(BackendChoice::Cuda, group)
+                .map_err(anyhow::Error::from)
+                .and_then(|b| b.device().cloned().context("no CUDA device"));
+            Some(agree(group, backend)?)
+        }
+        _ => None,
+    };
+    let backend = if device.is_some() { "cuda" } else { "cpu" };
+    let frame = match device {
+        Some(device) => {
+            let with_tau = args.tau_out.is_some() || args.fits_out.is_some();
+            let rendered = render_ranks_cuda(group, device, &share, &settings, with_tau, &progress);
+            agree(group, rendered)?.map(|f| Frame {
+                image: f.image,
+                output: f.output,
+                stats: f.stats,
+            })
+        }
+        None => {
+            let rendered = render_ranks(group, &share, &settings, &progress);
+            agree(group, rendered)?.map(|output| Frame {
+                image: output.image(&settings.tone),
+                stats: output.stats.clone(),
+                output: Some(output),
+            })
+        }
+    };
+    let written = match &frame {
+        Some(frame) => write_outputs(&args, &share.snapshot, &settings, frame, &out, backend),
         None => Ok(()),
     };
     agree(group, written)?;
-    let Some(output) = output else {
+    let Some(frame) = frame else {
         return Ok(());
     };
-    let stats = &output.stats;
+    let stats = &frame.stats;
     let seconds = start.elapsed().as_secs_f64();
     if args.json {
         let mut stages = serde_json::Map::new();
@@ -63,7 +94,7 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
             stages.insert(stage.stage.into(), stage.seconds.into());
         }
         let report = serde_json::json!({
-            "backend": "cpu",
+            "backend": backend,
             "ranks": group.size(),
             "file": super::json_path(&file),
             "out": super::json_path(&out),
@@ -85,7 +116,7 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
         println!("{report}");
     } else {
         eprintln!(
-            "rendered {} particles ({} active) at {}x{} on {} MPI ranks (CPU), brightness {}, \
+            "rendered {} particles ({} active) at {}x{} on {} MPI ranks ({backend}), brightness {}, \
              in {seconds:.3} s -> {}",
             stats.particles,
             stats.counts.active(),
@@ -107,11 +138,10 @@ fn preflight(args: &RenderArgs) -> anyhow::Result<(PathBuf, PathBuf)> {
     let (Some(file), Some(out)) = (args.file.clone(), args.out.clone()) else {
         bail!("render needs FILE and --out");
     };
-    if matches!(args.backend, BackendChoice::Cuda | BackendChoice::Wgpu) {
+    if args.backend == BackendChoice::Wgpu {
         bail!(
-            "--backend {}: under MPI ranks only the CPU renders for now (its sort-first \
-             exchange is bit-identical to one process); use --backend cpu or auto",
-            args.backend.name()
+            "--backend wgpu: under MPI ranks the CPU (auto, cpu) or CUDA (cuda) renders, \
+             bit-identical to one process; use one of those"
         );
     }
     if args.region.region.is_some() {
@@ -189,25 +219,40 @@ fn check_knn_over_whole(
     Ok(())
 }
 
+/// Rank 0's frame: the image, τ when the outputs need it, and the facts.
+struct Frame {
+    image: image::DynamicImage,
+    output: Option<crate::render::RenderOutput>,
+    stats: crate::render::RenderStats,
+}
+
 /// Rank 0's outputs: the PNG, and τ as .npy and FITS where asked for.
 fn write_outputs(
     args: &RenderArgs,
     snapshot: &Snapshot,
     settings: &crate::render::RenderSettings,
-    output: &crate::render::RenderOutput,
+    frame: &Frame,
     out: &std::path::Path,
+    backend: &str,
 ) -> anyhow::Result<()> {
-    png::save_png(out, &output.image(&settings.tone))?;
+    png::save_png(out, &frame.image)?;
+    let output = || {
+        frame
+            .output
+            .as_ref()
+            .context("τ was not kept for --tau-out or --fits-out")
+    };
     if let Some(tau_path) = &args.tau_out {
-        npy::write_tau_npy(tau_path, &output.tau)?;
+        npy::write_tau_npy(tau_path, &output()?.tau)?;
     }
     if let Some(fits_path) = &args.fits_out {
+        let output = output()?;
         let facts = fits::RenderFacts {
             header: &snapshot.header,
             source: &snapshot.source,
             settings,
             stats: &output.stats,
-            backend: "cpu",
+            backend,
         };
         fits::write_render_fits(fits_path, output, &facts)?;
     }

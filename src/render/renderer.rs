@@ -4,7 +4,7 @@
 //! good where the back-end's rule allows it ([`Backend::falls_back_after`]), with one warning.
 
 use super::cpu::{CpuRenderer, SplatProfile};
-use super::cuda::{CudaRenderer, CudaTuning};
+use super::cuda::{CudaSet, CudaTuning};
 use super::options::RendererOptions;
 use super::wgpu::{WgpuRenderer, WgpuTuning};
 use super::{
@@ -20,7 +20,8 @@ pub struct Renderer {
     backend: Backend,
     options: RendererOptions,
     cpu: CpuRenderer,
-    cuda: Option<Box<CudaRenderer>>,
+    /// One CUDA device, or several sharing every frame (`--devices`).
+    cuda: Option<Box<CudaSet>>,
     wgpu: Option<Box<WgpuRenderer>>,
     /// τ of the last frame (row 0 at the top), downloaded where CUDA made it.
     tau: TauBuffer,
@@ -50,8 +51,9 @@ impl Renderer {
             options,
             ..Self::cpu()
         };
-        if let Some(device) = renderer.backend.device().cloned() {
-            match CudaRenderer::new(device, CudaTuning::for_options(options)) {
+        let devices = renderer.backend.devices().to_vec();
+        if !devices.is_empty() {
+            match CudaSet::new(&devices, CudaTuning::for_options(options)) {
                 Ok(cuda) => renderer.cuda = Some(Box::new(cuda)),
                 Err(err) => renderer.fall_back_after(err, "the CUDA renderer failed to start")?,
             }
@@ -88,6 +90,11 @@ impl Renderer {
         } else {
             BackendKind::Cpu
         }
+    }
+
+    /// How many CUDA devices share each frame (0 unless CUDA renders).
+    pub fn cuda_device_count(&self) -> usize {
+        self.cuda.as_ref().map_or(0, |cuda| cuda.device_count())
     }
 
     /// The wgpu adapter's name and API, when wgpu renders.

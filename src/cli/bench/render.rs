@@ -115,9 +115,15 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
         (None, Some(wgpu)) => Some(wgpu.adapter_label()),
         (None, None) => None,
     };
+    let cuda_devices = bench.backend.devices().len();
     eprintln!(
-        "{kind} renderer ({}); CPU hot loops: {isa} ({} threads)",
+        "{kind} renderer ({}{}); CPU hot loops: {isa} ({} threads)",
         device.as_deref().unwrap_or("no device"),
+        if cuda_devices > 1 {
+            format!(", {cuda_devices} CUDA devices share each frame")
+        } else {
+            String::new()
+        },
         bench.threads
     );
     if kind == BackendKind::Cuda {
@@ -138,6 +144,7 @@ pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
             serde_json::json!({
                 "backend": kind,
                 "device": device,
+                "cuda_devices": cuda_devices,
                 "large": args.large,
                 "threads": bench.threads,
                 "isa": isa,

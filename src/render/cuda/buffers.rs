@@ -50,6 +50,10 @@ pub(super) struct ImageBuffers {
     pub(super) image16: CudaSlice<u16>,
     /// The auto exposure's 2^16-bin histogram.
     pub(super) hist: CudaSlice<u32>,
+    /// The last frame's fixed-point exponent k (τ = value·2^−k) and values per pixel in
+    /// `tau_fixed` (3, or 1 for a grey frame), for sums of several devices' images.
+    pub(super) fixed_exponent: i32,
+    pub(super) fixed_channels: u32,
 }
 
 /// Allocates the per-chunk scratch, halving the chunk while memory runs out.
@@ -135,6 +139,8 @@ pub(super) fn ensure_image(r: &mut CudaRenderer, width: u32, height: u32) -> Res
         image8: s.alloc_zeros(n)?,
         image16: s.alloc_zeros(n)?,
         hist: s.alloc_zeros(1 << 16)?,
+        fixed_exponent: 0,
+        fixed_channels: 3,
     });
     Ok(())
 }

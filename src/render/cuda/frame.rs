@@ -180,6 +180,8 @@ fn run_chunks(
     let image = image
         .as_mut()
         .ok_or_else(|| RenderError::setting("no image"))?;
+    image.fixed_exponent = k;
+    image.fixed_channels = channels as u32;
     // Stands in for the intensity and colour arrays of a style that reads none.
     let dummy: CudaSlice<f32> = stream.alloc_zeros(3).map_err(GpuError::from)?;
     let capacity = scratch.capacity;

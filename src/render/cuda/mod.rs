@@ -24,6 +24,7 @@ mod frame;
 mod kernels;
 mod launch;
 mod log10;
+mod multi;
 mod params;
 mod passes;
 mod reorder;
@@ -31,6 +32,7 @@ mod staged;
 mod tone;
 mod tuning;
 
+pub use multi::{CudaSet, MultiCudaRenderer, RanksFrame, render_ranks_cuda};
 pub use tuning::CudaTuning;
 
 use super::{RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
