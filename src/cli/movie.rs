@@ -1,6 +1,6 @@
 //! `haloscope movie`: render a camera path to numbered PNG frames and, optionally, an MP4.
 
-use crate::backend::BackendChoice;
+use crate::backend::{BackendChoice, DeviceSelection};
 use crate::cli::movie_preset::is_empty_frame;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
@@ -269,7 +269,7 @@ fn prepare(
     // Each rank of a host renders its frames on its own part of the host's devices.
     let backend = args
         .devices
-        .resolve_for_rank(args.backend, group)
+        .resolve_for_rank(args.backend, group, DeviceSelection::First)
         .map_err(RenderError::from)
         .with_context(|| source.clone())?;
     let (path, path_name) = match (path_file, args.preset.preset) {

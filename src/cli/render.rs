@@ -1,6 +1,6 @@
 //! `haloscope render`: one Splotch image of a snapshot (DESIGN §4, §9).
 
-use crate::backend::BackendChoice;
+use crate::backend::{BackendChoice, DeviceSelection};
 use crate::cli::progress_bar::terminal_progress;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::cli::{json_path, with_lossy_note};
@@ -136,7 +136,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     validate_settings(&snapshot, &settings).with_context(context)?;
     let backend = args
         .devices
-        .resolve(args.backend)
+        .resolve(args.backend, DeviceSelection::First)
         .map_err(RenderError::from)
         .with_context(context)?;
     let mut renderer = Renderer::new(backend, RendererOptions::default()).with_context(context)?;

@@ -4,7 +4,7 @@
 //! rank ends the job with its error and exit code 1 on every rank; rank 0 writes the outputs.
 
 use super::render::{RenderArgs, check_outputs, settings_from_args};
-use crate::backend::BackendChoice;
+use crate::backend::{BackendChoice, DeviceSelection};
 use crate::cluster::{Collective, agree};
 use crate::data::share::{Share, read_share};
 use crate::data::{LoadOptions, Snapshot, Species};
@@ -50,7 +50,7 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
         BackendChoice::Cuda => {
             let backend = args
                 .devices
-                .resolve_for_rank(BackendChoice::Cuda, group)
+                .resolve_for_rank(BackendChoice::Cuda, group, DeviceSelection::First)
                 .map_err(anyhow::Error::from)
                 .and_then(|b| b.device().cloned().context("no CUDA device"));
             Some(agree(group, backend)?)

@@ -1,6 +1,6 @@
 //! `haloscope twopoint`.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::{Backend, BackendChoice, DeviceSelection};
 use crate::cluster::{Cluster, Collective};
 use crate::data::events;
 use crate::jobs::Progress;
@@ -142,7 +142,7 @@ fn observe(
 fn open_backend(args: &TwopointArgs, collective: &dyn Collective) -> anyhow::Result<Backend> {
     let backend = args
         .devices
-        .resolve_for_rank(args.backend, collective)
+        .resolve_for_rank(args.backend, collective, DeviceSelection::All)
         .context("--backend cuda")?;
     for device in backend.devices() {
         // A failure here is reported by the first count on that device, with its context.

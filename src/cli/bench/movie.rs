@@ -8,7 +8,7 @@
 //! `--particles 0` the frames are synthetic (smooth moving Gaussian blobs, close to a splat render
 //! for the PNG and H.264 coders) and only the export pipeline is measured.
 
-use crate::backend::BackendChoice;
+use crate::backend::{BackendChoice, DeviceSelection};
 use crate::cli::movie::DEMO_SEED;
 use crate::cli::style_args::default_species;
 use crate::data::demo::demo_snapshot;
@@ -141,7 +141,7 @@ pub fn run(args: BenchMovieArgs) -> anyhow::Result<()> {
             first.pose.to_render_camera(),
             vec![SpeciesStyle::new(kind)],
         );
-        let backend = args.devices.resolve(args.backend)?;
+        let backend = args.devices.resolve(args.backend, DeviceSelection::First)?;
         let mut renderer =
             FrameRenderer::new(&snapshot, settings, &first, backend, &Progress::none())?;
         report.insert("setup_seconds".into(), start.elapsed().as_secs_f64().into());

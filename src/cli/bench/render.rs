@@ -10,7 +10,7 @@
 //! ([`Renderer::render_image`]). Brightness is explicit (1) for the synthetic cases.
 
 use super::render_file::{Grey, run_file};
-use crate::backend::{Backend, BackendChoice, BackendKind};
+use crate::backend::{Backend, BackendChoice, BackendKind, DeviceSelection};
 use crate::cli::render::ViewArgs;
 use crate::cli::style_args::{STYLE_DEFAULTS_HELP, StyleArgs};
 use crate::data::{LoadOptions, Snapshot, SpeciesKind, load_snapshot};
@@ -103,7 +103,7 @@ impl Bench {
 /// Runs `haloscope bench render`.
 pub fn run(args: BenchRenderArgs) -> anyhow::Result<()> {
     let bench = Bench {
-        backend: args.devices.resolve(args.backend)?,
+        backend: args.devices.resolve(args.backend, DeviceSelection::First)?,
         options: RendererOptions { large: args.large },
         repeat: args.repeat,
         threads: rayon::current_num_threads(),

@@ -3,7 +3,7 @@
 //! launches 128 at a time), beside one CPU trial on the same host, with the counts of the first
 //! trial checked equal.
 
-use crate::backend::{Backend, BackendChoice};
+use crate::backend::{Backend, BackendChoice, DeviceSelection};
 use crate::data::events;
 use crate::jobs::Progress;
 use crate::twopoint::cuda::{CudaPairCounter, DEFAULT_TRIALS_PER_LAUNCH};
@@ -53,7 +53,7 @@ pub fn run(
     let prepared = prepare(&list, &TwoPointConfig::default()).context("two-point configuration")?;
     let backend = args
         .devices
-        .resolve(BackendChoice::Cuda)
+        .resolve(BackendChoice::Cuda, DeviceSelection::All)
         .context("--backend cuda")?;
     let device = backend.device().context("--backend cuda: no device")?;
     let seed = 2011u64;
