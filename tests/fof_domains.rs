@@ -222,6 +222,10 @@ fn slab_catalogues_merged_across_domains_equal_one_process() {
             assert_eq!(out.n_domains, domains);
             if domains > 1 {
                 assert!(out.n_ghosts > 0, "case {case}, {domains} domains");
+                assert!(
+                    out.n_joined > 0,
+                    "case {case}, {domains} domains: nothing crossed"
+                );
             }
             let c = &out.catalogue;
             assert!(

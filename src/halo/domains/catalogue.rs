@@ -33,13 +33,15 @@ pub struct DomainsCatalogue {
     /// Labels joined across domains.
     pub n_joined: usize,
     /// Wall seconds per stage, in order; "device busy, summed" over the device threads shows
-    /// whether they overlapped (above the "devices" wall when they did).
+    /// whether they overlapped (above the "devices" wall when they did); then the first
+    /// slab's stages on its device.
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
 /// One domain after its device: interior halos with global smallest members, the labels of
 /// its boundary sets for the merge, and its owned particles' local halo ranks when asked for.
 struct DomainResult {
+    stage_seconds: Vec<(&'static str, f64)>,
     halos: Vec<Halo>,
     n_interior_sets: usize,
     labels: Option<Vec<i32>>,
@@ -98,6 +100,11 @@ pub fn catalogue_in_domains(
     };
     stages.push(("devices", lap(&mut clock)));
     stages.push(("device busy, summed", busy));
+    // The first slab's own stages on its device (none on the CPU), after a marker.
+    if let Some(first) = results.first().filter(|r| !r.stage_seconds.is_empty()) {
+        stages.push(("first slab's device stages:", 0.0));
+        stages.extend_from_slice(&first.stage_seconds);
+    }
 
     let mut incoming: Vec<Vec<GhostPair>> = vec![Vec::new(); n_domains];
     for r in &results {
@@ -265,6 +272,7 @@ fn domain_result(slab: &Slab, decomposition: &Decomposition, out: SlabCatalogue)
         })
         .collect();
     DomainResult {
+        stage_seconds: out.stage_seconds,
         halos,
         n_interior_sets: out.n_interior_sets,
         labels: out.labels,
