@@ -243,9 +243,8 @@ extern "C" __global__ void fof_set_stats(const u32* __restrict__ cell_start,
 }
 
 // Counts the roots of sets without ghosts (counters[0]: sets of every size) and lists the roots
-// of those with at least
-// min_members members (counters[1] of them, in a racy order the host sorts; slots at or beyond
-// capacity are never written).
+// of those with at least min_members members (counters[1] of them, in a racy order the host
+// sorts; slots at or beyond capacity are never written).
 extern "C" __global__ void fof_kept_sets(const u32* __restrict__ parent,
                                          const u32* __restrict__ set_size,
                                          const u32* __restrict__ set_min,

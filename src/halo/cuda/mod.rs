@@ -3,9 +3,10 @@
 //!
 //! Entry points in `fof_cuda.rs` (set ids, partition) and `catalogue.rs` (the catalogue); the
 //! passes they run, in order: `link.rs` (keys, sort, cells, link via `link_cells.rs`,
-//! compression) and `partition.rs` (kept sets, ranks, labels); `slab.rs` is one spatial domain's
-//! catalogue (sets without ghosts on the device, the members of the others for the merge). `grid.rs` and `stencil.rs` are
-//! the host-side geometry, `support.rs` the kernel table and one run's context.
+//! compression) and `partition.rs` (kept sets, ranks, labels); `slab.rs` is one spatial
+//! domain's catalogue (sets without ghosts on the device, the members of the others for the
+//! merge). `grid.rs` and `stencil.rs` are the host-side geometry, `support.rs` the kernel table
+//! and one run's context.
 
 mod catalogue;
 mod fof_cuda;
