@@ -6,8 +6,9 @@
 #
 #   scripts/bench/fof-domains-gpu.sh BUNDLE_DIR OUT_DIR
 #
-# BUNDLE_DIR (scripts/device-bundle.sh) holds bin/haloscope, the test binaries fof_domains_cuda,
-# fof_cuda and fof_cuda_catalogue, lib/ and shared/.
+# BUNDLE_DIR (scripts/device-bundle.sh, given haloscope itself so that its libraries come too)
+# holds bin/haloscope, the test binaries fof_domains_cuda, fof_cuda and fof_cuda_catalogue,
+# lib/ and shared/.
 set -u
 bundle=$1; out=$2
 B=$bundle/bin
@@ -17,7 +18,7 @@ mkdir -p "$out"
 tests() {
     for t in "$@"; do
         echo "=== $t"
-        timeout 60 "$B/$t" --ignored 2>&1 | grep -E "^test |test result|panicked|device:|left|right"
+        timeout 60 "$B/$t" --ignored 2>&1 | grep -E -A3 "^test |test result|panicked|device:"
         echo "$t rc=${PIPESTATUS[0]}"
     done 2>&1 | tee -a "$out/tests.log"
 }
