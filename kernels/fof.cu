@@ -242,12 +242,13 @@ extern "C" __global__ void fof_set_stats(const u32* __restrict__ cell_start,
     atomicMin(&set_min[root], smallest);
 }
 
-// Counts the roots (counters[0]: sets of every size) and lists the roots of sets with at least
-// min_members members (counters[1] of them, in a racy order the host sorts; slots at or beyond
-// capacity are never written).
+// Counts the roots of sets without ghosts (counters[0]: sets of every size) and lists the roots
+// of those with at least min_members members (counters[1] of them, in a racy order the host
+// sorts; slots at or beyond capacity are never written).
 extern "C" __global__ void fof_kept_sets(const u32* __restrict__ parent,
                                          const u32* __restrict__ set_size,
-                                         const u32* __restrict__ set_min, u32 n_cells,
+                                         const u32* __restrict__ set_min,
+                                         const u32* __restrict__ has_ghost, u32 n_cells,
                                          u32 min_members, u32 capacity, u32* counters,
                                          u32* __restrict__ kept_root, u32* __restrict__ kept_size,
                                          u32* __restrict__ kept_min) {
@@ -255,7 +256,9 @@ extern "C" __global__ void fof_kept_sets(const u32* __restrict__ parent,
     if (threadIdx.x == 0) block_roots = 0;
     __syncthreads();
     u32 c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c < n_cells && parent[c] == c) {
+    // Sets that hold a ghost (particles at or beyond n_owned of a domain) are neither counted
+    // nor kept: the merge across domains owns them.
+    if (c < n_cells && parent[c] == c && has_ghost[c] == 0) {
         // One global atomic per block instead of one per root.
         atomicAdd(&block_roots, 1u);
         u32 size = set_size[c];
@@ -270,6 +273,47 @@ extern "C" __global__ void fof_kept_sets(const u32* __restrict__ parent,
     }
     __syncthreads();
     if (threadIdx.x == 0 && block_roots > 0) atomicAdd(&counters[0], block_roots);
+}
+
+// A domain's particles are its owned ones (indices below n_owned) then its ghosts: every set
+// with a ghost member gets has_ghost[root] = 1 (has_ghost starts at zeros).
+extern "C" __global__ void fof_ghost_sets(const u32* __restrict__ cell_start,
+                                          const u32* __restrict__ parent,
+                                          const u32* __restrict__ order, u32 n_cells,
+                                          u32 n_owned, u32* __restrict__ has_ghost) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    for (u32 s = cell_start[c]; s < cell_start[c + 1]; s++) {
+        if (order[s] >= n_owned) {
+            has_ghost[parent[c]] = 1;
+            return;
+        }
+    }
+}
+
+// The members of the sets with a ghost, as (particle index, root) pairs in a racy order: each
+// such cell reserves its slots with one atomic on counter[0] (the total needed, even past
+// capacity; slots at or beyond capacity are never written).
+extern "C" __global__ void fof_boundary_members(const u32* __restrict__ cell_start,
+                                                const u32* __restrict__ parent,
+                                                const u32* __restrict__ order,
+                                                const u32* __restrict__ has_ghost, u32 n_cells,
+                                                u32 capacity, u32* counter,
+                                                u32* __restrict__ member,
+                                                u32* __restrict__ member_set) {
+    u32 c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= n_cells) return;
+    u32 root = parent[c];
+    if (has_ghost[root] == 0) return;
+    u32 first = cell_start[c];
+    u32 count = cell_start[c + 1] - first;
+    u32 at = atomicAdd(counter, count);
+    for (u32 k = 0; k < count; k++) {
+        if (at + k < capacity) {
+            member[at + k] = order[first + k];
+            member_set[at + k] = root;
+        }
+    }
 }
 
 // rank_of_cell[root of the k-th halo in catalogue order] = k (every other entry stays −1).

@@ -8,10 +8,13 @@ mod common;
 use common::{haloscope_bin, shared_data};
 use haloscope::backend::Backend;
 use haloscope::data::{LoadOptions, Masses, load_snapshot};
-use haloscope::halo::domains::{Decomposition, DomainLinker, link_in_domains};
+use haloscope::halo::domains::{
+    Decomposition, DomainLinker, catalogue_in_domains, link_in_domains,
+};
 use haloscope::halo::{
-    BoxFrame, FofParams, LinkingLength, SeparationFrom, link_components_brute_force, parse_species,
-    prepare_fof, select_particles, snapshot_box_size, synthetic::SplitMix64,
+    BoxFrame, CatalogueRequest, FofParams, LinkingLength, SeparationFrom,
+    link_components_brute_force, parse_species, prepare_fof, select_particles, snapshot_box_size,
+    synthetic::SplitMix64,
 };
 use haloscope::jobs::Progress;
 use proptest::prelude::*;
@@ -145,6 +148,92 @@ fn shared_snapshots_give_one_process_partition_and_catalogue_for_1_to_8_domains(
             assert_eq!(spread.labels, one.labels, "{file}, {domains} domains");
             assert_eq!(spread.halos, one.halos, "{file}, {domains} domains");
             assert_eq!(spread.n_sets_all_sizes, one.n_sets_all_sizes);
+        }
+    }
+}
+
+/// The slab catalogue path (sets without ghosts catalogued per slab, the crossing ones merged)
+/// on the CPU linker, against one process: labels, set count and every halo bit for bit (each
+/// interior halo is summed in the same member order, each crossing one in global order).
+#[test]
+fn slab_catalogues_merged_across_domains_equal_one_process() {
+    let path = shared_data("snapshots/test4.tbin");
+    let snapshot = load_snapshot(&path, &LoadOptions::default(), &Progress::none()).unwrap();
+    let selected = select_particles(&snapshot, &parse_species("all").unwrap()).unwrap();
+    let crossing = crossing_set(11, 0.03, 0.0);
+    let velocities: Vec<[f32; 3]> = (0..crossing.len())
+        .map(|i| [(i % 5) as f32, 1.0, -((i % 3) as f32)])
+        .collect();
+    let masses = Masses::PerParticle((0..crossing.len()).map(|i| 1.0 + (i % 4) as f32).collect());
+    let cases = [
+        (
+            &selected.positions,
+            &selected.masses,
+            None,
+            Some(1.0),
+            LinkingLength::Relative(0.2),
+        ),
+        (
+            &crossing,
+            &masses,
+            Some(&velocities[..]),
+            None,
+            LinkingLength::Absolute(0.03),
+        ),
+        (
+            &crossing,
+            &masses,
+            Some(&velocities[..]),
+            Some(1.0),
+            LinkingLength::Absolute(0.03),
+        ),
+    ];
+    for (case, (positions, masses, velocities, box_size, linking_length)) in
+        cases.into_iter().enumerate()
+    {
+        let params = FofParams {
+            linking_length,
+            min_members: 5,
+            box_size,
+            labels: true,
+            ..FofParams::default()
+        };
+        let one = prepare_fof(positions, masses, velocities, &params)
+            .unwrap()
+            .find(&Backend::cpu(), &Progress::none())
+            .unwrap();
+        assert!(
+            one.halos.len() > 3,
+            "case {case}: {} halos",
+            one.halos.len()
+        );
+        let request = CatalogueRequest {
+            positions,
+            masses,
+            velocities,
+            linking_length: one.linking_length,
+            frame: one.frame,
+            min_members: 5,
+            with_labels: true,
+        };
+        for domains in 1..=6 {
+            let out = catalogue_in_domains(&request, domains, DomainLinker::Cpu, &Progress::none())
+                .unwrap();
+            assert_eq!(out.n_domains, domains);
+            if domains > 1 {
+                assert!(out.n_ghosts > 0, "case {case}, {domains} domains");
+                assert!(
+                    out.n_joined > 0,
+                    "case {case}, {domains} domains: nothing crossed"
+                );
+            }
+            let c = &out.catalogue;
+            assert!(
+                c.labels == one.labels,
+                "case {case}, {domains} domains: labels"
+            );
+            assert_eq!(c.halos, one.halos, "case {case}, {domains} domains");
+            assert_eq!(c.n_sets_all_sizes, one.n_sets_all_sizes, "case {case}");
         }
     }
 }

@@ -67,6 +67,25 @@ pub struct Partition {
     pub n_sets_all_sizes: usize,
 }
 
+/// One spatial domain's catalogue (its particles: the owned ones, then its ghosts), as
+/// `cuda::slab_catalogue_cuda` and `domains::slab_catalogue_cpu` return it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlabCatalogue {
+    /// The halos of the sets without ghosts, in catalogue order; `min_index` is a local index
+    /// (below the owned count).
+    pub halos: Vec<Halo>,
+    /// Per owned particle (when labels were asked for): its rank in `halos`, or −1 (also for
+    /// members of sets with a ghost).
+    pub labels: Option<Vec<i32>>,
+    /// Number of sets of every size without a ghost.
+    pub n_interior_sets: usize,
+    /// Members of the sets with a ghost: (local index, set id) by increasing local index; equal
+    /// set ids ⇔ one local set.
+    pub boundary: Vec<(u32, u32)>,
+    /// Wall seconds per stage (each stage ends with a stream synchronisation), in order.
+    pub stage_seconds: Vec<(&'static str, f64)>,
+}
+
 /// Marks a packed per-set word that holds a halo rank instead of (size, smallest member).
 const RANK_FLAG: u64 = 1 << 63;
 
@@ -286,7 +305,7 @@ fn members_by_halo(labels: &[i32], groups: &[GroupKey]) -> Vec<u32> {
 
 /// One halo's sums over `members` (increasing index order): the same float64 operations in the
 /// same order as a sequential pass over all particles.
-fn halo_of(
+pub(crate) fn halo_of(
     group: &GroupKey,
     members: &[u32],
     positions: &[[f32; 3]],

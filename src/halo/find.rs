@@ -4,7 +4,7 @@
 use super::catalogue::{self, Catalogue};
 use super::cpu::catalogue_cpu;
 use super::cuda::catalogue_cuda;
-use super::domains::{DomainLinker, cuda_domains_for, link_in_domains};
+use super::domains::{DomainLinker, catalogue_in_domains, cuda_domains_for, link_in_domains};
 use super::error::FofError;
 use super::params::{CatalogueRequest, FofParams, FofResult, LinkingLength, check_lengths};
 use super::periodic::BoxFrame;
@@ -148,11 +148,13 @@ impl PreparedFof<'_> {
 }
 
 impl PreparedFof<'_> {
-    /// Links on spatial domains and builds the catalogue from the merged set ids on the CPU
-    /// (the same partition as [`PreparedFof::find`], the CPU's catalogue bit for bit).
-    /// `domains`: how many slabs; `None` picks one per CUDA device, more when a device's free
-    /// memory cannot hold its share, and one on the CPU. A CUDA failure that the back-end's
-    /// fallback rule allows reruns the domains on the CPU.
+    /// Friends-of-friends on spatial domains (the same partition as [`PreparedFof::find`]).
+    /// On CUDA devices each builds the catalogue of its slabs' sets without ghosts, and the
+    /// sets that cross slabs are merged and catalogued on the CPU in member-index order
+    /// (`domains/catalogue.rs`); on the CPU the merged set ids give the CPU's catalogue bit for
+    /// bit. `domains`: how many slabs; `None` picks one per CUDA device, more when a device's
+    /// free memory cannot hold its share, and one on the CPU. A CUDA failure that the
+    /// back-end's fallback rule allows reruns the domains on the CPU.
     pub fn find_in_domains(
         self,
         backend: &Backend,
@@ -162,24 +164,23 @@ impl PreparedFof<'_> {
         let request = self.request;
         let n = request.positions.len();
         let devices = backend.devices();
-        let on_cuda = |devices| {
-            let count = match domains {
-                Some(count) => count,
-                None => cuda_domains_for(n, devices)?,
-            };
-            link_in_domains(
-                request.positions,
-                request.linking_length,
-                request.frame,
-                count,
-                DomainLinker::Cuda(devices),
-                progress,
-            )
-        };
-        let mut linked = None;
         if !devices.is_empty() {
-            match on_cuda(devices) {
-                Ok(output) => linked = Some((output, BackendKind::Cuda)),
+            let on_cuda = || {
+                let count = match domains {
+                    Some(count) => count,
+                    None => cuda_domains_for(n, devices)?,
+                };
+                catalogue_in_domains(&request, count, DomainLinker::Cuda(devices), progress)
+            };
+            match on_cuda() {
+                Ok(output) => {
+                    progress.check()?;
+                    return Ok(self.result(
+                        output.catalogue,
+                        BackendKind::Cuda,
+                        output.stage_seconds,
+                    ));
+                }
                 Err(FofError::Gpu(err)) if backend.falls_back_after(&err) => {
                     backend
                         .clone()
@@ -188,22 +189,21 @@ impl PreparedFof<'_> {
                 Err(err) => return Err(err),
             }
         }
-        let (output, kind) = match linked {
-            Some(linked) => linked,
-            None => (
-                link_in_domains(
-                    request.positions,
-                    request.linking_length,
-                    request.frame,
-                    domains.unwrap_or(1),
-                    DomainLinker::Cpu,
-                    progress,
-                )?,
-                BackendKind::Cpu,
-            ),
-        };
+        let output = link_in_domains(
+            request.positions,
+            request.linking_length,
+            request.frame,
+            domains.unwrap_or(1),
+            DomainLinker::Cpu,
+            progress,
+        )?;
         progress.check()?;
-        Ok(self.finish(output.set_ids, kind, output.stage_seconds, progress))
+        Ok(self.finish(
+            output.set_ids,
+            BackendKind::Cpu,
+            output.stage_seconds,
+            progress,
+        ))
     }
 
     /// The result from merged `set_ids` (one per particle, each the smallest index of its set,
@@ -233,6 +233,17 @@ impl PreparedFof<'_> {
         }
         stage_seconds.push(("catalogue", start.elapsed().as_secs_f64()));
         progress.report("catalogue", 1, 1);
+        self.result(catalogue, kind, stage_seconds)
+    }
+
+    /// The result of this run from its `catalogue`, made on `kind` in `stage_seconds`.
+    fn result(
+        self,
+        catalogue: Catalogue,
+        kind: BackendKind,
+        stage_seconds: Vec<(&'static str, f64)>,
+    ) -> FofResult {
+        let request = self.request;
         FofResult {
             labels: catalogue.labels,
             halos: catalogue.halos,

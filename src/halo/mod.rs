@@ -27,7 +27,7 @@ pub use catalogue::{Catalogue, Halo};
 pub use cpu::{AtomicUnionFind, link_components};
 pub use cuda::{
     CudaCatalogueOutput, CudaLinkOutput, CudaPartitionOutput, catalogue_cuda, half_stencil_offsets,
-    link_components_cuda, partition_cuda,
+    link_components_cuda, partition_cuda, slab_catalogue_cuda,
 };
 pub use error::FofError;
 pub use find::{PreparedFof, find_halos, fof_snapshot, mean_separation, prepare_fof, volume};

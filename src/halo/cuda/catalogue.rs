@@ -70,7 +70,7 @@ pub fn catalogue_cuda(
         frame: request.frame,
     };
     let (linked, part) =
-        partition_on_device(&mut run, &link, request.min_members, request.with_labels)?;
+        partition_on_device(&mut run, &link, n, request.min_members, request.with_labels)?;
     progress.check()?;
     progress.report("cuda: catalogue", 0, 1);
     let halos = if part.groups.is_empty() {
@@ -102,7 +102,7 @@ pub fn catalogue_cuda(
 
 /// The kept halos' sums: members grouped by halo, chunk moments on the device, centres on the
 /// host, chunk radii on the device, each halo's chunks added in order on the host.
-fn halos_on_device(
+pub(super) fn halos_on_device(
     run: &DeviceRun<'_>,
     request: &CatalogueRequest<'_>,
     linked: &Linked,

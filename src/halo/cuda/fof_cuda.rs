@@ -126,7 +126,7 @@ pub fn partition_cuda(
         linking_length,
         frame,
     };
-    let (_, on_device) = partition_on_device(&mut run, &request, min_members, true)?;
+    let (_, on_device) = partition_on_device(&mut run, &request, n, min_members, true)?;
     // The label words are i32 ranks (−1 = all ones) written as u32.
     let labels = match &on_device.labels {
         Some(labels) => download_pinned(device, labels, n, |w| w as i32)?,

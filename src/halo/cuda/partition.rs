@@ -23,6 +23,8 @@ pub(super) struct PartitionOnDevice {
     pub(super) n_sets_all_sizes: usize,
     /// Number of non-empty cells.
     pub(super) n_cells: usize,
+    /// Per cell: 1 when it is the root of a set with a ghost member, else 0.
+    pub(super) has_ghost: CudaSlice<u32>,
 }
 
 crate::kernel_args! {
@@ -57,6 +59,7 @@ crate::kernel_args! {
         parent: &'a CudaSlice<u32>,
         set_size: &'a CudaSlice<u32>,
         set_min: &'a CudaSlice<u32>,
+        has_ghost: &'a CudaSlice<u32>,
         n_cells: u32,
         min_members: u32,
         capacity: u32,
@@ -64,6 +67,18 @@ crate::kernel_args! {
         kept_root: &'a mut CudaSlice<u32>,
         kept_size: &'a mut CudaSlice<u32>,
         kept_min: &'a mut CudaSlice<u32>,
+    }
+}
+
+crate::kernel_args! {
+    /// `fof_ghost_sets`: cells as [`Linked`]; `has_ghost` `n_cells` zeros; one thread per cell.
+    struct GhostSetsArgs<'a> {
+        cell_start: &'a CudaSlice<u32>,
+        parent: &'a CudaSlice<u32>,
+        order: &'a CudaSlice<u32>,
+        n_cells: u32,
+        n_owned: u32,
+        has_ghost: &'a mut CudaSlice<u32>,
     }
 }
 
@@ -105,16 +120,26 @@ struct Kept {
 
 /// Links on the device, then set sizes, smallest members, kept sets (sorted on the host) and
 /// per-particle halo labels (only when `with_labels`), all left on the device with the linked
-/// cells.
+/// cells. The particles at `n_owned` and beyond are a domain's ghosts: the sets holding one are
+/// neither counted nor kept (all are owned when `n_owned` is the particle count).
 pub(super) fn partition_on_device(
     run: &mut DeviceRun<'_>,
     request: &LinkRequest<'_>,
+    n_owned: usize,
     min_members: usize,
     with_labels: bool,
 ) -> Result<(Linked, PartitionOnDevice), FofError> {
     let linked = link_on_device(run, request)?;
     let stats = set_stats(run, &linked)?;
-    let kept = kept_sets(run, &linked, &stats, request.positions.len(), min_members)?;
+    let has_ghost = ghost_sets(run, &linked, n_owned, request.positions.len())?;
+    let kept = kept_sets(
+        run,
+        &linked,
+        &stats,
+        &has_ghost,
+        request.positions.len(),
+        min_members,
+    )?;
     let rank_of_cell = rank_kept_roots(run, &linked, &kept)?;
     let labels = if with_labels {
         Some(halo_labels(
@@ -140,6 +165,7 @@ pub(super) fn partition_on_device(
             groups: kept.ranked.iter().map(|(g, _)| *g).collect(),
             n_sets_all_sizes: kept.n_roots,
             n_cells,
+            has_ghost,
         },
     ))
 }
@@ -174,12 +200,48 @@ fn set_stats(run: &DeviceRun<'_>, linked: &Linked) -> Result<SetStats, FofError>
     Ok(SetStats { size, min })
 }
 
-/// The roots of the sets with at least `min_members` members, found on the device in a racy
-/// order, brought back and sorted into catalogue order (size descending, then smallest member).
+/// Per cell: 1 when it roots a set with a member at `n_owned` or beyond (a ghost), else 0; all
+/// zeros without a launch when every one of the `n` particles is owned.
+fn ghost_sets(
+    run: &DeviceRun<'_>,
+    linked: &Linked,
+    n_owned: usize,
+    n: usize,
+) -> Result<CudaSlice<u32>, FofError> {
+    let stream = run.stream;
+    let n_cells = linked.n_cells;
+    let mut has_ghost = zeros::<u32>(stream, n_cells)?;
+    if n_owned < n {
+        let args = GhostSetsArgs {
+            cell_start: &linked.cell_start,
+            parent: &linked.parent,
+            order: &linked.order,
+            n_cells: n_cells as u32,
+            n_owned: n_owned as u32,
+            has_ghost: &mut has_ghost,
+        };
+        // SAFETY: members of cell c lie in 0..n of order; parent[c] < n_cells indexes
+        // has_ghost.
+        unsafe {
+            gpu::launch(
+                stream,
+                &run.kernels.ghost_sets,
+                per_element(n_cells, 0),
+                args,
+            )
+        }?;
+    }
+    Ok(has_ghost)
+}
+
+/// The roots of the sets without ghosts with at least `min_members` members, found on the
+/// device in a racy order, brought back and sorted into catalogue order (size descending, then
+/// smallest member).
 fn kept_sets(
     run: &DeviceRun<'_>,
     linked: &Linked,
     stats: &SetStats,
+    has_ghost: &CudaSlice<u32>,
     n: usize,
     min_members: usize,
 ) -> Result<Kept, FofError> {
@@ -195,6 +257,7 @@ fn kept_sets(
         parent: &linked.parent,
         set_size: &stats.size,
         set_min: &stats.min,
+        has_ghost,
         n_cells: n_cells as u32,
         min_members: u32::try_from(min_members.max(1)).unwrap_or(u32::MAX),
         capacity: capacity as u32,

@@ -45,7 +45,11 @@ impl Decomposition {
         linking_length: f64,
         frame: Option<BoxFrame>,
     ) -> Self {
-        let (lo, hi) = bounds(positions);
+        // A periodic box cuts x over the frame: the bounds are not needed.
+        let (lo, hi) = match frame {
+            Some(_) => ([0.0; 3], [0.0; 3]),
+            None => bounds(positions),
+        };
         let (axis, lo, hi) = axis_range(lo, hi, frame);
         let bins = histogram_bins(n_domains);
         let histogram = histogram(positions, axis, frame, lo, hi, bins);
@@ -154,10 +158,32 @@ impl Decomposition {
         gap <= self.ghost
     }
 
+    /// Whether `x`, owned by `owner`, is a ghost of no domain, decided without the periodic
+    /// remainders: more than 1.5 ghost widths (a margin over their rounding) from both edges
+    /// of its own slab, every other slab lying beyond those edges, and no slab so wide that it
+    /// sees the whole box.
+    fn deep_inside(&self, x: f64, owner: usize) -> bool {
+        let (lower, upper) = self.interval(owner);
+        let margin = 1.5 * self.ghost;
+        if !(x - lower > margin && upper - x > margin) {
+            return false;
+        }
+        match self.frame {
+            None => true,
+            Some(frame) => (0..self.n_domains()).all(|d| {
+                let (lower, upper) = self.interval(d);
+                upper - lower + 2.0 * self.ghost < frame.size
+            }),
+        }
+    }
+
     /// The domains other than `owner` for which coordinate `x` is a ghost, walking outwards
     /// from the owner in both directions until a domain is out of reach.
     pub fn ghost_domains(&self, x: f64, owner: usize, out: &mut Vec<usize>) {
         out.clear();
+        if self.deep_inside(x, owner) {
+            return;
+        }
         let n = self.n_domains();
         let periodic = self.frame.is_some();
         for step in [1isize, -1] {

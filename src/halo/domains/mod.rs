@@ -3,14 +3,21 @@
 //! CPU or CUDA linker), and the groups that cross slabs merged on global particle ids
 //! (`merge.rs`). `driver.rs` runs the domains in one process: on the CPU, one per CUDA device,
 //! or several per device one after the other (friends-of-friends larger than device memory).
-//! `ranks.rs` runs one slab per rank of a process group (MPI ranks), with the same merge.
+//! `catalogue.rs` builds the whole catalogue on domains: slabs copied out in parallel
+//! (`split.rs`), each CUDA device (or the CPU, `slab_cpu.rs`) cataloguing its slabs' sets
+//! without ghosts, only the sets with a ghost merged and catalogued on the CPU. `ranks.rs`
+//! runs one slab per rank of a process group (MPI ranks), with the same merge.
 //! The set ids equal one process's linker's, so the catalogue built from them is the same.
 
+mod catalogue;
 mod decompose;
 mod driver;
 mod merge;
 mod ranks;
+mod slab_cpu;
+mod split;
 
+pub use catalogue::{DomainsCatalogue, catalogue_in_domains};
 pub use decompose::{Decomposition, DomainMembers};
 pub use driver::{
     CUDA_BYTES_PER_PARTICLE, DomainLinker, DomainsOutput, cuda_domains_for, domains_for,
@@ -20,3 +27,5 @@ pub use merge::{
     DomainLabels, GhostPair, LabelEdge, LabelMap, from_bytes, label_domain, owner_edges, to_bytes,
 };
 pub use ranks::{RankLabels, Traveller, link_on_ranks};
+pub use slab_cpu::slab_catalogue_cpu;
+pub use split::{Slab, split};

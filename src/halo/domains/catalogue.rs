@@ -1,0 +1,379 @@
+//! The whole catalogue on spatial domains in one process: the slabs copied out in parallel
+//! (`split.rs`), one host thread per CUDA device linking its slabs and building the catalogue
+//! of their sets without ghosts on the device (`cuda/slab.rs`; on the CPU `slab_cpu.rs`, slab
+//! after slab), then the merge of the few sets with a ghost (`merge.rs`) and their halos on the
+//! CPU in global member order, so a halo that spans domains is summed exactly as one process's
+//! CPU catalogue sums it.
+
+use super::decompose::Decomposition;
+use super::driver::DomainLinker;
+use super::merge::{DomainLabels, GhostPair, LabelMap, label_domain, owner_edges};
+use super::slab_cpu::slab_catalogue_cpu;
+use super::split::{Slab, split};
+use crate::gpu::GpuDevice;
+use crate::halo::catalogue::{Catalogue, GroupKey, Halo, SlabCatalogue, halo_of};
+use crate::halo::cuda::slab_catalogue_cuda;
+use crate::halo::error::FofError;
+use crate::halo::params::{CatalogueRequest, check_lengths};
+use crate::jobs::Progress;
+use rayon::prelude::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Instant;
+
+/// What [`catalogue_in_domains`] returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomainsCatalogue {
+    /// The catalogue of the whole request (labels when asked for).
+    pub catalogue: Catalogue,
+    /// Number of domains.
+    pub n_domains: usize,
+    /// Ghost copies over all domains.
+    pub n_ghosts: usize,
+    /// Labels joined across domains.
+    pub n_joined: usize,
+    /// Wall seconds per stage, in order; "device busy, summed" over the device threads shows
+    /// whether they overlapped (above the "devices" wall when they did); then the first
+    /// slab's stages on its device.
+    pub stage_seconds: Vec<(&'static str, f64)>,
+}
+
+/// One domain after its device: interior halos with global smallest members, the labels of
+/// its boundary sets for the merge, and its owned particles' local halo ranks when asked for.
+struct DomainResult {
+    stage_seconds: Vec<(&'static str, f64)>,
+    halos: Vec<Halo>,
+    n_interior_sets: usize,
+    labels: Option<Vec<i32>>,
+    boundary: DomainLabels,
+}
+
+/// Builds the catalogue of `request` over `n_domains` slabs with `linker` (on CUDA, domain `d`
+/// on device `d mod devices.len()`, one host thread per device, its domains one after the
+/// other).
+pub fn catalogue_in_domains(
+    request: &CatalogueRequest<'_>,
+    n_domains: usize,
+    linker: DomainLinker<'_>,
+    progress: &Progress,
+) -> Result<DomainsCatalogue, FofError> {
+    let positions = request.positions;
+    let n = positions.len();
+    if n > i32::MAX as usize {
+        return Err(FofError::TooManyParticles(n));
+    }
+    check_lengths(n, request.masses, request.velocities)?;
+    let mut stages = Vec::new();
+    let mut clock = Instant::now();
+    progress.report("domains", 0, 1);
+    let decomposition =
+        Decomposition::balanced(positions, n_domains, request.linking_length, request.frame);
+    let slabs = split(
+        &decomposition,
+        positions,
+        request.masses,
+        request.velocities,
+    );
+    let n_domains = slabs.len();
+    let n_ghosts = slabs.iter().map(|s| s.ghosts.len()).sum();
+    progress.check()?;
+    stages.push(("split", lap(&mut clock)));
+
+    let (results, busy) = match linker {
+        DomainLinker::Cpu => {
+            let start = Instant::now();
+            let results = (0..n_domains)
+                .map(|d| {
+                    let out = slab_catalogue_cpu(
+                        &local_request(request, &slabs[d]),
+                        slabs[d].owned.len(),
+                        progress,
+                    )?;
+                    Ok(domain_result(&slabs[d], &decomposition, out))
+                })
+                .collect::<Result<Vec<_>, FofError>>()?;
+            (results, start.elapsed().as_secs_f64())
+        }
+        DomainLinker::Cuda(devices) => {
+            run_on_devices(&slabs, &decomposition, request, devices, progress)?
+        }
+    };
+    stages.push(("devices", lap(&mut clock)));
+    stages.push(("device busy, summed", busy));
+    // The first slab's own stages on its device (none on the CPU), after a marker.
+    if let Some(first) = results.first().filter(|r| !r.stage_seconds.is_empty()) {
+        stages.push(("first slab's device stages:", 0.0));
+        stages.extend_from_slice(&first.stage_seconds);
+    }
+
+    let mut incoming: Vec<Vec<GhostPair>> = vec![Vec::new(); n_domains];
+    for r in &results {
+        for &(owner, pair) in &r.boundary.ghosts {
+            incoming[owner].push(pair);
+        }
+    }
+    let edges: Vec<_> = results
+        .par_iter()
+        .zip(&incoming)
+        .map(|(r, pairs)| owner_edges(&r.boundary, pairs))
+        .collect::<Result<Vec<_>, _>>()?
+        .concat();
+    let map = LabelMap::from_edges(&edges);
+    // (final label, global id) of every owned member of a set with a ghost: grouped by label,
+    // members in increasing index order; the final label is the set's smallest member.
+    let mut crossing: Vec<(u64, u64)> = results
+        .par_iter()
+        .flat_map_iter(|r| {
+            let b = &r.boundary;
+            b.owned_ids
+                .iter()
+                .zip(&b.owned_labels)
+                .map(|(&id, &label)| (map.resolve(label), id))
+        })
+        .collect();
+    crossing.par_sort_unstable();
+    let mut groups: Vec<(GroupKey, std::ops::Range<usize>)> = Vec::new();
+    let mut n_crossing_sets = 0usize;
+    let mut start = 0;
+    while start < crossing.len() {
+        let label = crossing[start].0;
+        let end = start + crossing[start..].partition_point(|&(l, _)| l == label);
+        n_crossing_sets += 1;
+        if end - start >= request.min_members.max(1) {
+            groups.push((
+                GroupKey {
+                    size: (end - start) as u32,
+                    min_index: label as u32,
+                },
+                start..end,
+            ));
+        }
+        start = end;
+    }
+    let members: Vec<u32> = crossing.par_iter().map(|&(_, id)| id as u32).collect();
+    drop(crossing);
+    let crossing_halos: Vec<Halo> = groups
+        .par_iter()
+        .map(|(group, range)| {
+            halo_of(
+                group,
+                &members[range.clone()],
+                positions,
+                request.masses,
+                request.velocities,
+                request.frame,
+            )
+        })
+        .collect();
+    stages.push(("merge + crossing halos", lap(&mut clock)));
+
+    let catalogue = assemble(request, &slabs, results, groups, &members, crossing_halos);
+    let catalogue = Catalogue {
+        n_sets_all_sizes: catalogue.n_sets_all_sizes + n_crossing_sets,
+        ..catalogue
+    };
+    stages.push(("assemble", lap(&mut clock)));
+    progress.report("domains", 1, 1);
+    Ok(DomainsCatalogue {
+        catalogue,
+        n_domains,
+        n_ghosts,
+        n_joined: map.len(),
+        stage_seconds: stages,
+    })
+}
+
+/// One device thread's domains (index and result) and its busy seconds.
+type DeviceDone = (Vec<(usize, DomainResult)>, f64);
+
+/// Seconds since `clock`, which restarts.
+fn lap(clock: &mut Instant) -> f64 {
+    let seconds = clock.elapsed().as_secs_f64();
+    *clock = Instant::now();
+    seconds
+}
+
+/// Every slab on its device (one host thread per device), and the device threads' busy
+/// seconds summed.
+fn run_on_devices(
+    slabs: &[Slab],
+    decomposition: &Decomposition,
+    request: &CatalogueRequest<'_>,
+    devices: &[Arc<GpuDevice>],
+    progress: &Progress,
+) -> Result<(Vec<DomainResult>, f64), FofError> {
+    let n_domains = slabs.len();
+    let n_devices = devices.len().max(1);
+    let run_one = |d: usize, device: &GpuDevice| -> Result<DomainResult, FofError> {
+        progress.check()?;
+        let slab = &slabs[d];
+        let local = local_request(request, slab);
+        let out = slab_catalogue_cuda(device, &local, slab.owned.len(), &Progress::none())?;
+        Ok(domain_result(slab, decomposition, out))
+    };
+    let per_device: Vec<Result<DeviceDone, FofError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(g, device)| {
+                let run_one = &run_one;
+                scope.spawn(move || {
+                    let start = Instant::now();
+                    let done = (g..n_domains)
+                        .step_by(n_devices)
+                        .map(|d| run_one(d, device).map(|r| (d, r)))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok((done, start.elapsed().as_secs_f64()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(FofError::DomainPanicked)))
+            .collect()
+    });
+    let mut slots: Vec<Option<DomainResult>> = (0..n_domains).map(|_| None).collect();
+    let mut busy = 0.0;
+    for result in per_device {
+        let (done, seconds) = result?;
+        busy += seconds;
+        for (d, r) in done {
+            slots[d] = Some(r);
+        }
+    }
+    let results: Vec<DomainResult> = slots.into_iter().flatten().collect();
+    if results.len() != n_domains {
+        return Err(FofError::DomainPanicked);
+    }
+    Ok((results, busy))
+}
+
+/// The request of one slab's particles, with `request`'s parameters.
+fn local_request<'a>(request: &CatalogueRequest<'_>, slab: &'a Slab) -> CatalogueRequest<'a> {
+    CatalogueRequest {
+        positions: &slab.positions,
+        masses: &slab.masses,
+        velocities: slab.velocities.as_deref(),
+        linking_length: request.linking_length,
+        frame: request.frame,
+        min_members: request.min_members,
+        with_labels: request.with_labels,
+    }
+}
+
+/// One slab's catalogue with global smallest members, and its boundary sets for the merge.
+fn domain_result(slab: &Slab, decomposition: &Decomposition, out: SlabCatalogue) -> DomainResult {
+    let halos = out
+        .halos
+        .into_iter()
+        .map(|h| Halo {
+            min_index: slab.global(h.min_index) as usize,
+            ..h
+        })
+        .collect();
+    DomainResult {
+        stage_seconds: out.stage_seconds,
+        halos,
+        n_interior_sets: out.n_interior_sets,
+        labels: out.labels,
+        boundary: boundary_labels(slab, decomposition, &out.boundary),
+    }
+}
+
+/// The merge's view of one slab from the members of its sets with a ghost (`boundary`: local
+/// index and set, by increasing index, so the owned ones come first in increasing global id).
+fn boundary_labels(
+    slab: &Slab,
+    decomposition: &Decomposition,
+    boundary: &[(u32, u32)],
+) -> DomainLabels {
+    let n_owned = slab.owned.len();
+    let ids: Vec<u64> = boundary
+        .iter()
+        .map(|&(k, _)| u64::from(slab.global(k as usize)))
+        .collect();
+    let owned: Vec<bool> = boundary
+        .iter()
+        .map(|&(k, _)| (k as usize) < n_owned)
+        .collect();
+    let mut sets: Vec<u32> = boundary.iter().map(|&(_, s)| s).collect();
+    sets.par_sort_unstable();
+    sets.dedup();
+    // Dense set ids below the member count, as label_domain indexes its tables by them.
+    let dense: Vec<u32> = boundary
+        .iter()
+        .map(|&(_, s)| sets.binary_search(&s).unwrap_or(0) as u32)
+        .collect();
+    label_domain(
+        &ids,
+        &owned,
+        |j| decomposition.owner(&slab.positions[boundary[j].0 as usize]),
+        &dense,
+    )
+}
+
+/// The catalogue from the domains' interior halos and the crossing halos (`groups` with their
+/// `members` ranges): all in catalogue order, and the labels when asked for. Its set count is
+/// the interior sets only.
+fn assemble(
+    request: &CatalogueRequest<'_>,
+    slabs: &[Slab],
+    results: Vec<DomainResult>,
+    groups: Vec<(GroupKey, std::ops::Range<usize>)>,
+    members: &[u32],
+    crossing_halos: Vec<Halo>,
+) -> Catalogue {
+    // Origin of each halo: (domain, local rank) or (domains, crossing group).
+    let n_domains = results.len();
+    let mut tagged: Vec<(Halo, usize, usize)> = Vec::new();
+    let mut n_interior = 0;
+    let mut labels_of = Vec::with_capacity(n_domains);
+    for (d, r) in results.into_iter().enumerate() {
+        n_interior += r.n_interior_sets;
+        labels_of.push(r.labels);
+        tagged.extend(r.halos.into_iter().enumerate().map(|(k, h)| (h, d, k)));
+    }
+    tagged.extend(
+        crossing_halos
+            .into_iter()
+            .enumerate()
+            .map(|(k, h)| (h, n_domains, k)),
+    );
+    tagged.par_sort_unstable_by_key(|(h, _, _)| (std::cmp::Reverse(h.size), h.min_index));
+    let labels = request.with_labels.then(|| {
+        let mut rank_of: Vec<Vec<i32>> = vec![Vec::new(); n_domains + 1];
+        for (d, ranks) in rank_of.iter_mut().enumerate() {
+            let count = tagged.iter().filter(|t| t.1 == d).count();
+            ranks.resize(count, -1);
+        }
+        for (rank, (_, d, k)) in tagged.iter().enumerate() {
+            rank_of[*d][*k] = rank as i32;
+        }
+        let out: Vec<AtomicI32> = (0..request.positions.len())
+            .into_par_iter()
+            .map(|_| AtomicI32::new(-1))
+            .collect();
+        for (d, slab) in slabs.iter().enumerate() {
+            if let Some(local) = &labels_of[d] {
+                slab.owned.par_iter().zip(local).for_each(|(&i, &label)| {
+                    if let Some(&rank) = usize::try_from(label).ok().and_then(|l| rank_of[d].get(l))
+                    {
+                        out[i as usize].store(rank, Ordering::Relaxed);
+                    }
+                });
+            }
+        }
+        for (k, (_, range)) in groups.iter().enumerate() {
+            let rank = rank_of[n_domains][k];
+            for &i in &members[range.clone()] {
+                out[i as usize].store(rank, Ordering::Relaxed);
+            }
+        }
+        out.into_par_iter().map(AtomicI32::into_inner).collect()
+    });
+    Catalogue {
+        halos: tagged.into_iter().map(|(h, _, _)| h).collect(),
+        labels,
+        n_sets_all_sizes: n_interior,
+    }
+}
