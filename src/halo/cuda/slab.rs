@@ -111,7 +111,8 @@ fn boundary_members(
 ) -> Result<Vec<(u32, u32)>, FofError> {
     let stream = run.stream;
     let n = order.len();
-    let mut capacity = (n / 64).clamp(1 << 16, n.max(1));
+    // At least 65536 slots, never more than the particles (a small slab has fewer).
+    let mut capacity = (n / 64).max(1 << 16).min(n.max(1));
     loop {
         let mut counter = zeros::<u32>(stream, 1)?;
         let mut member = alloc::<u32>(stream, capacity)?;
