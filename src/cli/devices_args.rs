@@ -92,7 +92,10 @@ mod tests {
         let parse = |args: &[&str]| Probe::try_parse_from(args).map(|p| p.devices);
         let unset = parse(&["probe"]).expect("default");
         assert_eq!(unset.selection(DeviceSelection::All), DeviceSelection::All);
-        assert_eq!(unset.selection(DeviceSelection::First), DeviceSelection::First);
+        assert_eq!(
+            unset.selection(DeviceSelection::First),
+            DeviceSelection::First
+        );
         let listed = parse(&["probe", "--devices", "1,0"]).expect("list");
         assert_eq!(
             listed.selection(DeviceSelection::First),
