@@ -10,7 +10,7 @@
 #   N          particles in the scene (default 10000000)
 #
 # Environment: THREADS (default: every core, `nproc`) for both OpenMP and rayon; ROUNDS
-# (default 2) alternating rounds per radius factor (the best round is kept); FACTORS (default
+# (default 2) alternating rounds per radius factor (each time the least of them); FACTORS (default
 # "0.04 0.25 1"); HALOSCOPE_SHARED (default ../shared beside the project) for the Splotch kit.
 #
 # Frame: 2048^2, log rho intensity, log temp colour (Splotch's OldSplotch palette, Haloscope's
@@ -21,12 +21,13 @@
 # (normalise, project, splat, tone map; the file read excluded, as Splotch's is).
 # CPU time per frame (user + sys of every thread; what counts on a loaded machine): the
 # difference between a process that renders 1 + K frames and one that renders 1, over K
-# (Splotch: `--frames`; Haloscope: `bench render FILE --repeat`), so the file read and the
-# start-up cancel out. Output: one JSON line per factor on stdout, a table on stderr.
+# (Splotch: `--frames`; Haloscope: `bench render FILE --repeat`, whose CPU frame is τ without
+# the tone map that render_seconds includes), so the file read and the start-up cancel out.
+# Output: one JSON line per factor on stdout, a table on stderr.
 set -euo pipefail
 
 if [ "$#" -lt 2 ]; then
-    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 haloscope=$(realpath "$1")
@@ -90,7 +91,7 @@ print(sum(vals) / len(vals) if vals else "null")
 EOF
 }
 
-printf '%-6s %8s %12s %12s %8s %12s %12s %8s  (%s threads, %s particles)\n' F \
+printf '%-6s %11s %13s %7s %11s %13s %7s  (%s threads, %s particles)\n' F \
     splotch_ms haloscope_ms wall_x splotch_cpu haloscope_cpu cpu_x "$threads" "$n" >&2
 for factor in $factors; do
     case_dir=$work/f$factor
@@ -145,8 +146,8 @@ r["rounds"] = len(rows)
 print(json.dumps(r))
 ms = lambda v: "-" if v is None else f"{v * 1e3:.1f}"
 x = lambda v: "-" if v is None else f"{v:.2f}"
-print(f"{r['radius_factor']:<6} {ms(r['splotch_s']):>8} {ms(r['haloscope_s']):>12} "
-      f"{x(r['wall_speedup']):>8} {ms(r['splotch_cpu_s']):>12} {ms(r['haloscope_cpu_s']):>12} "
-      f"{x(r['cpu_speedup']):>8}", file=sys.stderr)
+print(f"{r['radius_factor']:<6} {ms(r['splotch_s']):>11} {ms(r['haloscope_s']):>13} "
+      f"{x(r['wall_speedup']):>7} {ms(r['splotch_cpu_s']):>11} {ms(r['haloscope_cpu_s']):>13} "
+      f"{x(r['cpu_speedup']):>7}", file=sys.stderr)
 EOF
 done
