@@ -32,7 +32,15 @@ impl TauBuffer {
     pub fn resize_for_overwrite(&mut self, width: u32, height: u32) {
         self.width = width;
         self.height = height;
-        self.data.resize(width as usize * height as usize * 3, 0.0);
+        let len = width as usize * height as usize * 3;
+        if self.data.capacity() < len {
+            // A fresh zeroed allocation: the allocator's zero pages, touched first by the
+            // parallel writers, where growing the vector would write every value on this thread
+            // (a serial pass over the image before a new renderer's first frame).
+            self.data = vec![0.0; len];
+        } else {
+            self.data.resize(len, 0.0);
+        }
     }
 
     /// τ (RGB) at column `column`, row `row`.

@@ -19,6 +19,7 @@ use super::exp::exp_f32;
 use super::grid::{SMALL_SIDE, TILE_PX};
 use super::records::{SmallSplat, SmallStore, Staging};
 use super::sink::ChunkSink;
+use crate::render::normalise::Normaliser;
 use crate::render::project::{
     AMPLITUDE_FACTOR, CUT_FACTOR, LANES, Lanes, SIGMA_FACTOR, Splat, StyleParams, ViewParams,
     ceil_i32, floor_i32,
@@ -111,10 +112,10 @@ pub fn finish_lanes(
         out.sigma_px[l] = SIGMA_FACTOR * radius_px;
         out.cut_px[l] = cut_px;
     }
-    let n: [f32; LANES] = match &style.intensity {
-        Some(norm) => std::array::from_fn(|l| norm.apply(intensity_raw[l])),
-        None => [1.0; LANES],
-    };
+    let mut n = [1.0f32; LANES];
+    if let Some(norm) = &style.intensity {
+        normalised_lanes(norm, intensity_raw, &mut n);
+    }
     let mut amplitude = [0.0f32; LANES];
     for l in 0..LANES {
         amplitude[l] = n[l] * AMPLITUDE_FACTOR / h[l] / g.c[l];
@@ -122,8 +123,10 @@ pub fn finish_lanes(
     let b = style.brightness;
     match &style.colour {
         Some((norm, palette)) => {
+            let mut x = [0.0f32; LANES];
+            normalised_lanes(norm, colour_raw, &mut x);
             for l in 0..LANES {
-                let colour = palette.sample(norm.apply(colour_raw[l]));
+                let colour = palette.sample(x[l]);
                 for (ch, c) in colour.iter().enumerate() {
                     out.rgb[ch][l] = c * amplitude[l] * b;
                 }
@@ -138,6 +141,15 @@ pub fn finish_lanes(
                 out.rgb[2][l] = e;
             }
         }
+    }
+}
+
+/// `norm.apply` of each lane's raw value into `out` (a plain loop: `array::from_fn` with the
+/// call inside was compiled out of line, without the caller's vector instructions).
+#[inline(always)]
+fn normalised_lanes(norm: &Normaliser, raw: &[f32; LANES], out: &mut [f32; LANES]) {
+    for l in 0..LANES {
+        out[l] = norm.apply(raw[l]);
     }
 }
 

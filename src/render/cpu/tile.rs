@@ -379,17 +379,29 @@ fn splat_one<const C: usize>(
         // τ += wx·(rgb·wy): the same operations in the same order for every pixel.
         let e: [f32; C] = std::array::from_fn(|ch| s.rgb[ch] * wy);
         if let [pr, pg, pb] = &mut planes[..] {
-            for ((((tr, tg), tb), w), d) in pr[run.clone()]
+            let rows = pr[run.clone()]
                 .iter_mut()
                 .zip(&mut pg[run.clone()])
                 .zip(&mut pb[run])
                 .zip(wx)
-                .zip(dx2)
-            {
-                let inside = d + dy2 <= cut2;
-                *tr += if inside { w * e[0] } else { 0.0 };
-                *tg += if inside { w * e[1] } else { 0.0 };
-                *tb += if inside { w * e[2] } else { 0.0 };
+                .zip(dx2);
+            if e.iter().all(|v| v.is_finite()) {
+                // The weight is masked once for the three channels: outside the disc m·e is
+                // ±0 for a finite e, and τ + ±0 = τ as τ + 0 does (for every τ but −0, which a
+                // plane that starts at +0 never holds).
+                for ((((tr, tg), tb), &w), d) in rows {
+                    let m = if d + dy2 <= cut2 { w } else { 0.0 };
+                    *tr += m * e[0];
+                    *tg += m * e[1];
+                    *tb += m * e[2];
+                }
+            } else {
+                for ((((tr, tg), tb), w), d) in rows {
+                    let inside = d + dy2 <= cut2;
+                    *tr += if inside { w * e[0] } else { 0.0 };
+                    *tg += if inside { w * e[1] } else { 0.0 };
+                    *tb += if inside { w * e[2] } else { 0.0 };
+                }
             }
         } else {
             // One plane per pass (C = 1 for grey frames): the same test and product per pixel.
