@@ -20,9 +20,9 @@ if [ "$mode" = tests ]; then
 # packages first (the device README's .gl folder), then the NVIDIA ICD is found by its file.
 [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-for t in render_goldens render_cuda render_cuda_tone render_cuda_variants knn_cuda fof_cuda \
-         fof_cuda_catalogue fof_zoom fof_domains_cuda twopoint_cuda twopoint_multi_gpu app_cuda \
-         movie_cuda gpu_device render_wgpu app_wgpu; do
+for t in render_goldens render_cuda render_cuda_tone render_cuda_variants render_cuda_upload \
+         render_multi_gpu knn_cuda fof_cuda fof_cuda_catalogue fof_zoom fof_domains_cuda \
+         twopoint_cuda twopoint_multi_gpu app_cuda movie_cuda gpu_device render_wgpu app_wgpu; do
     [ -x "$B/$t" ] || { echo "=== $t missing" >> "$out/tests.log"; continue; }
     echo "=== $t" >> "$out/tests.log"
     "$B/$t" --include-ignored --test-threads 1 >> "$out/tests.log" 2>&1
@@ -35,7 +35,9 @@ echo "goldens rc=$?"
 
 : > "$out/sanitizer.log"
 for run in "memcheck twopoint_cuda ic40_observed" "racecheck twopoint_cuda gpu_batches" \
-           "memcheck render_cuda_variants sanitizer_small_grey_scene" "memcheck fof_cuda_catalogue device_catalogue_on_a_small_clustered_set"; do
+           "memcheck render_cuda_variants sanitizer_small_grey_scene" \
+           "memcheck render_cuda_variants sanitizer_small_colour_scene" \
+           "memcheck fof_cuda_catalogue device_catalogue_on_a_small_clustered_set"; do
     set -- $run
     timeout 120 compute-sanitizer --tool "$1" "$B/$2" --ignored --test-threads 1 "$3" >> "$out/sanitizer.log" 2>&1
     echo "$run rc=$?"; tail -1 "$out/sanitizer.log"
