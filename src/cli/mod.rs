@@ -17,6 +17,7 @@ pub mod render_ranks;
 pub mod style_args;
 pub mod twopoint;
 
+use crate::cluster::Collective;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -64,7 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Render(args)) => {
             let cluster = crate::cluster::Cluster::from_environment()?;
             match cluster.collective() {
-                group if group.size() > 1 => render_ranks::run(args, group),
+                group if group.size() > 1 => end_ranks(group, render_ranks::run(args, group)),
                 _ => render::run(args),
             }
         }
@@ -72,7 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Twopoint(args)) => twopoint::run(args),
         Some(Command::Movie(args)) => {
             let cluster = crate::cluster::Cluster::from_environment()?;
-            movie::run(args, cluster.collective())
+            end_ranks(cluster.collective(), movie::run(args, cluster.collective()))
         }
         Some(Command::Bench(command)) => bench::run(command),
         Some(Command::ClusterCheck) => {
@@ -80,6 +81,30 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             cluster_check::run(cluster.collective())
         }
     }
+}
+
+/// The end of a command run by several ranks: when any rank failed, the error is printed now,
+/// while every rank still runs (rank 0 prints an agreed error, the others stay quiet), and the
+/// ranks wait for each other before returning. `mpirun` ends the whole job at the first rank
+/// that exits with an error, which could otherwise kill rank 0 before it printed the message.
+fn end_ranks(group: &dyn Collective, result: anyhow::Result<()>) -> anyhow::Result<()> {
+    if group.size() <= 1 || !group.any_failed(result.is_err()) {
+        return result;
+    }
+    if let Err(err) = &result {
+        let quiet = err
+            .downcast_ref::<crate::cluster::Agreed>()
+            .is_some_and(|agreed| agreed.quiet);
+        if !quiet {
+            eprintln!("error: {err:#}");
+        }
+    }
+    group.barrier();
+    Err(crate::cluster::Agreed {
+        message: "printed".into(),
+        quiet: true,
+    }
+    .into())
 }
 
 /// A path as a JSON string: lossy where it is not UTF-8 (U+FFFD for each bad sequence); see
