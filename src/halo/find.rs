@@ -124,26 +124,12 @@ fn separation(
 impl PreparedFof<'_> {
     /// Links and builds the catalogue on `backend`.
     pub fn find(self, backend: &Backend, progress: &Progress) -> Result<FofResult, FofError> {
-        let request = self.request;
         let Built {
             catalogue,
             backend,
             stage_seconds,
-        } = catalogue_on(backend, &request, progress)?;
-        Ok(FofResult {
-            labels: catalogue.labels,
-            halos: catalogue.halos,
-            n_particles: request.positions.len(),
-            n_sets_all_sizes: catalogue.n_sets_all_sizes,
-            b: self.b,
-            mean_separation: self.mean_separation,
-            linking_length: request.linking_length,
-            linking_length_from: self.source,
-            min_members: request.min_members,
-            frame: request.frame,
-            backend,
-            stage_seconds,
-        })
+        } = catalogue_on(backend, &self.request, progress)?;
+        Ok(self.result(catalogue, backend, stage_seconds))
     }
 }
 
