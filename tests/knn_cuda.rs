@@ -11,7 +11,8 @@ use haloscope::data::{LoadOptions, SpeciesKind, load_snapshot};
 use haloscope::gpu::GpuDevice;
 use haloscope::jobs::Progress;
 use haloscope::render::knn::cuda::{
-    GPU_VISIT_COST, KnnTuning, knn_smoothing_lengths_cuda, knn_smoothing_lengths_cuda_timed,
+    GPU_VISIT_COST, KnnTuning, MAX_CELLS, knn_smoothing_lengths_cuda,
+    knn_smoothing_lengths_cuda_timed,
 };
 use haloscope::render::smoothing::knn_smoothing_lengths;
 use haloscope::render::synthetic::clustered_snapshot;
@@ -133,10 +134,11 @@ fn cuda_knn_equals_the_cpu_on_grids_of_any_cell_size() {
         let want = knn_smoothing_lengths(positions, 32, side, &Progress::none()).expect("cpu");
         let cpu = start.elapsed().as_secs_f64();
         for visit in [0.5, GPU_VISIT_COST, 64.0] {
-            // Every warp box, then the default with a cell cap 8x the CPU's.
+            // Every warp box, then the default with a cell cap 2x the default's (8x the CPU's
+            // is the default).
             let finer = KnnTuning {
                 visit,
-                max_cells: 8 * KnnTuning::default().max_cells,
+                max_cells: 2 * KnnTuning::default().max_cells,
                 ..KnnTuning::default()
             };
             let tunings = WARP_BOXES.map(|warp_box| KnnTuning {
@@ -180,21 +182,19 @@ fn cuda_knn_times_a_clustered_hundred_million() {
         );
         assert!(h.iter().filter(|h| **h > 0.0).count() > positions.len() / 2);
     }
-    // The default, warp boxes, cell caps of 4x to 16x the default, visit prices.
+    // The default, warp boxes, a visit price of 8 with cell caps of 1/8 (the CPU's: the
+    // default before 2026-11-28), 1/2 and 2x the default's, other visit prices.
     let default = KnnTuning::default();
     let warp_boxes = [8, 64].map(|warp_box| KnnTuning {
         warp_box,
         ..default
     });
-    let caps = [4, 8, 16].map(|times| KnnTuning {
-        max_cells: times * default.max_cells,
+    let caps = [MAX_CELLS / 8, MAX_CELLS / 2, 2 * MAX_CELLS].map(|max_cells| KnnTuning {
+        visit: 8.0,
+        max_cells,
         ..default
     });
-    let visits = [2.0, 32.0].map(|visit| KnnTuning {
-        visit,
-        max_cells: 8 * default.max_cells,
-        ..default
-    });
+    let visits = [0.5, 32.0].map(|visit| KnnTuning { visit, ..default });
     let tunings = [default].into_iter().chain(warp_boxes).chain(caps);
     for tuning in tunings.chain(visits) {
         let start = Instant::now();
