@@ -421,7 +421,7 @@ fn time_case(
 
 /// The splatter's per-pass breakdown, with each pass's parallel efficiency (busy time summed
 /// over tasks / (wall · threads)).
-fn profile_json(p: &SplatProfile, threads: usize) -> serde_json::Value {
+pub(super) fn profile_json(p: &SplatProfile, threads: usize) -> serde_json::Value {
     let efficiency = |busy: f64, wall: f64| busy / (wall * threads as f64);
     serde_json::json!({
         "bin_wall_s": p.bin_wall_s,

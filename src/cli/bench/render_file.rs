@@ -4,11 +4,12 @@
 //! CUDA, then the frame and the tone map), then resident frames with the camera moved a little.
 //! Each case runs twice when asked: as styled (colour) and without its colour field (grey).
 
-use super::render::{BenchRenderArgs, frame};
+use super::render::{BenchRenderArgs, frame, profile_json};
 use crate::backend::Backend;
 use crate::cli::render::frame_settings;
 use crate::data::{LoadOptions, load_snapshot};
 use crate::jobs::Progress;
+use crate::render::cpu::SplatProfile;
 use crate::render::resolve::validate_settings;
 use crate::render::{RenderSettings, RenderStats, Renderer, RendererOptions};
 use anyhow::Context;
@@ -103,18 +104,24 @@ fn time_file_case(
     let start = Instant::now();
     let first = frame(renderer, snapshot, settings)?;
     let first_wall_s = start.elapsed().as_secs_f64();
-    let mut best: Option<(RenderStats, f64)> = None;
+    let threads = rayon::current_num_threads();
+    let first_profile = renderer.cpu_splat_profile();
+    let mut best: Option<(RenderStats, f64, Option<SplatProfile>)> = None;
     for rep in 0..repeat.max(1) {
         let mut moved = settings.clone();
         moved.camera.position[0] += 1e-4 * (rep as f64 + 1.0);
         let start = Instant::now();
         let stats = frame(renderer, snapshot, &moved)?;
         let wall = start.elapsed().as_secs_f64();
-        if best.as_ref().is_none_or(|(b, _)| stats.seconds < b.seconds) {
-            best = Some((stats, wall));
+        if best
+            .as_ref()
+            .is_none_or(|(b, ..)| stats.seconds < b.seconds)
+        {
+            best = Some((stats, wall, renderer.cpu_splat_profile()));
         }
     }
-    let (resident, resident_wall_s) = best.context("no frame")?;
+    let (resident, resident_wall_s, profile) = best.context("no frame")?;
+    let profile_of = |p: Option<SplatProfile>| p.map(|p| profile_json(&p, threads));
     Ok(serde_json::json!({
         "backend": renderer.kind(),
         "first_s": first.seconds,
@@ -125,6 +132,8 @@ fn time_file_case(
         "frame_stages_ms": stages_ms(&resident),
         "resident": renderer.is_resident(),
         "counts": resident.counts,
+        "first_profile": profile_of(first_profile),
+        "frame_profile": profile_of(profile),
     }))
 }
 
