@@ -24,9 +24,14 @@ const LAUNCH: usize = 1 << 24;
 /// with the CPU's cap (2²⁴) and 798 ms at 8 with 2²⁶ or more.
 pub const GPU_VISIT_COST: f64 = 2.0;
 
-/// Most cells of a tried device grid by default: 8x the CPU's cap (at most about 2.7 GB of
-/// device memory while a size is tried, for sets large enough to want that many).
+/// Most cells of a tried device grid by default: 8x the CPU's cap (about 2.7 GB of device
+/// memory while a size is tried, for sets large enough to want that many; less where the free
+/// memory is small, see [`TRIED_CELL_BYTES`]).
 pub const MAX_CELLS: usize = 8 * MAX_CELLS_TOTAL;
+
+/// Device bytes a cell of a tried grid holds while its cost is summed (device_grid.rs: a u32
+/// count and two f64 partial costs).
+const TRIED_CELL_BYTES: usize = 20;
 
 /// Most cells a warp's 32 queries may span for the warp to search them together: none by
 /// default, since on clustered sets every query alone was the fastest measured (an H100,
@@ -137,6 +142,11 @@ pub fn knn_smoothing_lengths_cuda_timed(
     let mut timer = StageTimer::new(stream);
     let module = device.module("knn.cu", &format!("{SOURCE}\n{SEARCH}"))?;
     progress.check().map_err(|_| RenderError::Cancelled)?;
+    // A tried grid costs TRIED_CELL_BYTES a cell: at most a quarter of the free memory goes to
+    // it, so a small GPU keeps room for the points, but never fewer cells than the CPU's cap.
+    let (free, _) = device.memory()?;
+    let memory_cap = (free / 4 / TRIED_CELL_BYTES).max(MAX_CELLS_TOTAL);
+    let max_cells = tuning.max_cells.min(memory_cap).clamp(1, MAX_DEVICE_CELLS);
     let grid = device_grid::build(
         device,
         &module,
@@ -144,7 +154,7 @@ pub fn knn_smoothing_lengths_cuda_timed(
         k,
         box_size,
         tuning.visit,
-        tuning.max_cells.clamp(1, MAX_DEVICE_CELLS),
+        max_cells,
         &mut timer,
     )?;
     // k ≤ CUDA_MAX_K, the largest list.
