@@ -24,7 +24,8 @@ scene=${SCENE_DIR:-/tmp}/scene_10000000.tbin
 view=(--camera 0.5,0.5,-1.2 --lookat 0.5,0.5,0.5 --up 0,1,0 --fov 45)
 style=(--width 2048 --height 2048 --species gas --intensity rho --log-intensity --color temp
     --log-color --palette splotch-classic --min-radius 1)
-# The second of two render calls: its render_seconds and stages in ms.
+# The second of two render calls: the process's wall time (start to exit: the file's load, the
+# renderer's creation and the PNG's write included), its seconds, render_seconds and stages in ms.
 call() {
     local bin=$1 tag=$2 f=$3
     local b
@@ -32,12 +33,17 @@ call() {
     local args=("$scene" "${style[@]}" --size-factor "$f" --brightness "$b" "${view[@]}"
         --backend cuda --out "$out/$tag-$f.png" --json)
     "$bin" render "${args[@]}" > /dev/null
-    "$bin" render "${args[@]}" | python3 -c "
+    local t0 t1 json
+    t0=$(date +%s%N)
+    json=$("$bin" render "${args[@]}")
+    t1=$(date +%s%N)
+    echo "$json" | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
 st = {k: round(v * 1e3, 2) for k, v in d['stages'].items()}
-print(json.dumps({'tag': '$tag', 'F': $f, 'render_ms': round(d['render_seconds'] * 1e3, 2),
-                  'stages_ms': st}))"
+print(json.dumps({'tag': '$tag', 'F': $f, 'wall_ms': round(($t1 - $t0) / 1e6, 1),
+                  'seconds_ms': round(d['seconds'] * 1e3, 2),
+                  'render_ms': round(d['render_seconds'] * 1e3, 2), 'stages_ms': st}))"
 }
 {
     nvidia-smi -L; lscpu | grep -E 'Model name|^CPU\(s\)'
