@@ -139,7 +139,10 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
         .resolve(args.backend, DeviceSelection::First)
         .map_err(RenderError::from)
         .with_context(context)?;
+    let renderer_start = Instant::now();
     let mut renderer = Renderer::new(backend, RendererOptions::default()).with_context(context)?;
+    // Outside render_seconds: the device's context, kernels and pinned staging buffers.
+    let renderer_seconds = renderer_start.elapsed().as_secs_f64();
     // Without --tau-out or --fits-out only the image is needed: on CUDA it is tone-mapped (and
     // auto-exposed) on the device, and τ never comes back.
     let needs_tau = args.tau_out.is_some() || args.fits_out.is_some();
@@ -176,6 +179,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let stats = &stats;
     let mut stages = serde_json::Map::new();
     stages.insert("load".into(), load_seconds.into());
+    stages.insert("renderer".into(), renderer_seconds.into());
     for stage in &stats.timings {
         stages.insert(stage.stage.into(), stage.seconds.into());
     }

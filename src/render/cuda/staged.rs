@@ -185,6 +185,7 @@ pub(super) fn upload_resident(
         return Ok(None);
     }
     let (mut knn_seconds, mut upload_seconds, mut reorder_seconds) = (0.0, 0.0, 0.0);
+    let mut parts = UploadParts::default();
     let mut loaded = Vec::new();
     for (f, style) in fields.iter().zip(&settings.species) {
         let n = f.species.len();
@@ -213,6 +214,7 @@ pub(super) fn upload_resident(
         };
         upload_seconds += u.upload_seconds;
         reorder_seconds += u.reorder_seconds;
+        parts.add(&u.parts);
         loaded.push(LoadedSpecies {
             kind: style.kind,
             n,
@@ -230,6 +232,12 @@ pub(super) fn upload_resident(
         ("knn", knn_seconds),
         ("upload", upload_seconds),
         ("reorder", reorder_seconds),
+        ("upload_check", parts.check),
+        ("upload_alloc", parts.alloc),
+        ("upload_positions", parts.positions),
+        ("upload_h", parts.h),
+        ("upload_fields", parts.fields),
+        ("upload_wait", parts.wait),
     ] {
         timings.push(StageTime { stage, seconds });
     }
@@ -254,6 +262,38 @@ fn empty_species(f: &Fields<'_>, style: &SpeciesStyle) -> LoadedSpecies {
     }
 }
 
+/// Where the seconds of the upload stage go (its sub-stages, in the order they run): the
+/// log10 kernel's check against the host, the device arrays' allocation, the positions' and
+/// lengths' and fields' fills and queued copies, and the wait for the copies still in flight.
+#[derive(Debug, Default, Clone, Copy)]
+struct UploadParts {
+    check: f64,
+    alloc: f64,
+    positions: f64,
+    h: f64,
+    fields: f64,
+    wait: f64,
+}
+
+impl UploadParts {
+    fn add(&mut self, o: &Self) {
+        self.check += o.check;
+        self.alloc += o.alloc;
+        self.positions += o.positions;
+        self.h += o.h;
+        self.fields += o.fields;
+        self.wait += o.wait;
+    }
+}
+
+/// Seconds since `*mark`, which moves to now.
+fn lap(mark: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let seconds = now.duration_since(*mark).as_secs_f64();
+    *mark = now;
+    seconds
+}
+
 /// One species on the device: its arrays (in Morton order where `device_order` is set), Σ 1/h,
 /// the kernels' normalisers, and the seconds until the copies had landed and then until the
 /// reorder had finished.
@@ -264,6 +304,7 @@ struct Uploaded {
     colour: Option<Normaliser>,
     device_order: Option<CudaSlice<u32>>,
     upload_seconds: f64,
+    parts: UploadParts,
     reorder_seconds: f64,
 }
 
@@ -296,7 +337,10 @@ fn upload_species(
     .iter()
     .any(|(choice, log)| *log && matches!(choice, Some((Values::Slice(_), _))));
     let start = Instant::now();
+    let mut mark = start;
+    let mut parts = UploadParts::default();
     let device_log = wants_device_log && r.log10.matches_host(&r.copy)?;
+    parts.check = lap(&mut mark);
     let CudaRenderer {
         copy: stream,
         compute,
@@ -306,6 +350,7 @@ fn upload_species(
         ..
     } = r;
     let mut arrays = alloc_arrays(stream, n, f.intensity.is_some(), f.colour.is_some())?;
+    parts.alloc = lap(&mut mark);
     let pos = Values::Slice(f.species.positions.as_flattened());
     upload_values(
         staging,
@@ -323,6 +368,7 @@ fn upload_species(
     } else {
         None
     };
+    parts.positions = lap(&mut mark);
     let (h, t) = match knn_h {
         // Estimated lengths are drawn as they are (resolve.rs: factor 1).
         Some(h) => (h, Transform::Scale(1.0)),
@@ -338,6 +384,7 @@ fn upload_species(
         &mut arrays.h,
     )?;
     let sum_inv_h = found.inv_sums.iter().sum::<f64>();
+    parts.h = lap(&mut mark);
     let mut field = |choice: &crate::render::resolve::FieldChoice<'_>,
                      log: bool,
                      dst: Option<&mut CudaSlice<f32>>|
@@ -360,6 +407,7 @@ fn upload_species(
     };
     let intensity = field(&f.intensity, style.intensity_log, arrays.intensity.as_mut())?;
     let colour = field(&f.colour, style.colour_log, arrays.colour.as_mut())?;
+    parts.fields = lap(&mut mark);
     let normaliser = |field: UploadedField| -> Result<_, GpuError> {
         let Some((range, limits)) = field else {
             return Ok(None);
@@ -373,6 +421,7 @@ fn upload_species(
     let intensity = normaliser(intensity)?;
     let colour = normaliser(colour)?;
     stream.synchronize()?;
+    parts.wait = lap(&mut mark);
     let upload_seconds = start.elapsed().as_secs_f64();
     let start = Instant::now();
     // Morton order; None (file order kept) when the second copy does not fit.
@@ -388,6 +437,7 @@ fn upload_species(
         colour,
         device_order,
         upload_seconds,
+        parts,
         reorder_seconds: start.elapsed().as_secs_f64(),
     })
 }
