@@ -339,8 +339,6 @@ fn upload_species(
     let start = Instant::now();
     let mut mark = start;
     let mut parts = UploadParts::default();
-    let device_log = wants_device_log && r.log10.matches_host(&r.copy)?;
-    parts.check = lap(&mut mark);
     let CudaRenderer {
         copy: stream,
         compute,
@@ -349,42 +347,66 @@ fn upload_species(
         staging,
         ..
     } = r;
+    let compute: &Arc<CudaStream> = compute;
     let mut arrays = alloc_arrays(stream, n, f.intensity.is_some(), f.colour.is_some())?;
     parts.alloc = lap(&mut mark);
-    let pos = Values::Slice(f.species.positions.as_flattened());
-    upload_values(
-        staging,
-        stream,
-        pos,
-        3 * n,
-        Transform::Copy,
-        false,
-        &mut arrays.pos,
-    )?;
-    // Queued on the compute stream, which waits for the positions' copies (cudarc orders the
-    // two streams by each buffer's last write).
-    let cell_keys = if n > 1 {
-        reorder::start(&kernels.order, compute, &arrays.pos, n)?
-    } else {
-        None
-    };
-    parts.positions = lap(&mut mark);
-    let (h, t) = match knn_h {
-        // Estimated lengths are drawn as they are (resolve.rs: factor 1).
-        Some(h) => (h, Transform::Scale(1.0)),
-        None => (f.smoothing, Transform::Scale(f.smoothing_factor)),
-    };
-    let found = upload_values(
-        staging,
-        stream,
-        Values::Slice(h),
-        n,
-        t,
-        false,
-        &mut arrays.h,
-    )?;
-    let sum_inv_h = found.inv_sums.iter().sum::<f64>();
-    parts.h = lap(&mut mark);
+    // The device log10's check (the first upload that wants it: a probe and the host's bits to
+    // compare, with waits on both sides) runs on a thread of its own and a stream of its own
+    // while the positions and lengths upload, which do not depend on its answer; only the
+    // fields' upload does.
+    let context = Arc::clone(compute.context());
+    let checking = &mut *log10;
+    let (device_log, cell_keys, sum_inv_h) = std::thread::scope(|scope| {
+        let check = scope.spawn(move || -> Result<bool, GpuError> {
+            if !wants_device_log {
+                return Ok(false);
+            }
+            if let Some(ok) = checking.checked() {
+                return Ok(ok);
+            }
+            checking.matches_host(&context.new_stream()?)
+        });
+        let pos = Values::Slice(f.species.positions.as_flattened());
+        upload_values(
+            staging,
+            stream,
+            pos,
+            3 * n,
+            Transform::Copy,
+            false,
+            &mut arrays.pos,
+        )?;
+        // Queued on the compute stream, which waits for the positions' copies (cudarc orders
+        // the two streams by each buffer's last write).
+        let cell_keys = if n > 1 {
+            reorder::start(&kernels.order, compute, &arrays.pos, n)?
+        } else {
+            None
+        };
+        parts.positions = lap(&mut mark);
+        let (h, t) = match knn_h {
+            // Estimated lengths are drawn as they are (resolve.rs: factor 1).
+            Some(h) => (h, Transform::Scale(1.0)),
+            None => (f.smoothing, Transform::Scale(f.smoothing_factor)),
+        };
+        let found = upload_values(
+            staging,
+            stream,
+            Values::Slice(h),
+            n,
+            t,
+            false,
+            &mut arrays.h,
+        )?;
+        let sum_inv_h = found.inv_sums.iter().sum::<f64>();
+        parts.h = lap(&mut mark);
+        let device_log = check
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        // The wait for the check beyond the lengths' upload.
+        parts.check = lap(&mut mark);
+        Ok::<_, GpuError>((device_log, cell_keys, sum_inv_h))
+    })?;
     let mut field = |choice: &crate::render::resolve::FieldChoice<'_>,
                      log: bool,
                      dst: Option<&mut CudaSlice<f32>>|
