@@ -262,9 +262,10 @@ fn empty_species(f: &Fields<'_>, style: &SpeciesStyle) -> LoadedSpecies {
     }
 }
 
-/// Where the seconds of the upload stage go (its sub-stages, in the order they run): the
-/// log10 kernel's check against the host, the device arrays' allocation, the positions' and
-/// lengths' and fields' fills and queued copies, and the wait for the copies still in flight.
+/// Where the seconds of the upload stage go: the device arrays' allocation, the positions' and
+/// lengths' fills and queued copies, the wait for the log10 kernel's check against the host
+/// beyond them (it runs beside them), the fields' fills and copies, and the wait for the
+/// copies still in flight.
 #[derive(Debug, Default, Clone, Copy)]
 struct UploadParts {
     check: f64,
@@ -354,18 +355,17 @@ fn upload_species(
     // compare, with waits on both sides) runs on a thread of its own and a stream of its own
     // while the positions and lengths upload, which do not depend on its answer; only the
     // fields' upload does.
+    let known = if wants_device_log {
+        log10.checked()
+    } else {
+        Some(false)
+    };
     let context = Arc::clone(compute.context());
     let checking = &mut *log10;
     let (device_log, cell_keys, sum_inv_h) = std::thread::scope(|scope| {
-        let check = scope.spawn(move || -> Result<bool, GpuError> {
-            if !wants_device_log {
-                return Ok(false);
-            }
-            if let Some(ok) = checking.checked() {
-                return Ok(ok);
-            }
-            checking.matches_host(&context.new_stream()?)
-        });
+        let check = known
+            .is_none()
+            .then(|| scope.spawn(move || checking.matches_host(&context.new_stream()?)));
         let pos = Values::Slice(f.species.positions.as_flattened());
         upload_values(
             staging,
@@ -400,9 +400,12 @@ fn upload_species(
         )?;
         let sum_inv_h = found.inv_sums.iter().sum::<f64>();
         parts.h = lap(&mut mark);
-        let device_log = check
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        let device_log = match check {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
+            None => known == Some(true),
+        };
         // The wait for the check beyond the lengths' upload.
         parts.check = lap(&mut mark);
         Ok::<_, GpuError>((device_log, cell_keys, sum_inv_h))
