@@ -271,10 +271,11 @@ impl PinnedStaging {
 }
 
 impl PinnedStaging {
-    /// Copies `src` into `out` (same length) on `stream` through the pinned buffers, a piece at
-    /// a time, each piece copied out by rayon threads: a download into pageable memory goes
-    /// through the driver's single-threaded staging (and faults the fresh pages on one thread).
-    /// Returns once `out` holds the data (each piece's DMA is waited for before its copy-out).
+    /// Copies `src` into `out` (same length) on `stream` through the pinned buffers: the DMAs
+    /// of up to [`BUFFERS`] pieces are queued at once, and each piece is copied out by rayon
+    /// threads as soon as its own DMA has landed, while the later ones still run (a download
+    /// into pageable memory goes through the driver's single-threaded staging and faults the
+    /// fresh pages on one thread). Returns once `out` holds the data.
     pub fn download<T>(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -287,22 +288,29 @@ impl PinnedStaging {
         // Elements of T per pinned buffer of PIECE f32 (T is 1, 2 or 4 bytes: f32's alignment
         // covers it).
         let per_piece = PIECE * std::mem::size_of::<f32>() / std::mem::size_of::<T>().max(1);
-        for (i, chunk) in out.chunks_mut(per_piece).enumerate() {
-            let start = i * per_piece;
-            let (_, pinned) = self.take_next()?;
-            let host: &mut [T] = bytemuck::cast_slice_mut(pinned.as_mut_slice()?);
-            let host = &mut host[..chunk.len()];
-            // A plain slice of pinned memory: cudarc does not wait for a copy into a plain
-            // slice (into pageable memory it is done when the call returns; into pinned memory
-            // it is asynchronous), so wait for the DMA before reading the buffer.
-            stream.memcpy_dtoh(&src.slice(start..start + chunk.len()), host)?;
-            stream.synchronize()?;
-            chunk
+        let mut in_flight = std::collections::VecDeque::with_capacity(BUFFERS);
+        let mut queued = 0;
+        loop {
+            while queued < out.len() && in_flight.len() < BUFFERS {
+                let piece = queued..(queued + per_piece).min(out.len());
+                let (slot, pinned) = self.take_next()?;
+                let host: &mut [T] = bytemuck::cast_slice_mut(pinned.as_mut_slice()?);
+                // A plain slice of pinned memory: cudarc neither waits for nor records a copy
+                // into it, so an event recorded after it says when the piece has landed.
+                stream.memcpy_dtoh(&src.slice(piece.clone()), &mut host[..piece.len()])?;
+                queued = piece.end;
+                in_flight.push_back((slot, piece, stream.record_event(None)?));
+            }
+            let Some((slot, piece, landed)) = in_flight.pop_front() else {
+                return Ok(());
+            };
+            landed.synchronize()?;
+            let host: &[T] = bytemuck::cast_slice(self.pinned[slot].as_slice()?);
+            out[piece.clone()]
                 .par_chunks_mut(FILL_CHUNK)
-                .zip(host.par_chunks(FILL_CHUNK))
+                .zip(host[..piece.len()].par_chunks(FILL_CHUNK))
                 .for_each(|(o, h)| o.copy_from_slice(h));
         }
-        Ok(())
     }
 }
 
