@@ -9,7 +9,7 @@ use crate::output::{self, OutputPlan};
 use crate::render::palette::palette_names;
 use crate::render::resolve::validate_settings;
 use crate::render::{
-    BitDepth, Projection, RenderError, RenderSettings, Renderer, RendererOptions, fits, npy, png,
+    BitDepth, Projection, RenderSettings, RendererOptions, RendererStart, fits, npy, png,
 };
 use anyhow::{Context, bail};
 use clap::Args;
@@ -127,6 +127,14 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     } else {
         terminal_progress()
     };
+    // The renderer starts while the file loads (on CUDA: the context, kernels, pinned staging
+    // and device memory for about the file's size).
+    let starting = RendererStart::spawn(
+        args.backend,
+        args.devices.selection(DeviceSelection::First),
+        RendererOptions::default(),
+        reserve_bytes(&file, args.max_particles),
+    );
     let mut snapshot = args.region.load(&file, &options, &progress)?;
     let load_seconds = start.elapsed().as_secs_f64();
     args.style.apply_box(&mut snapshot);
@@ -134,14 +142,9 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
     let settings = settings_from_args(&args, &snapshot, None).with_context(context)?;
     // Settings first, so that a bad setting is the only message the user sees.
     validate_settings(&snapshot, &settings).with_context(context)?;
-    let backend = args
-        .devices
-        .resolve(args.backend, DeviceSelection::First)
-        .map_err(RenderError::from)
-        .with_context(context)?;
     let renderer_start = Instant::now();
-    let mut renderer = Renderer::new(backend, RendererOptions::default()).with_context(context)?;
-    // Outside render_seconds: the device's context, kernels and pinned staging buffers.
+    let mut renderer = starting.finish().with_context(context)?;
+    // Outside render_seconds: the wait for the renderer's start beyond the load.
     let renderer_seconds = renderer_start.elapsed().as_secs_f64();
     // Without --tau-out or --fits-out only the image is needed: on CUDA it is tone-mapped (and
     // auto-exposed) on the device, and τ never comes back.
@@ -238,6 +241,19 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Device memory to reserve for the particle data while `file` loads: its size, which is more
+/// than the device arrays of its particles need (positions, length and two fields: 24 bytes a
+/// particle, less than any snapshot format stores), capped at 4 GiB, which maps in well under
+/// the time such a file takes to load. None under --max-particles, which loads a share of
+/// unknown size.
+fn reserve_bytes(file: &std::path::Path, max_particles: Option<u64>) -> usize {
+    const CAP: u64 = 4 << 30;
+    match (max_particles, std::fs::metadata(file)) {
+        (None, Ok(meta)) if meta.is_file() => usize::try_from(meta.len().min(CAP)).unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// `--bits`: 8 or 16.

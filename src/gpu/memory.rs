@@ -52,3 +52,30 @@ fn out_of_memory_or_driver(error: DriverError, bytes: usize) -> GpuError {
         _ => GpuError::Driver(error),
     }
 }
+
+/// Maps `bytes` of device memory into the device's memory pool ahead of need and keeps them
+/// there: the stream-ordered allocations (`stream.alloc`, which every buffer here uses) then
+/// take them without the driver mapping fresh pages, which is most of the first allocations'
+/// cost in a new context. The pool no longer hands memory that it holds back to the driver at
+/// synchronisation, so call this only in a process that renders and exits. Without
+/// stream-ordered allocation on the device, nothing is done.
+pub fn reserve_pool(stream: &Arc<CudaStream>, bytes: usize) -> Result<(), GpuError> {
+    let context = stream.context();
+    if !context.has_async_alloc() || bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: the device handle is the context's own; the attribute takes a u64 (cuda.h).
+    unsafe {
+        let pool = cudarc::driver::result::device::get_mem_pool(context.cu_device())?;
+        let mut keep = u64::MAX;
+        cudarc::driver::result::mem_pool::set_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut keep as *mut u64).cast(),
+        )?;
+    }
+    let block = alloc::<u8>(stream, bytes)?;
+    drop(block);
+    stream.synchronize()?;
+    Ok(())
+}

@@ -26,6 +26,7 @@ pub mod ranks;
 pub mod renderer;
 pub mod resolve;
 pub mod smoothing;
+pub mod start;
 pub mod synthetic;
 pub mod tau;
 pub mod tone;
@@ -39,6 +40,7 @@ pub use options::{LargeSplats, RendererOptions};
 pub use palette::Palette;
 pub use project::{ParticleClass, Splat, ViewParams, project_particle};
 pub use renderer::Renderer;
+pub use start::RendererStart;
 pub use tau::TauBuffer;
 pub use tone::{BitDepth, ToneSettings, tone_map};
 

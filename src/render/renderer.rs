@@ -46,17 +46,28 @@ impl Renderer {
     /// The renderer on `backend`; on CUDA this compiles the kernels, and a failure there goes
     /// on on the CPU where `backend`'s rule allows it (else it is the error).
     pub fn new(backend: Backend, options: RendererOptions) -> Result<Self, RenderError> {
+        let devices = backend.devices();
+        let cuda =
+            (!devices.is_empty()).then(|| CudaSet::new(devices, CudaTuning::for_options(options)));
+        Self::with_cuda(backend, options, cuda)
+    }
+
+    /// [`Self::new`] with the CUDA renderer on `backend`'s devices already started (or failed
+    /// to start), as [`super::start::RendererStart`] does on a thread of its own.
+    pub(super) fn with_cuda(
+        backend: Backend,
+        options: RendererOptions,
+        cuda: Option<Result<CudaSet, RenderError>>,
+    ) -> Result<Self, RenderError> {
         let mut renderer = Self {
             backend,
             options,
             ..Self::cpu()
         };
-        let devices = renderer.backend.devices().to_vec();
-        if !devices.is_empty() {
-            match CudaSet::new(&devices, CudaTuning::for_options(options)) {
-                Ok(cuda) => renderer.cuda = Some(Box::new(cuda)),
-                Err(err) => renderer.fall_back_after(err, "the CUDA renderer failed to start")?,
-            }
+        match cuda {
+            Some(Ok(cuda)) => renderer.cuda = Some(Box::new(cuda)),
+            Some(Err(err)) => renderer.fall_back_after(err, "the CUDA renderer failed to start")?,
+            None => {}
         }
         if let Some(context) = renderer.backend.wgpu_context().cloned() {
             match WgpuRenderer::new(context, WgpuTuning::default().with_env_overrides()) {

@@ -103,6 +103,19 @@ impl CudaRenderer {
         })
     }
 
+    /// Does the first upload's data-independent work ahead of it, for a caller that has time
+    /// to spare (a snapshot still loading): the device log10's check against the host's bits,
+    /// and `reserve_bytes` of device memory mapped into the pool ([`crate::gpu::reserve_pool`];
+    /// a process that renders and exits). A reserve the device cannot give is skipped: the
+    /// upload allocates as it would have.
+    pub fn prepare(&mut self, reserve_bytes: usize) -> Result<(), GpuError> {
+        self.log10.matches_host(&self.copy)?;
+        match crate::gpu::reserve_pool(&self.copy, reserve_bytes) {
+            Err(err) if err.is_out_of_memory() => Ok(()),
+            other => other,
+        }
+    }
+
     /// The device.
     pub fn device(&self) -> &Arc<GpuDevice> {
         &self.device

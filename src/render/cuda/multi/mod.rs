@@ -19,7 +19,7 @@ pub use set::CudaSet;
 use super::data::{self, DataKey};
 use super::{CudaRenderer, CudaTuning, staged};
 use crate::data::Snapshot;
-use crate::gpu::GpuDevice;
+use crate::gpu::{GpuDevice, GpuError};
 use crate::jobs::Progress;
 use crate::render::{
     Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime,
@@ -73,6 +73,13 @@ impl MultiCudaRenderer {
             last_upload_seconds: 0.0,
             exposure_scratch: Vec::new(),
         })
+    }
+
+    /// [`CudaRenderer::prepare`] on every device.
+    pub fn prepare(&mut self, reserve_bytes: usize) -> Result<(), GpuError> {
+        self.renderers
+            .iter_mut()
+            .try_for_each(|r| r.prepare(reserve_bytes))
     }
 
     /// How many devices share a frame.

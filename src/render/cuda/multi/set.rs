@@ -4,7 +4,7 @@
 use super::super::{CudaRenderer, CudaTuning};
 use super::MultiCudaRenderer;
 use crate::data::Snapshot;
-use crate::gpu::GpuDevice;
+use crate::gpu::{GpuDevice, GpuError};
 use crate::jobs::Progress;
 use crate::render::{
     LargeSplats, RenderError, RenderOutput, RenderSettings, RenderStats, ToneSettings,
@@ -40,6 +40,15 @@ impl CudaSet {
             first.clone(),
             tuning,
         )?)))
+    }
+
+    /// [`CudaRenderer::prepare`] on every device, each reserving `reserve_bytes` (several
+    /// devices hold a share each: the reserve only has to cover the largest).
+    pub fn prepare(&mut self, reserve_bytes: usize) -> Result<(), GpuError> {
+        match self {
+            Self::One(c) => c.prepare(reserve_bytes),
+            Self::Several(m) => m.prepare(reserve_bytes),
+        }
     }
 
     /// How many devices share a frame.
