@@ -51,17 +51,33 @@ pub enum DeviceSelection {
 }
 
 impl DeviceSelection {
-    /// Opens the selected devices (at least one), or says which could not be opened.
+    /// Opens the selected devices (at least one), or says which could not be opened (the
+    /// first in the selection's order). Several devices open at once, each on a thread: a
+    /// driver context takes a good part of a second to create, and the contexts do not wait
+    /// for each other.
     pub fn open(&self) -> Result<Vec<Arc<GpuDevice>>, GpuError> {
         let ordinals = match self {
             Self::First => vec![0],
             Self::All => (0..GpuDevice::count()?.max(1)).collect(),
             Self::List(list) => list.clone(),
         };
-        ordinals
-            .into_iter()
-            .map(|ordinal| GpuDevice::open(ordinal).map(Arc::new))
-            .collect()
+        if let [ordinal] = ordinals[..] {
+            return Ok(vec![Arc::new(GpuDevice::open(ordinal)?)]);
+        }
+        std::thread::scope(|scope| {
+            let opening: Vec<_> = ordinals
+                .iter()
+                .map(|&ordinal| scope.spawn(move || GpuDevice::open(ordinal).map(Arc::new)))
+                .collect();
+            opening
+                .into_iter()
+                .map(|thread| {
+                    thread
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
     }
 }
 

@@ -14,6 +14,7 @@ use crate::twopoint::{
 };
 use anyhow::Context;
 use clap::Args;
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -144,10 +145,11 @@ fn open_backend(args: &TwopointArgs, collective: &dyn Collective) -> anyhow::Res
         .devices
         .resolve_for_rank(args.backend, collective, DeviceSelection::All)
         .context("--backend cuda")?;
-    for device in backend.devices() {
-        // A failure here is reported by the first count on that device, with its context.
+    // Every device's kernels at once. A failure here is reported by the first count on that
+    // device, with its context.
+    backend.devices().par_iter().for_each(|device| {
         let _ = load_kernels(device);
-    }
+    });
     Ok(backend)
 }
 

@@ -62,8 +62,9 @@ impl MultiCudaRenderer {
                 "large splats on the CPU are summed in f32: several devices need them on the GPU",
             ));
         }
+        // Each device's kernels, streams and staging at once.
         let renderers = devices
-            .iter()
+            .par_iter()
             .map(|device| CudaRenderer::new(device.clone(), tuning))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
