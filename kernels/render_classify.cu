@@ -53,7 +53,12 @@ extern "C" __global__ void classify(ViewC view, StyleC style, const float* __res
     }
 #if DIRECT_IN_CLASSIFY
     // Every lane of the warp reaches this (the grid's threads are whole warps).
-    direct_splat(view, s, key == KEY_SMALL, scale, tau_fixed);
+    // The scale test is the same for every thread: a uniform branch.
+    if (f32_fixed_exact(scale)) {
+        direct_splat<true>(view, s, key == KEY_SMALL, scale, (float)scale, tau_fixed);
+    } else {
+        direct_splat<false>(view, s, key == KEY_SMALL, scale, (float)scale, tau_fixed);
+    }
 #else
     (void)scale;
     (void)tau_fixed;

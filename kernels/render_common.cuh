@@ -262,11 +262,32 @@ __device__ __forceinline__ bool pixel_box(const SplatC& s, int x_lo, int x_hi, i
     return b[0] <= b[1] && b[2] <= b[3];
 }
 
+// Whether fixed_of<true> is used: in RGB frames where scale = 2^k (launch.rs fixed_exponent) is
+// a normal f32. Grey frames keep the f64 product (see SHFL_WY_ONLY in render_medium.cu: the two
+// changes were measured together, and grey tile passes went slower).
+__device__ __forceinline__ bool f32_fixed_exact(double scale) {
+    float f = (float)scale;
+    return CHANNELS > 1 && (double)f == scale && f >= 1.17549435e-38f;
+}
+
+// The fixed-point value of weight w, rn(w * scale) as an unsigned integer (saturating; NaN and
+// negatives give 0). F32 (only where f32_fixed_exact): the product w * 2^k in f32 is exact
+// wherever it is a normal number (a power of two only moves the exponent); where it is below
+// 2^-126 both products are below 1/2 and round to 0; where it is 2^128 or more (f32 infinity)
+// both conversions saturate. So the f32 product converts to the same integer as the f64 one,
+// without the f32 -> f64 conversion and the f64 multiply.
+template <bool F32>
+__device__ __forceinline__ unsigned long long fixed_of(float w, double scale, float scale_f) {
+    if (F32) return __float2ull_rn(w * scale_f);
+    return __double2ull_rn((double)w * scale);
+}
+
 // The contribution of splat `s` to pixel (col, row), in the CPU splatter's order
-// (wx * (rgb * wy)), converted to fixed point (CHANNELS values); false when the pixel is outside
-// the disc.
+// (wx * (rgb * wy)), converted to fixed point (CHANNELS values, fixed_of); false when the pixel
+// is outside the disc.
+template <bool F32>
 __device__ __forceinline__ bool splat_weight(const SplatC& s, int col, int row, double scale,
-                                             unsigned long long* out) {
+                                             float scale_f, unsigned long long* out) {
     float cut2 = s.cut_px * s.cut_px;
     float inv_sigma2 = 1.0f / (s.sigma_px * s.sigma_px);
     float dy = ((float)row + 0.5f) - s.y_px;
@@ -281,7 +302,7 @@ __device__ __forceinline__ bool splat_weight(const SplatC& s, int col, int row, 
     for (int c = 0; c < CHANNELS; ++c) {
         float e = s.rgb[c] * wy;
         float w = wx * e;
-        out[c] = __double2ull_rn((double)w * scale);
+        out[c] = fixed_of<F32>(w, scale, scale_f);
     }
     return true;
 }

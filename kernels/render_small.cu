@@ -69,8 +69,10 @@ __device__ __forceinline__ void warp_add_pixel(unsigned int pixel, unsigned long
 // Draws this lane's splat `s` when `direct` (else nothing) into tau_fixed. Every lane of the
 // warp calls it: step k adds pixel k of each lane's box (row by row), so lanes whose particles
 // have the same box meet on the same pixel; the step count is the warp's largest box.
+// F32: fixed_of's f32 product (the caller checks f32_fixed_exact).
+template <bool F32>
 __device__ __forceinline__ void direct_splat(const ViewC& view, const SplatC& s, bool direct,
-                                             double scale,
+                                             double scale, float scale_f,
                                              unsigned long long* __restrict__ tau_fixed) {
     int b[4] = {0, 0, 0, 0};
     bool has_box = direct && pixel_box(s, 0, view.width_px - 1, 0, view.height_px - 1, b);
@@ -82,13 +84,33 @@ __device__ __forceinline__ void direct_splat(const ViewC& view, const SplatC& s,
         unsigned long long w[CHANNELS];
 #pragma unroll
         for (int c = 0; c < CHANNELS; ++c) w[c] = 0;
-        if (k < count && splat_weight(s, col, row, scale, w)) {
+        if (k < count && splat_weight<F32>(s, col, row, scale, scale_f, w)) {
             pixel = (unsigned int)row * (unsigned int)view.width_px + (unsigned int)col;
         }
         warp_add_pixel(pixel, w, tau_fixed);
         if (++col > b[1]) {
             col = b[0];
             ++row;
+        }
+    }
+}
+
+// Splat s over its clamped box, one atomic per pixel and channel.
+template <bool F32>
+__device__ __forceinline__ void small_one(const ViewC& view, const SplatC& s, double scale,
+                                          float scale_f,
+                                          unsigned long long* __restrict__ tau_fixed) {
+    int b[4];
+    if (!pixel_box(s, 0, view.width_px - 1, 0, view.height_px - 1, b)) return;
+    for (int row = b[2]; row <= b[3]; ++row) {
+        for (int col = b[0]; col <= b[1]; ++col) {
+            unsigned long long w[CHANNELS];
+            if (!splat_weight<F32>(s, col, row, scale, scale_f, w)) continue;
+            size_t at = ((size_t)row * (size_t)view.width_px + (size_t)col) * CHANNELS;
+#pragma unroll
+            for (int c = 0; c < CHANNELS; ++c) {
+                if (w[c] != 0) atomicAdd(&tau_fixed[at + c], w[c]);
+            }
         }
     }
 }
@@ -105,17 +127,9 @@ extern "C" __global__ void small_splat(ViewC view, StyleC style, const float* __
     if (i >= n || keys[i] != KEY_SMALL) return;
     SplatC s;
     project_particle(view, style, particles, i, &s);
-    int b[4];
-    if (!pixel_box(s, 0, view.width_px - 1, 0, view.height_px - 1, b)) return;
-    for (int row = b[2]; row <= b[3]; ++row) {
-        for (int col = b[0]; col <= b[1]; ++col) {
-            unsigned long long w[CHANNELS];
-            if (!splat_weight(s, col, row, scale, w)) continue;
-            size_t at = ((size_t)row * (size_t)view.width_px + (size_t)col) * CHANNELS;
-#pragma unroll
-            for (int c = 0; c < CHANNELS; ++c) {
-                if (w[c] != 0) atomicAdd(&tau_fixed[at + c], w[c]);
-            }
-        }
+    if (f32_fixed_exact(scale)) {
+        small_one<true>(view, s, scale, (float)scale, tau_fixed);
+    } else {
+        small_one<false>(view, s, scale, (float)scale, tau_fixed);
     }
 }

@@ -315,3 +315,25 @@ fn batches_with_and_without_top_parts_match_the_cpu() {
         );
     }
 }
+
+/// A brightness so small that the fixed-point scale 2^k is beyond the f32 range (k > 127): the
+/// RGB kernels then convert weights through the f64 product (render_common.cuh `fixed_of`), as
+/// grey ones always do, rather than the f32 one. Grey and coloured frames with small, medium
+/// and large splats match the CPU's within 1e-4, and streamed chunks give the same bits.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn fixed_point_scales_beyond_f32_match_the_cpu() {
+    let snapshot = clustered_snapshot(100_000, 23);
+    let mut main = renderer(GPU);
+    let mut chunked = renderer(CHUNKED);
+    for (size_factor, colour) in [(0.3f32, false), (2.0, false), (0.3, true), (2.0, true)] {
+        let mut s = settings(&snapshot, 320, size_factor, colour);
+        s.brightness = Brightness::Explicit(1e-30);
+        check_against_cpu(&mut main, &snapshot, &s);
+        let reference = gpu_tau(&mut main, &snapshot, &s);
+        assert!(
+            gpu_tau(&mut chunked, &snapshot, &s) == reference,
+            "chunked at {size_factor}, colour {colour}"
+        );
+    }
+}
