@@ -16,6 +16,7 @@ pub mod cuda;
 pub mod exposure;
 pub mod fits;
 pub mod knn;
+pub mod log10;
 pub mod normalise;
 pub mod npy;
 pub mod options;

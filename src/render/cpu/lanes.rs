@@ -19,6 +19,7 @@ use super::exp::exp_f32;
 use super::grid::{SMALL_SIDE, TILE_PX};
 use super::records::{SmallSplat, SmallStore, Staging};
 use super::sink::ChunkSink;
+use crate::render::log10::{lanes_match_host, log10_lanes};
 use crate::render::normalise::Normaliser;
 use crate::render::project::{
     AMPLITUDE_FACTOR, CUT_FACTOR, LANES, Lanes, SIGMA_FACTOR, Splat, StyleParams, ViewParams,
@@ -145,11 +146,27 @@ pub fn finish_lanes(
 }
 
 /// `norm.apply` of each lane's raw value into `out` (a plain loop: `array::from_fn` with the
-/// call inside was compiled out of line, without the caller's vector instructions).
+/// call inside was compiled out of line, without the caller's vector instructions). Under log
+/// it takes the lanes' log10 with [`log10_lanes`] where that gives the host's bits, and then
+/// `apply`'s operations as selects: t = log10 v for v > 0 (never NaN there), else lo.
 #[inline(always)]
 fn normalised_lanes(norm: &Normaliser, raw: &[f32; LANES], out: &mut [f32; LANES]) {
+    if !(norm.log && lanes_match_host()) {
+        for l in 0..LANES {
+            out[l] = norm.apply(raw[l]);
+        }
+        return;
+    }
+    let (lo, hi) = (norm.lo, norm.hi);
+    if hi == lo {
+        *out = [1.0; LANES];
+        return;
+    }
+    let mut t = [0.0f32; LANES];
+    log10_lanes(raw, &mut t);
     for l in 0..LANES {
-        out[l] = norm.apply(raw[l]);
+        let t = if raw[l] > 0.0 { t[l] } else { lo };
+        out[l] = (t.clamp(lo, hi) - lo) / (hi - lo);
     }
 }
 

@@ -7,6 +7,7 @@
 //! takes the log while it fills the staging buffers (staged.rs).
 
 use crate::gpu::{self, GpuDevice, GpuError};
+use crate::render::log10::probe_values;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaViewMut};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -144,40 +145,6 @@ fn host_log10(values: &[f32]) -> (Vec<f32>, f32, f32) {
         hi = hi.max(x);
     }
     (out, lo, hi)
-}
-
-/// Probe values: every exponent's mantissas sampled by a fixed pseudo-random sequence (about
-/// 1.4 % of them round differently in a correctly rounded log10 than in glibc's), subnormals,
-/// powers of ten, and the special values.
-fn probe_values() -> Vec<f32> {
-    let mut values = vec![
-        1.0,
-        10.0,
-        0.1,
-        2.0,
-        0.5,
-        f32::MIN_POSITIVE,
-        f32::from_bits(1),
-        f32::MAX,
-        f32::INFINITY,
-        0.0,
-        -0.0,
-        -1.0,
-        f32::NAN,
-        f32::NEG_INFINITY,
-    ];
-    values.extend((-38..=38).map(|e| 10f32.powi(e)));
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    values.extend((0..1 << 16).map(|_| {
-        // splitmix64: an even spread of bit patterns over the positive floats below infinity.
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        f32::from_bits(1 + (z % 0x7F7F_FFFF) as u32)
-    }));
-    values
 }
 
 #[cfg(test)]
