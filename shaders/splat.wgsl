@@ -1,19 +1,21 @@
 // Splotch splats on compute passes into a 64-bit fixed-point τ (DESIGN §4), the CUDA twin's
-// method in portable WGSL: WGSL has no 64-bit atomics, so every τ value is a (lo, hi) pair of
-// u32 words, added with 32-bit atomics and an explicit carry. A value v goes in as v·2^k rounded
-// to nearest (k from the frame's bound on τ), so sums in any order give the same bits.
+// method in portable WGSL: core WGSL has no 64-bit atomics, so τ values are (lo, hi) pairs of
+// u32 words with an explicit carry, or u64 where the adapter has 64-bit atomics (the file put
+// before this one says which). A value v goes in as v·2^k rounded to nearest (k from the
+// frame's bound on τ), so sums in any order give the same bits.
 //
 // classify: one invocation per particle projects it exactly as render/project.rs does (the
 //   look-at point split into two f32 parts, products kept unfused, division and √ refined to the
 //   rounded result) and takes its box of whole pixels; a splat whose box has at most
 //   SMALL_SIDE pixels a side is added straight into τ with atomics; a larger one leaves its
 //   record (x, y, σ, cut, rgb) at its own index and counts itself into every 16×16 screen tile
-//   its box touches.
+//   its box touches (pooled per workgroup, see `pool_slot`).
 // scatter: every recorded splat writes its index into the lists of the tiles it touches (the
-//   host turned the counts into list offsets), for the tiles of one band.
+//   host turned the counts into list offsets), for the tiles of one band, in runs of slots
+//   reserved per workgroup.
 // tiles: one workgroup per segment of a screen tile's list; batches of 256 records go through
 //   workgroup memory. Splats whose box within the tile is at most `view.tuning.y` pixels a side
-//   are drawn by 8 invocations each (columns strided over them) into fixed-point sums in
+//   are drawn by 8 invocations each (the box's pixels strided over them) into fixed-point sums in
 //   workgroup memory; for the larger ones every invocation sums its own pixel in registers.
 //   Each pixel then adds both sums to τ once.
 // τ itself and `tau_add` come from tau_pairs.wgsl or tau_u64.wgsl, put before this file.
@@ -561,23 +563,36 @@ fn tiles(
         workgroupBarrier();
         let medium = atomicLoad(&batch_medium);
         let large = atomicLoad(&batch_large);
-        // Medium splats: LANES invocations per splat, into the workgroup sums.
+        // Medium splats: LANES invocations per splat, into the workgroup sums. The lanes take
+        // the box's pixels in row-major order, pixel p by lane p mod LANES, so that a box
+        // narrower than LANES keeps every lane busy (striding columns left the lanes beyond
+        // its width idle).
         for (var k = li / LANES; k < medium; k += 256u / LANES) {
             let masks = batch_box[k];
             let sp = batch_splat[k];
             let rgb = batch_rgb[k];
             let x0 = firstTrailingBit(masks & 0xffffu);
             let x1 = firstLeadingBit(masks & 0xffffu);
-            let y1 = firstLeadingBit(masks >> 16u);
-            for (var y = firstTrailingBit(masks >> 16u); y <= y1; y += 1u) {
-                for (var x = x0 + lane; x <= x1; x += LANES) {
-                    let w = weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
-                    if w > 0.0 {
-                        let at = 3u * (y * TILE + x);
-                        add_shared(at, rgb.x * w);
-                        add_shared(at + 1u, rgb.y * w);
-                        add_shared(at + 2u, rgb.z * w);
-                    }
+            let y0 = firstTrailingBit(masks >> 16u);
+            let width = x1 - x0 + 1u;
+            let area = width * (firstLeadingBit(masks >> 16u) - y0 + 1u);
+            let step_x = LANES % width;
+            let step_y = LANES / width;
+            var x = x0 + lane % width;
+            var y = y0 + lane / width;
+            for (var p = lane; p < area; p += LANES) {
+                let w = weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
+                if w > 0.0 {
+                    let at = 3u * (y * TILE + x);
+                    add_shared(at, rgb.x * w);
+                    add_shared(at + 1u, rgb.y * w);
+                    add_shared(at + 2u, rgb.z * w);
+                }
+                x += step_x;
+                y += step_y;
+                if x > x1 {
+                    x -= width;
+                    y += 1u;
                 }
             }
         }
