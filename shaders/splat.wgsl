@@ -1,19 +1,21 @@
 // Splotch splats on compute passes into a 64-bit fixed-point τ (DESIGN §4), the CUDA twin's
-// method in portable WGSL: WGSL has no 64-bit atomics, so every τ value is a (lo, hi) pair of
-// u32 words, added with 32-bit atomics and an explicit carry. A value v goes in as v·2^k rounded
-// to nearest (k from the frame's bound on τ), so sums in any order give the same bits.
+// method in portable WGSL: core WGSL has no 64-bit atomics, so τ values are (lo, hi) pairs of
+// u32 words with an explicit carry, or u64 where the adapter has 64-bit atomics (the file put
+// before this one says which). A value v goes in as v·2^k rounded to nearest (k from the
+// frame's bound on τ), so sums in any order give the same bits.
 //
 // classify: one invocation per particle projects it exactly as render/project.rs does (the
 //   look-at point split into two f32 parts, products kept unfused, division and √ refined to the
 //   rounded result) and takes its box of whole pixels; a splat whose box has at most
 //   SMALL_SIDE pixels a side is added straight into τ with atomics; a larger one leaves its
 //   record (x, y, σ, cut, rgb) at its own index and counts itself into every 16×16 screen tile
-//   its box touches.
+//   its box touches (pooled per workgroup, see `pool_slot`).
 // scatter: every recorded splat writes its index into the lists of the tiles it touches (the
-//   host turned the counts into list offsets), for the tiles of one band.
+//   host turned the counts into list offsets), for the tiles of one band, in runs of slots
+//   reserved per workgroup.
 // tiles: one workgroup per segment of a screen tile's list; batches of 256 records go through
 //   workgroup memory. Splats whose box within the tile is at most `view.tuning.y` pixels a side
-//   are drawn by 8 invocations each (columns strided over them) into fixed-point sums in
+//   are drawn by 8 invocations each (the box's pixels strided over them) into fixed-point sums in
 //   workgroup memory; for the larger ones every invocation sums its own pixel in registers.
 //   Each pixel then adds both sums to τ once.
 // τ itself and `tau_add` come from tau_pairs.wgsl or tau_u64.wgsl, put before this file.
@@ -227,12 +229,90 @@ fn particle_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return gid.x + gid.y * groups.x * GROUP;
 }
 
-@compute @workgroup_size(256)
-fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let index = particle_index(gid, groups);
-    if index >= view.grid.z {
-        return;
+// Tile counts and list slots are pooled per workgroup: the invocations add 1 per tile into a
+// small table in workgroup memory (open addressing by tile), and one global atomic per distinct
+// tile then adds the workgroup's count (classify) or reserves its run of list slots (scatter).
+// Neighbouring particles (a halo's, listed together) share their few tiles, so a dense tile
+// takes one global atomic per workgroup instead of one per splat. A tile the table cannot take
+// (its probes all held by other tiles), and every tile of a splat touching more than POOL_TILES,
+// goes straight to the global counts as before. Only the order of a tile's list changes with
+// this: the tiles pass sums integers, the same in any order.
+const POOL_SLOTS: u32 = 1024u;
+const POOL_PROBES: u32 = 8u;
+const POOL_TILES: u32 = 16u;
+const NO_TILE: u32 = 0xffffffffu;
+var<workgroup> pool_tile: array<atomic<u32>, 1024>;
+var<workgroup> pool_count: array<atomic<u32>, 1024>;
+// scatter: the first list slot of the workgroup's run in each pooled tile.
+var<workgroup> pool_base: array<u32, 1024>;
+
+fn pool_clear(li: u32) {
+    for (var s = li; s < POOL_SLOTS; s += GROUP) {
+        atomicStore(&pool_tile[s], NO_TILE);
+        atomicStore(&pool_count[s], 0u);
     }
+}
+
+// Whether a splat's tiles `t` (as `screen_tiles`) go through the pool.
+fn pools(t: vec4<u32>) -> bool {
+    return t.x <= t.y && t.z <= t.w && (t.y - t.x + 1u) * (t.w - t.z + 1u) <= POOL_TILES;
+}
+
+// The pool slot of `tile`, claimed when it is absent and `claim`; POOL_SLOTS when the probes
+// meet only other tiles. Slots are never freed while the pool is in use, so a tile found, or
+// refused, once stays found in the same slot, or refused, for the rest of the pass.
+fn pool_slot(tile: u32, claim: bool) -> u32 {
+    var s = (tile * 2654435761u) >> 22u;
+    var probes = 0u;
+    loop {
+        if probes >= POOL_PROBES {
+            return POOL_SLOTS;
+        }
+        var held = atomicLoad(&pool_tile[s]);
+        if held == NO_TILE && claim {
+            let r = atomicCompareExchangeWeak(&pool_tile[s], NO_TILE, tile);
+            // A weak exchange may fail spuriously (the old value still NO_TILE): try again.
+            if !r.exchanged && r.old_value == NO_TILE {
+                continue;
+            }
+            held = select(r.old_value, tile, r.exchanged);
+        }
+        if held == tile {
+            return s;
+        }
+        if held == NO_TILE {
+            return POOL_SLOTS;
+        }
+        s = (s + 1u) & (POOL_SLOTS - 1u);
+        probes += 1u;
+    }
+    return POOL_SLOTS;
+}
+
+@compute @workgroup_size(256)
+fn classify(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    pool_clear(li);
+    workgroupBarrier();
+    let index = particle_index(gid, groups);
+    if index < view.grid.z {
+        classify_particle(index);
+    }
+    workgroupBarrier();
+    for (var s = li; s < POOL_SLOTS; s += GROUP) {
+        let tile = atomicLoad(&pool_tile[s]);
+        if tile != NO_TILE {
+            atomicAdd(&counts[tile], atomicLoad(&pool_count[s]));
+        }
+    }
+}
+
+// Projects particle `index`: adds a small splat straight into τ, or records a larger one and
+// counts it into its screen tiles (through the pool).
+fn classify_particle(index: u32) {
     records[2u * index] = vec4<f32>(0.0, 0.0, -1.0, 0.0);
     let s = project(index);
     if !s.drawn {
@@ -262,9 +342,19 @@ fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     records[2u * index] = vec4<f32>(s.x_px, s.y_px, s.sigma, s.cut);
     records[2u * index + 1u] = vec4<f32>(s.rgb, 0.0);
     let t = screen_tiles(bx);
+    let pooled = pools(t);
     for (var ty = t.z; ty <= t.w; ty += 1u) {
         for (var tx = t.x; tx <= t.y; tx += 1u) {
-            atomicAdd(&counts[ty * view.grid.x + tx], 1u);
+            let tile = ty * view.grid.x + tx;
+            var slot = POOL_SLOTS;
+            if pooled {
+                slot = pool_slot(tile, true);
+            }
+            if slot < POOL_SLOTS {
+                atomicAdd(&pool_count[slot], 1u);
+            } else {
+                atomicAdd(&counts[tile], 1u);
+            }
         }
     }
 }
@@ -279,23 +369,70 @@ fn screen_tiles(bx: vec4<f32>) -> vec4<u32> {
     );
 }
 
-@compute @workgroup_size(256)
-fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let index = particle_index(gid, groups);
+// The screen tiles that particle `index`'s recorded splat touches; none (an empty range) when
+// it is beyond the chunk or left no record.
+fn recorded_tiles(index: u32) -> vec4<u32> {
     if index >= view.grid.z {
-        return;
+        return vec4<u32>(1u, 0u, 1u, 0u);
     }
     let a = records[2u * index];
     if a.z < 0.0 {
-        return;
+        return vec4<u32>(1u, 0u, 1u, 0u);
     }
-    let t = screen_tiles(clipped_box(a.x, a.y, a.w));
+    return screen_tiles(clipped_box(a.x, a.y, a.w));
+}
+
+@compute @workgroup_size(256)
+fn scatter(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) li: u32,
+) {
+    pool_clear(li);
+    workgroupBarrier();
+    let index = particle_index(gid, groups);
+    let t = recorded_tiles(index);
+    let pooled = pools(t);
+    // Count into the pool; a tile it refuses takes its slot from the global fill at once.
     for (var ty = t.z; ty <= t.w; ty += 1u) {
         for (var tx = t.x; tx <= t.y; tx += 1u) {
             let tile = ty * view.grid.x + tx;
             if tile >= band.range.x && tile < band.range.y {
-                let slot = atomicAdd(&counts[tile], 1u);
-                entries[offsets[tile] - band.range.z + slot] = index;
+                var slot = POOL_SLOTS;
+                if pooled {
+                    slot = pool_slot(tile, true);
+                }
+                if slot < POOL_SLOTS {
+                    atomicAdd(&pool_count[slot], 1u);
+                } else {
+                    let at = atomicAdd(&counts[tile], 1u);
+                    entries[offsets[tile] - band.range.z + at] = index;
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    // One run of list slots per pooled tile; the counts start again to number the entries.
+    for (var s = li; s < POOL_SLOTS; s += GROUP) {
+        let tile = atomicLoad(&pool_tile[s]);
+        if tile != NO_TILE {
+            pool_base[s] = atomicAdd(&counts[tile], atomicLoad(&pool_count[s]));
+            atomicStore(&pool_count[s], 0u);
+        }
+    }
+    workgroupBarrier();
+    if !pooled {
+        return;
+    }
+    for (var ty = t.z; ty <= t.w; ty += 1u) {
+        for (var tx = t.x; tx <= t.y; tx += 1u) {
+            let tile = ty * view.grid.x + tx;
+            if tile >= band.range.x && tile < band.range.y {
+                let slot = pool_slot(tile, false);
+                if slot < POOL_SLOTS {
+                    let at = pool_base[slot] + atomicAdd(&pool_count[slot], 1u);
+                    entries[offsets[tile] - band.range.z + at] = index;
+                }
             }
         }
     }
@@ -426,23 +563,36 @@ fn tiles(
         workgroupBarrier();
         let medium = atomicLoad(&batch_medium);
         let large = atomicLoad(&batch_large);
-        // Medium splats: LANES invocations per splat, into the workgroup sums.
+        // Medium splats: LANES invocations per splat, into the workgroup sums. The lanes take
+        // the box's pixels in row-major order, pixel p by lane p mod LANES, so that a box
+        // narrower than LANES keeps every lane busy (striding columns left the lanes beyond
+        // its width idle).
         for (var k = li / LANES; k < medium; k += 256u / LANES) {
             let masks = batch_box[k];
             let sp = batch_splat[k];
             let rgb = batch_rgb[k];
             let x0 = firstTrailingBit(masks & 0xffffu);
             let x1 = firstLeadingBit(masks & 0xffffu);
-            let y1 = firstLeadingBit(masks >> 16u);
-            for (var y = firstTrailingBit(masks >> 16u); y <= y1; y += 1u) {
-                for (var x = x0 + lane; x <= x1; x += LANES) {
-                    let w = weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
-                    if w > 0.0 {
-                        let at = 3u * (y * TILE + x);
-                        add_shared(at, rgb.x * w);
-                        add_shared(at + 1u, rgb.y * w);
-                        add_shared(at + 2u, rgb.z * w);
-                    }
+            let y0 = firstTrailingBit(masks >> 16u);
+            let width = x1 - x0 + 1u;
+            let area = width * (firstLeadingBit(masks >> 16u) - y0 + 1u);
+            let step_x = LANES % width;
+            let step_y = LANES / width;
+            var x = x0 + lane % width;
+            var y = y0 + lane / width;
+            for (var p = lane; p < area; p += LANES) {
+                let w = weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
+                if w > 0.0 {
+                    let at = 3u * (y * TILE + x);
+                    add_shared(at, rgb.x * w);
+                    add_shared(at + 1u, rgb.y * w);
+                    add_shared(at + 2u, rgb.z * w);
+                }
+                x += step_x;
+                y += step_y;
+                if x > x1 {
+                    x -= width;
+                    y += 1u;
                 }
             }
         }
