@@ -240,10 +240,6 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             out.display()
         );
     }
-    // The process exits next: the OS takes back the device context (with its pinned buffers
-    // and pooled device memory) and the particles faster than dropping them would.
-    std::mem::forget(renderer);
-    std::mem::forget(snapshot);
     Ok(())
 }
 
