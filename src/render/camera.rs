@@ -7,6 +7,7 @@
 
 use super::RenderError;
 use crate::data::{Snapshot, Species, SpeciesKind};
+use rayon::prelude::*;
 
 /// Perspective or orthographic projection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -52,18 +53,32 @@ pub struct Bounds {
 impl Bounds {
     /// Bounds of the finite positions of `species`; `None` when there are none.
     pub fn of_species<'a>(species: impl IntoIterator<Item = &'a Species>) -> Option<Self> {
-        let mut min = [f64::INFINITY; 3];
-        let mut max = [f64::NEG_INFINITY; 3];
-        for s in species {
-            for p in &s.positions {
-                if p.iter().all(|v| v.is_finite()) {
-                    for axis in 0..3 {
-                        min[axis] = min[axis].min(f64::from(p[axis]));
-                        max[axis] = max[axis].max(f64::from(p[axis]));
-                    }
-                }
-            }
-        }
+        // Minima and maxima do not depend on the order they are taken in: chunks on threads.
+        let empty = || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+        let merge = |(amin, amax): ([f64; 3], [f64; 3]), (bmin, bmax): ([f64; 3], [f64; 3])| {
+            (
+                std::array::from_fn(|axis| amin[axis].min(bmin[axis])),
+                std::array::from_fn(|axis| amax[axis].max(bmax[axis])),
+            )
+        };
+        let (min, max) = species
+            .into_iter()
+            .map(|s| {
+                s.positions
+                    .par_chunks(1 << 16)
+                    .map(|points| {
+                        let (mut min, mut max) = empty();
+                        for p in points.iter().filter(|p| p.iter().all(|v| v.is_finite())) {
+                            for axis in 0..3 {
+                                min[axis] = min[axis].min(f64::from(p[axis]));
+                                max[axis] = max[axis].max(f64::from(p[axis]));
+                            }
+                        }
+                        (min, max)
+                    })
+                    .reduce(empty, merge)
+            })
+            .fold(empty(), merge);
         (min[0] <= max[0]).then_some(Self { min, max })
     }
 
