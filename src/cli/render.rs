@@ -246,7 +246,7 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
 /// Device memory to reserve for the particle data while `file` loads: its size, which is more
 /// than the device arrays of its particles need (positions, length and two fields: 24 bytes a
 /// particle, less than any snapshot format stores), capped at 4 GiB, which maps in well under
-/// the time such a file takes to load. None under --max-particles, which loads a share of
+/// the time such a file takes to load. Nothing (0) under --max-particles, which loads a share of
 /// unknown size.
 fn reserve_bytes(file: &std::path::Path, max_particles: Option<u64>) -> usize {
     const CAP: u64 = 4 << 30;
