@@ -23,12 +23,18 @@ __device__ __forceinline__ float tone_value(float t, float tau_scale, float gamm
     return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
 }
 
+// One thread per output byte: n bytes of RGB (out_channels 3) or of RGBA with an opaque alpha
+// (out_channels 4, the window's texture layout), from three τ values a pixel.
 extern "C" __global__ void tone8(const float* __restrict__ tau, unsigned long long n,
-                                 float tau_scale, float gamma, float contrast,
+                                 int out_channels, float tau_scale, float gamma, float contrast,
                                  unsigned char* __restrict__ out) {
     unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    out[i] = (unsigned char)roundf(tone_value(tau[i], tau_scale, gamma, contrast) * 255.0f);
+    unsigned long long pixel = i / out_channels;
+    int c = (int)(i - pixel * out_channels);
+    out[i] = c == 3 ? (unsigned char)255
+                    : (unsigned char)roundf(tone_value(tau[3 * pixel + c], tau_scale, gamma,
+                                                       contrast) * 255.0f);
 }
 
 extern "C" __global__ void tone16(const float* __restrict__ tau, unsigned long long n,

@@ -315,6 +315,7 @@ impl haloscope::app::ViewportRenderer for SpeciesRenderer {
             rgba: vec![200; (w * h * 4) as usize],
             backend: "test".to_owned(),
             seconds: 0.0,
+            stages: Vec::new(),
             legend: None,
         })
     }

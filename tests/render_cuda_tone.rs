@@ -122,3 +122,35 @@ fn device_auto_exposure_equals_the_host_on_the_same_tau() {
     // Out-of-range arguments give 1, as on the host.
     assert_eq!(r.auto_brightness(101.0, 0.9).expect("device"), 1.0);
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn device_rgba_equals_the_rgb_image_with_opaque_alpha() {
+    let device = device();
+    let cuda_backend = Backend::cuda(device, BackendChoice::Cuda);
+    let mut cuda = Renderer::new(cuda_backend, RendererOptions::default()).expect("cuda");
+    let file = "snapshots/g2_lcdm_gas_snapshot_004.hdf5";
+    let snapshot = load(file);
+    let mut settings = settings_for(file, SpeciesKind::Gas, Some("Density"));
+    settings.tone.gamma = 0.8;
+    for extra_scale in [1.0, 2.5] {
+        let (rgb, _) = cuda
+            .render_image_scaled(&snapshot, &settings, extra_scale, &Progress::none())
+            .expect("cuda rgb");
+        let (rgba, stats) = cuda
+            .render_rgba8_scaled(&snapshot, &settings, extra_scale, &Progress::none())
+            .expect("cuda rgba");
+        assert_eq!(cuda.kind(), BackendKind::Cuda);
+        // Written on the device: no host conversion stage.
+        assert!(stats.timings.iter().all(|t| t.stage != "rgba"));
+        let rgb = rgb.into_rgb8();
+        assert_eq!(rgba.len(), rgb.as_raw().len() / 3 * 4);
+        for (pixel, (four, three)) in rgba.chunks_exact(4).zip(rgb.pixels()).enumerate() {
+            assert_eq!(four, [three[0], three[1], three[2], 255], "pixel {pixel}");
+        }
+        assert!(
+            rgba.chunks_exact(4).any(|p| p[..3] != [0, 0, 0]),
+            "a blank image"
+        );
+    }
+}

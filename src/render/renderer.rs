@@ -222,38 +222,12 @@ impl Renderer {
         extra_scale: f32,
         progress: &Progress,
     ) -> Result<(image::DynamicImage, RenderStats), RenderError> {
-        if let Some(cuda) = &mut self.cuda {
-            let stats = cuda.render_frame(snapshot, settings, progress);
-            let attempt = stats.and_then(|mut stats| {
-                let start = Instant::now();
-                if let Brightness::Auto {
-                    percentile,
-                    target_value,
-                } = settings.brightness
-                {
-                    stats.tau_scale = cuda.auto_brightness(percentile, target_value)?;
-                    stats.brightness = stats.tau_scale;
-                    let seconds = start.elapsed().as_secs_f64();
-                    stats.timings.push(StageTime {
-                        stage: "exposure",
-                        seconds,
-                    });
-                    stats.seconds += seconds;
-                }
-                let start = Instant::now();
-                let image = cuda.download_image(stats.tau_scale * extra_scale, &settings.tone)?;
-                let seconds = start.elapsed().as_secs_f64();
-                stats.timings.push(StageTime {
-                    stage: "tone_download",
-                    seconds,
-                });
-                stats.seconds += seconds;
-                Ok((image, stats))
-            });
-            match attempt {
-                Ok(frame) => return Ok(frame),
-                Err(err) => self.fall_back_after(err, "CUDA render failed")?,
-            }
+        let on_cuda =
+            self.cuda_image(snapshot, settings, extra_scale, progress, |cuda, scale| {
+                cuda.download_image(scale, &settings.tone)
+            })?;
+        if let Some(frame) = on_cuda {
+            return Ok(frame);
         }
         if let Some(wgpu) = &mut self.wgpu {
             match wgpu.render_image8(snapshot, settings, extra_scale, progress) {
@@ -274,6 +248,88 @@ impl Renderer {
         });
         stats.seconds += seconds;
         Ok((image, stats))
+    }
+
+    /// [`Renderer::render_image_scaled`] at 8 bits as opaque RGBA bytes, the window's texture
+    /// layout (`settings.tone.bits` is ignored). CUDA writes RGBA on the device, so no pixel is
+    /// copied on the host; elsewhere the RGB image is widened here (stage `rgba`).
+    pub fn render_rgba8_scaled(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+    ) -> Result<(Vec<u8>, RenderStats), RenderError> {
+        let mut settings = settings.clone();
+        settings.tone.bits = super::BitDepth::Eight;
+        let on_cuda =
+            self.cuda_image(snapshot, &settings, extra_scale, progress, |cuda, scale| {
+                cuda.download_rgba(scale, &settings.tone)
+            })?;
+        if let Some(frame) = on_cuda {
+            return Ok(frame);
+        }
+        let (image, mut stats) =
+            self.render_image_scaled(snapshot, &settings, extra_scale, progress)?;
+        let start = Instant::now();
+        let rgba = super::tone::rgb_to_rgba(&image.into_rgb8());
+        let seconds = start.elapsed().as_secs_f64();
+        stats.timings.push(StageTime {
+            stage: "rgba",
+            seconds,
+        });
+        stats.seconds += seconds;
+        Ok((rgba, stats))
+    }
+
+    /// The CUDA frame of [`Renderer::render_image_scaled`]: render, auto exposure on the device
+    /// (stage `exposure`), then `download` of the image at the τ scale (stage
+    /// `tone_download`). `None` without CUDA, or when CUDA failed and the CPU takes over.
+    fn cuda_image<T>(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+        download: impl FnOnce(&mut CudaSet, f32) -> Result<T, RenderError>,
+    ) -> Result<Option<(T, RenderStats)>, RenderError> {
+        let Some(cuda) = &mut self.cuda else {
+            return Ok(None);
+        };
+        let stats = cuda.render_frame(snapshot, settings, progress);
+        let attempt = stats.and_then(|mut stats| {
+            let start = Instant::now();
+            if let Brightness::Auto {
+                percentile,
+                target_value,
+            } = settings.brightness
+            {
+                stats.tau_scale = cuda.auto_brightness(percentile, target_value)?;
+                stats.brightness = stats.tau_scale;
+                let seconds = start.elapsed().as_secs_f64();
+                stats.timings.push(StageTime {
+                    stage: "exposure",
+                    seconds,
+                });
+                stats.seconds += seconds;
+            }
+            let start = Instant::now();
+            let image = download(cuda, stats.tau_scale * extra_scale)?;
+            let seconds = start.elapsed().as_secs_f64();
+            stats.timings.push(StageTime {
+                stage: "tone_download",
+                seconds,
+            });
+            stats.seconds += seconds;
+            Ok((image, stats))
+        });
+        match attempt {
+            Ok(frame) => Ok(Some(frame)),
+            Err(err) => {
+                self.fall_back_after(err, "CUDA render failed")?;
+                Ok(None)
+            }
+        }
     }
 
     /// After CUDA or wgpu failed with `err` (while doing `what`): the CPU renders from now on

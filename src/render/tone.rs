@@ -74,6 +74,20 @@ pub fn tone_map(tau: &TauBuffer, tau_scale: f32, tone: &ToneSettings) -> Dynamic
     }
 }
 
+/// `image`'s pixels as opaque RGBA bytes (the window's texture layout), on threads.
+pub fn rgb_to_rgba(image: &image::RgbImage) -> Vec<u8> {
+    let rgb = image.as_raw();
+    let mut rgba = vec![255u8; rgb.len() / 3 * 4];
+    rgba.par_chunks_mut(4 * 4096)
+        .zip(rgb.par_chunks(3 * 4096))
+        .for_each(|(out, rgb)| {
+            for (o, i) in out.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
+                o[..3].copy_from_slice(i);
+            }
+        });
+    rgba
+}
+
 /// The 8-bit value of one τ channel: round(tone_value·255).
 #[inline]
 fn tone8_exact(tau: f32, tau_scale: f32, tone: &ToneSettings) -> u8 {
@@ -164,6 +178,19 @@ fn tone8_chunk(tau: &[f32], tau_scale: f32, tone: &ToneSettings, out: &mut [u8])
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rgba_keeps_each_pixels_rgb_and_adds_an_opaque_alpha() {
+        // Wider than one 4096-pixel chunk, so the threads' chunks must line up.
+        let image = image::RgbImage::from_fn(4099, 2, |x, y| {
+            Rgb([(x % 251) as u8, (x / 251) as u8, (7 * y + x % 3) as u8])
+        });
+        let rgba = rgb_to_rgba(&image);
+        assert_eq!(rgba.len(), 4099 * 2 * 4);
+        for (four, three) in rgba.chunks_exact(4).zip(image.pixels()) {
+            assert_eq!(four, [three[0], three[1], three[2], 255]);
+        }
+    }
 
     #[test]
     fn one_minus_exp_and_quantisation() {

@@ -73,6 +73,7 @@ impl ViewportRenderer for GradientRenderer {
             rgba,
             backend: "test".to_owned(),
             seconds: 0.0,
+            stages: Vec::new(),
             legend: None,
         })
     }

@@ -10,7 +10,7 @@ use crate::backend::{Backend, BackendKind};
 use crate::data::{Snapshot, Species, SpeciesKind};
 use crate::jobs::Progress;
 use crate::render::{
-    self, BitDepth, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions,
+    self, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions, StageTime,
     TauBuffer, ToneSettings, normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
@@ -91,7 +91,7 @@ impl ViewportRenderer for SplotchRenderer {
         progress: &Progress,
     ) -> Result<RenderedImage, String> {
         let start = Instant::now();
-        let mut settings = render_settings(request)?;
+        let settings = render_settings(request)?;
         // Auto exposure gives the τ scale; the exposure slider multiplies on top of it.
         let extra_scale = if request.style.auto_exposure {
             request.style.exposure.max(0.0)
@@ -99,23 +99,13 @@ impl ViewportRenderer for SplotchRenderer {
             1.0
         };
         let on_device = matches!(self.renderer.kind(), BackendKind::Cuda | BackendKind::Wgpu);
-        let rgba = if on_device {
+        let (rgba, stages) = if on_device {
             // Tone map (and auto exposure) on the device: only the 8-bit image comes back.
-            settings.tone.bits = BitDepth::Eight;
-            let (image, _) = self
+            let (rgba, stats) = self
                 .renderer
-                .render_image_scaled(&request.snapshot, &settings, extra_scale, progress)
+                .render_rgba8_scaled(&request.snapshot, &settings, extra_scale, progress)
                 .map_err(|e| e.to_string())?;
-            let rgb = image.into_rgb8().into_raw();
-            let mut rgba = vec![255u8; rgb.len() / 3 * 4];
-            rgba.par_chunks_mut(4 * 4096)
-                .zip(rgb.par_chunks(3 * 4096))
-                .for_each(|(out, rgb)| {
-                    for (o, i) in out.chunks_exact_mut(4).zip(rgb.chunks_exact(3)) {
-                        o[..3].copy_from_slice(i);
-                    }
-                });
-            rgba
+            (rgba, stats.timings)
         } else {
             let stats = self
                 .renderer
@@ -126,7 +116,14 @@ impl ViewportRenderer for SplotchRenderer {
             } else {
                 1.0
             };
-            tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone)
+            let mut stages = stats.timings;
+            let tone_start = Instant::now();
+            let rgba = tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone);
+            stages.push(StageTime {
+                stage: "tone_rgba",
+                seconds: tone_start.elapsed().as_secs_f64(),
+            });
+            (rgba, stages)
         };
         Ok(RenderedImage {
             width_px: settings.width,
@@ -134,6 +131,7 @@ impl ViewportRenderer for SplotchRenderer {
             rgba,
             backend: self.backend_name(),
             seconds: start.elapsed().as_secs_f64(),
+            stages,
             legend: self.legend_of(request),
         })
     }

@@ -153,6 +153,9 @@ pub struct RenderedImage {
     pub backend: String,
     /// Wall time of the render in seconds.
     pub seconds: f64,
+    /// Where that time went, stage by stage (the renderer's stage timers, then the RGBA
+    /// image); empty where the renderer keeps none.
+    pub stages: Vec<crate::render::StageTime>,
     /// What the colours mean, for the colour bar (`None`: no species is coloured by a field).
     pub legend: Option<Legend>,
 }

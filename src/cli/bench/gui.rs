@@ -304,7 +304,9 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
         height_px,
     };
     let mut times = Vec::new();
-    for _ in 0..=args.frames {
+    // Each stage's milliseconds in the frames after the first, in the renderer's stage order.
+    let mut stage_ms: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    for frame in 0..=args.frames {
         request.camera.rotate([2.0, 0.5]);
         let start = Instant::now();
         let image = renderer
@@ -315,13 +317,24 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
             image.rgba.len() == width_px as usize * height_px as usize * 4,
             "the viewport image has the wrong size"
         );
+        if frame > 0 {
+            for stage in &image.stages {
+                match stage_ms.iter_mut().find(|(name, _)| *name == stage.stage) {
+                    Some((_, ms)) => ms.push(stage.seconds * 1e3),
+                    None => stage_ms.push((stage.stage, vec![stage.seconds * 1e3])),
+                }
+            }
+        }
     }
     let first = times.first().copied().unwrap_or(0.0);
     let mut rest = times.get(1..).unwrap_or_default().to_vec();
-    rest.sort_by(f64::total_cmp);
-    let median = rest.get(rest.len() / 2).copied().unwrap_or(0.0);
+    let median = median_of(&mut rest);
     let max = rest.last().copied().unwrap_or(0.0);
     let over = rest.iter().filter(|ms| **ms > 16.0).count();
+    let stage_medians: Vec<(&'static str, f64)> = stage_ms
+        .iter_mut()
+        .map(|(name, ms)| (*name, median_of(ms)))
+        .collect();
     let backend = renderer.backend_name();
     if args.json {
         println!(
@@ -336,6 +349,9 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
                 "median_ms": median,
                 "max_ms": max,
                 "frames_over_16ms": over,
+                "stage_median_ms": serde_json::Map::from_iter(
+                    stage_medians.iter().map(|(name, ms)| (name.to_string(), (*ms).into()))
+                ),
             })
         );
     } else {
@@ -345,6 +361,17 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
             args.particles,
             rest.len()
         );
+        let stages: Vec<String> = stage_medians
+            .iter()
+            .map(|(name, ms)| format!("{name} {ms:.2}"))
+            .collect();
+        println!("  stage medians (ms): {}", stages.join(", "));
     }
     Ok(())
+}
+
+/// The median of `values` (sorted in place); 0 when there are none.
+fn median_of(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }

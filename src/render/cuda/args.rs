@@ -142,10 +142,12 @@ crate::kernel_args! {
 }
 
 crate::kernel_args! {
-    /// `tone8` (render_compose.cu), one thread per value: tau and out hold n values.
+    /// `tone8` (render_compose.cu), one thread per output byte: out holds n bytes of
+    /// `out_channels` (3 or 4) a pixel, tau three values a pixel.
     pub(super) struct Tone8Args<'a> {
         pub(super) tau: &'a CudaSlice<f32>,
         pub(super) n: u64,
+        pub(super) out_channels: i32,
         pub(super) tau_scale: f32,
         pub(super) gamma: f32,
         pub(super) contrast: f32,

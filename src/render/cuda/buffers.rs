@@ -136,7 +136,8 @@ pub(super) fn ensure_image(r: &mut CudaRenderer, width: u32, height: u32) -> Res
         tau_fixed: s.alloc_zeros(n)?,
         tau: s.alloc_zeros(n)?,
         tau_cpu: s.alloc_zeros(n)?,
-        image8: s.alloc_zeros(n)?,
+        // Room for RGBA, the window's layout.
+        image8: s.alloc_zeros(width as usize * height as usize * 4)?,
         image16: s.alloc_zeros(n)?,
         hist: s.alloc_zeros(1 << 16)?,
         fixed_exponent: 0,

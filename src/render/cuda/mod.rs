@@ -226,6 +226,15 @@ impl CudaRenderer {
     ) -> Result<image::DynamicImage, RenderError> {
         tone::tone_image(self, tau_scale, tone)
     }
+
+    /// Tone-maps the last frame on the device and downloads its 8-bit RGBA image (opaque).
+    pub fn download_rgba(
+        &mut self,
+        tau_scale: f32,
+        tone: &super::ToneSettings,
+    ) -> Result<Vec<u8>, RenderError> {
+        tone::tone_rgba(self, tau_scale, tone)
+    }
 }
 
 fn check_tuning(tuning: &CudaTuning) -> Result<(), RenderError> {

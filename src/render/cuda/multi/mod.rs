@@ -198,6 +198,15 @@ impl MultiCudaRenderer {
         self.first_mut()?.download_image(tau_scale, tone)
     }
 
+    /// Tone-maps the last (summed) frame on the first device and downloads its RGBA image.
+    pub fn download_rgba(
+        &mut self,
+        tau_scale: f32,
+        tone: &ToneSettings,
+    ) -> Result<Vec<u8>, RenderError> {
+        self.first_mut()?.download_rgba(tau_scale, tone)
+    }
+
     /// Downloads the last (summed) frame's τ.
     pub fn download_tau(&self) -> Result<crate::render::TauBuffer, RenderError> {
         self.first()?.download_tau()

@@ -124,4 +124,16 @@ impl CudaSet {
             Self::Several(m) => m.download_image(tau_scale, tone),
         }
     }
+
+    /// Tone-maps the last frame on the (first) device and downloads its 8-bit RGBA image.
+    pub fn download_rgba(
+        &mut self,
+        tau_scale: f32,
+        tone: &ToneSettings,
+    ) -> Result<Vec<u8>, RenderError> {
+        match self {
+            Self::One(c) => c.download_rgba(tau_scale, tone),
+            Self::Several(m) => m.download_rgba(tau_scale, tone),
+        }
+    }
 }
