@@ -166,6 +166,11 @@ impl ChunkBins {
         }
         self.cursor.clear();
         self.cursor.extend_from_slice(&self.offsets[..n_tiles]);
+        // Plain vectors (4 KiB pages, each faulted in on first touch): buffers mapped as
+        // aligned 2 MiB transparent huge pages (one fault per 2 MiB, no default-value pass)
+        // made the project stage twice as long at radius factor 0.04 on the H200 host (16
+        // threads, 10⁷ particles: 60 → 121 ms), a chunk's ~1.3 MB of records costing a whole
+        // zeroed huge page.
         let records = self.records_mut();
         records.clear();
         records.resize((n_small + n_tiny) as usize, SmallSplat::default());
