@@ -9,7 +9,7 @@ use super::buffers::{ImageBuffers, SortBuffers};
 use super::kernels::{Kernels, SplatKernels};
 use super::launch::WIDE_BLOCK;
 use super::params::{LargeC, StyleC, ViewC};
-use super::tuning::{DIRECT_CUT_PX, SEGMENT, TILE_PX, WIDE_SEGMENT};
+use super::tuning::{DIRECT_CUT_PX, SEGMENT, TILE_PX, wide_segment};
 use crate::gpu::{self, EventTimer, GpuError, Mark};
 use crate::render::options::LargeSplats;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig};
@@ -134,7 +134,7 @@ impl Passes<'_> {
             n_tiles: 2 * n_tiles,
             segment: SEGMENT,
             wide_from: n_tiles,
-            wide_segment: WIDE_SEGMENT,
+            wide_segment: wide_segment(self.plan.splat.channels),
             tile_start: &mut self.sort.tile_start,
             cursor: &mut self.sort.cursor,
             seg_start: &mut self.sort.seg_start,
@@ -239,7 +239,7 @@ impl Passes<'_> {
     /// border (large splats on the GPU only). The launch covers exactly the wide segments, whose
     /// count comes back on the `copy` stream (which waits only for the scan, so the small and
     /// medium passes queued before keep the device busy meanwhile): a bound of one block per
-    /// tile and per WIDE_SEGMENT particles left about 4·10^5 empty 1024-thread blocks at 10^8
+    /// tile and per wide segment of particles left about 4·10^5 empty 1024-thread blocks at 10^8
     /// particles, about 1 ms even when no splat is wide.
     pub(super) fn wide(&mut self, copy: &Arc<CudaStream>, start: &Mark) -> Result<(), GpuError> {
         let n = self.plan.n_tiles;
@@ -261,7 +261,7 @@ impl Passes<'_> {
             seg_start: &self.sort.seg_start,
             tile_base: p.n_tiles as u32,
             n_tiles: p.n_tiles as u32,
-            segment: WIDE_SEGMENT,
+            segment: wide_segment(p.splat.channels),
             tile_px: TILE_PX as i32,
             tiles_x: p.tiles_x as i32,
             margin: p.wide_margin as i32,
