@@ -369,8 +369,8 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
     int img_x1 = width - 1, img_y1 = height - 1;
     int reg_x1 = x0 + side - 1, reg_y1 = y0 + side - 1;
     // Warp w of the block takes the segment's splats w, w + warps, w + 2 warps, ... (spread
-    // over every warp even when the segment is short: the grey wide pass has 32 warps for at
-    // most 256 splats), in batches of 32: lane l loads batch splat l and makes its set-up (box,
+    // over every warp even when the segment is short: a segment's last block may hold few of
+    // its splats), in batches of 32: lane l loads batch splat l and makes its set-up (box,
     // 1 / sigma^2, ...), then the groups of the warp draw the batch's splats, 32 / MEDIUM_LANES
     // at a time, together (warp-uniform loops, see splat_separable_warp); a lane past the
     // warp's splats or with an empty box draws nothing. Batch and step counts go through

@@ -308,6 +308,18 @@ fn the_renderer_on_the_wgpu_backend_renders_and_reports_it() {
         .expect("render")
         .expect("explicit 8-bit frames tone-map on the device");
     assert_eq!(tiled_image.to_rgb8(), device);
+    // The window's RGBA (whole and tiled): the same pixels with an opaque alpha.
+    let mut whole = WgpuRenderer::new(renderer_context(), WgpuTuning::default()).expect("renderer");
+    for renderer in [&mut tiled, &mut whole] {
+        let (rgba, _) = renderer
+            .render_rgba8(&snapshot, &settings, 1.0, &Progress::none())
+            .expect("render")
+            .expect("explicit 8-bit frames tone-map on the device");
+        assert_eq!(rgba.len(), device.as_raw().len() / 3 * 4);
+        for (four, three) in rgba.chunks_exact(4).zip(device.pixels()) {
+            assert_eq!(four, [three[0], three[1], three[2], 255]);
+        }
+    }
     // Auto exposure is measured on the device for a one-tile image (the exact percentile of
     // the CPU's rule), and an extra scale multiplies the tone map's τ scale.
     let mut auto = settings.clone();
@@ -316,7 +328,6 @@ fn the_renderer_on_the_wgpu_backend_renders_and_reports_it() {
         target_value: 0.9,
     };
     let cpu = render_cpu(&snapshot, &auto, &Progress::none()).expect("cpu");
-    let mut whole = WgpuRenderer::new(renderer_context(), WgpuTuning::default()).expect("renderer");
     for extra in [1.0f32, 0.25] {
         let (image, stats) = whole
             .render_image8(&snapshot, &auto, extra, &Progress::none())

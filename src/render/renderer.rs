@@ -251,8 +251,9 @@ impl Renderer {
     }
 
     /// [`Renderer::render_image_scaled`] at 8 bits as opaque RGBA bytes, the window's texture
-    /// layout (`settings.tone.bits` is ignored). CUDA writes RGBA on the device, so no pixel is
-    /// copied on the host; elsewhere the RGB image is widened here (stage `rgba`).
+    /// layout (`settings.tone.bits` is ignored). CUDA and wgpu write RGBA on the device, so no
+    /// pixel is rearranged on the host; elsewhere (the CPU, or wgpu's auto exposure of a tiled
+    /// image) the RGB image is widened here (stage `rgba`).
     pub fn render_rgba8_scaled(
         &mut self,
         snapshot: &Snapshot,
@@ -268,6 +269,13 @@ impl Renderer {
             })?;
         if let Some(frame) = on_cuda {
             return Ok(frame);
+        }
+        if let Some(wgpu) = &mut self.wgpu {
+            match wgpu.render_rgba8(snapshot, &settings, extra_scale, progress) {
+                Ok(Some(frame)) => return Ok(frame),
+                Ok(None) => {}
+                Err(err) => self.fall_back_after(err, "wgpu render failed")?,
+            }
         }
         let (image, mut stats) =
             self.render_image_scaled(snapshot, &settings, extra_scale, progress)?;

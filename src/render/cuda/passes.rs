@@ -9,7 +9,7 @@ use super::buffers::{ImageBuffers, SortBuffers};
 use super::kernels::{Kernels, SplatKernels};
 use super::launch::WIDE_BLOCK;
 use super::params::{LargeC, StyleC, ViewC};
-use super::tuning::{DIRECT_CUT_PX, SEGMENT, TILE_PX, wide_segment};
+use super::tuning::{DIRECT_CUT_PX, SEGMENT, TILE_PX, WIDE_SEGMENT};
 use crate::gpu::{self, EventTimer, GpuError, Mark};
 use crate::render::options::LargeSplats;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, CudaView, LaunchConfig};
@@ -134,7 +134,7 @@ impl Passes<'_> {
             n_tiles: 2 * n_tiles,
             segment: SEGMENT,
             wide_from: n_tiles,
-            wide_segment: wide_segment(self.plan.splat.channels),
+            wide_segment: WIDE_SEGMENT,
             tile_start: &mut self.sort.tile_start,
             cursor: &mut self.sort.cursor,
             seg_start: &mut self.sort.seg_start,
@@ -261,7 +261,7 @@ impl Passes<'_> {
             seg_start: &self.sort.seg_start,
             tile_base: p.n_tiles as u32,
             n_tiles: p.n_tiles as u32,
-            segment: wide_segment(p.splat.channels),
+            segment: WIDE_SEGMENT,
             tile_px: TILE_PX as i32,
             tiles_x: p.tiles_x as i32,
             margin: p.wide_margin as i32,

@@ -61,25 +61,13 @@ pub(super) const WIDE_LANES: u32 = 32;
 /// keeps the three-part shared sums exact (kernels/render_medium.cu, RED_SUMS).
 pub(super) const SEGMENT: u32 = 2048;
 
-/// Large splats per block of the wide-border tile pass of grey frames (also at most 2048: same
-/// sums).
-pub(super) const GREY_WIDE_SEGMENT: u32 = 256;
-
-/// The same for RGB frames. Every block zeroes its whole region (84² pixels of 28 bytes at the
-/// 32 px border) and flushes it with global atomics, and with 256 splats each of its 32 warps
-/// fills a quarter of its one batch of 32: longer segments spread both over more splats.
-/// Measured on an H200 (10⁸ particles, 2048², R0 = 16, `--large gpu`), the RGB wide pass: 256 →
-/// 163.6 ms, 1024 → 144.6 ms, 2048 → 141.3 ms. Grey keeps 256 (not measured with more).
-pub(super) const RGB_WIDE_SEGMENT: u32 = 2048;
-
-/// Wide-pass segment for frames of `channels` fixed-point sums a pixel.
-pub(super) const fn wide_segment(channels: u32) -> u32 {
-    if channels > 1 {
-        RGB_WIDE_SEGMENT
-    } else {
-        GREY_WIDE_SEGMENT
-    }
-}
+/// Large splats per block of the wide-border tile pass (at most 2048: same sums). Every block
+/// zeroes its whole region (84² pixels at the 32 px border) and flushes it with global atomics,
+/// and with 256 splats each of its 32 warps fills a quarter of its one batch of 32: longer
+/// segments spread both over more splats. Measured on an H200 (10⁸ particles, 2048², R0 = 16,
+/// `--large gpu`), the RGB wide pass: 256 → 163.6 ms, 1024 → 144.6 ms, 2048 → 141.3 ms; grey:
+/// 256 → 87.5 ms, 2048 → 73.0 ms.
+pub(super) const WIDE_SEGMENT: u32 = 2048;
 
 /// Medium splats with R below this many pixels go to the direct atomic kernel with the small
 /// ones: their box is a few pixels, where global atomics beat sorting.
@@ -121,4 +109,4 @@ pub(super) const GREY_DIRECT_IN_CLASSIFY: bool = false;
 pub(super) const RGB_MEDIUM_RED_MIN_BLOCKS: u32 = 5;
 
 // The three-part shared sums are exact only for segments of at most 2^11 splats.
-const _: () = assert!(SEGMENT <= 2048 && GREY_WIDE_SEGMENT <= 2048 && RGB_WIDE_SEGMENT <= 2048);
+const _: () = assert!(SEGMENT <= 2048 && WIDE_SEGMENT <= 2048);

@@ -276,6 +276,38 @@ impl WgpuRenderer {
         extra_scale: f32,
         progress: &Progress,
     ) -> Result<Option<(image::DynamicImage, RenderStats)>, RenderError> {
+        let (width, height) = (settings.width, settings.height);
+        let frame = self.render_pixels8(snapshot, settings, extra_scale, progress, 3)?;
+        frame
+            .map(|(rgb, stats)| {
+                let image = image::RgbImage::from_raw(width, height, rgb)
+                    .ok_or_else(|| RenderError::setting("image buffer size"))?;
+                Ok((image::DynamicImage::ImageRgb8(image), stats))
+            })
+            .transpose()
+    }
+
+    /// [`WgpuRenderer::render_image8`] as opaque RGBA bytes, the device's own layout (the
+    /// window's texture), so no pixel is rearranged on the host.
+    pub fn render_rgba8(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+    ) -> Result<Option<(Vec<u8>, RenderStats)>, RenderError> {
+        self.render_pixels8(snapshot, settings, extra_scale, progress, 4)
+    }
+
+    /// The frame of [`WgpuRenderer::render_image8`] with `channels` (3 or 4) bytes a pixel.
+    fn render_pixels8(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+        channels: usize,
+    ) -> Result<Option<(Vec<u8>, RenderStats)>, RenderError> {
         let tone = &settings.tone;
         let (width, height) = (settings.width, settings.height);
         let tiles = frame::tiles(width, height, self.tile_side);
@@ -297,7 +329,7 @@ impl WgpuRenderer {
         let splat_start = Instant::now();
         let species = frame::frame_species(self, &settings.species)?;
         let k = self.fixed_exponent(&settings.species, brightness)?;
-        let mut rgb = vec![0u8; width as usize * height as usize * 3];
+        let mut pixels = vec![0u8; width as usize * height as usize * channels];
         let mut tau_scale = 1.0;
         if let Some(passes) = &mut self.pass_seconds {
             *passes = [0.0; 4];
@@ -312,14 +344,11 @@ impl WgpuRenderer {
                 tau_scale = exposure::auto_brightness(self, tile, k, percentile, target_value)?;
             }
             let params = [tau_scale * extra_scale, tone.gamma, tone.contrast];
-            readback::read_back_image(self, tile, params, k, &mut rgb, width)?;
+            readback::read_back_image(self, tile, params, k, &mut pixels, (width, channels))?;
             if let Some(passes) = &mut self.pass_seconds {
                 passes[3] += pixels_start.elapsed().as_secs_f64();
             }
         }
-        let image = image::RgbImage::from_raw(width, height, rgb)
-            .map(image::DynamicImage::ImageRgb8)
-            .ok_or_else(|| RenderError::setting("image buffer size"))?;
         let stats = RenderStats {
             particles: self.particles(),
             counts: Default::default(),
@@ -345,7 +374,7 @@ impl WgpuRenderer {
             .collect(),
             seconds: start.elapsed().as_secs_f64(),
         };
-        Ok(Some((image, stats)))
+        Ok(Some((pixels, stats)))
     }
 
     /// The last frame's pass times when profiling.

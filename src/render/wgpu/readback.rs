@@ -153,14 +153,15 @@ pub(crate) fn read_back_tau(
 }
 
 /// Tone-maps the tile's τ on the device (8 bits; `tone`: τ scale, gamma, contrast) and writes
-/// its RGB into `image` (`width` pixels a row, 3 bytes a pixel).
+/// its pixels into `image` (`width` pixels a row, `channels` bytes a pixel: 3 for RGB, 4 for
+/// the device's own opaque RGBA).
 pub(crate) fn read_back_image(
     renderer: &mut WgpuRenderer,
     tile: Tile,
     tone: [f32; 3],
     fixed_exponent: i32,
     image: &mut [u8],
-    width: u32,
+    (width, channels): (u32, usize),
 ) -> Result<(), WgpuError> {
     let out_bytes = tile.pixels() * 4;
     let readback = run_and_map(
@@ -179,16 +180,20 @@ pub(crate) fn read_back_image(
                 message: err.to_string(),
             })?;
         // Row by row on threads: the image's rows are disjoint slices of `image`.
-        let (row_in, row_out) = (tile.width as usize * 4, width as usize * 3);
+        let (row_in, row_out) = (tile.width as usize * 4, width as usize * channels);
         let (x0, y0, w) = (tile.x0 as usize, tile.y0 as usize, tile.width as usize);
         image
             .par_chunks_mut(row_out)
             .skip(y0)
             .zip(bytes.par_chunks_exact(row_in))
             .for_each(|(out, src)| {
-                let dst = &mut out[3 * x0..3 * (x0 + w)];
-                for (d, s) in dst.chunks_exact_mut(3).zip(src.chunks_exact(4)) {
-                    d.copy_from_slice(&s[..3]);
+                let dst = &mut out[channels * x0..channels * (x0 + w)];
+                if channels == 4 {
+                    dst.copy_from_slice(src);
+                } else {
+                    for (d, s) in dst.chunks_exact_mut(3).zip(src.chunks_exact(4)) {
+                        d.copy_from_slice(&s[..3]);
+                    }
                 }
             });
     }
