@@ -37,9 +37,9 @@ pub(super) fn tone_image(
             };
             // SAFETY: tau and image16 hold n = 3·W·H entries (ensure_image).
             unsafe { gpu::launch(stream, &r.kernels.tone16, cfg, args) }?;
-            let mut pixels = vec![0u16; n as usize];
-            r.staging
-                .download(stream, &image.image16.slice(0..n as usize), &mut pixels)?;
+            let pixels = r
+                .staging
+                .download(stream, &image.image16.slice(0..n as usize))?;
             image::ImageBuffer::<image::Rgb<u16>, _>::from_raw(w, h, pixels)
                 .map(image::DynamicImage::ImageRgb16)
                 .ok_or_else(|| RenderError::setting("image size mismatch"))
@@ -82,8 +82,5 @@ fn tone8(
     // SAFETY: tau holds 3·W·H values and image8 4·W·H bytes (ensure_image); out_channels is 3
     // or 4, so the kernel reads and writes within them.
     unsafe { gpu::launch(stream, &r.kernels.tone8, gpu::per_element(n, 0), args) }?;
-    let mut pixels = vec![0u8; n];
-    r.staging
-        .download(stream, &image.image8.slice(0..n), &mut pixels)?;
-    Ok(pixels)
+    Ok(r.staging.download(stream, &image.image8.slice(0..n))?)
 }
