@@ -348,6 +348,15 @@ pub struct RenderStats {
     pub seconds: f64,
 }
 
+impl RenderStats {
+    /// Records `stage`, from `start` until now, in the timings and in the total.
+    pub fn add_stage(&mut self, stage: &'static str, start: std::time::Instant) {
+        let seconds = start.elapsed().as_secs_f64();
+        self.timings.push(StageTime { stage, seconds });
+        self.seconds += seconds;
+    }
+}
+
 /// A render: τ (row 0 at the top; at brightness 1 under auto exposure) and its facts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderOutput {

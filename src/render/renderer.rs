@@ -7,9 +7,7 @@ use super::cpu::{CpuRenderer, SplatProfile};
 use super::cuda::{CudaSet, CudaTuning};
 use super::options::RendererOptions;
 use super::wgpu::{WgpuRenderer, WgpuTuning};
-use super::{
-    Brightness, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime, TauBuffer,
-};
+use super::{Brightness, RenderError, RenderOutput, RenderSettings, RenderStats, TauBuffer};
 use crate::backend::{Backend, BackendKind};
 use crate::data::Snapshot;
 use crate::jobs::Progress;
@@ -241,12 +239,7 @@ impl Renderer {
         let mut stats = self.render_frame(snapshot, settings, progress)?;
         let start = Instant::now();
         let image = super::tone_map(&self.tau, stats.tau_scale * extra_scale, &settings.tone);
-        let seconds = start.elapsed().as_secs_f64();
-        stats.timings.push(StageTime {
-            stage: "tone",
-            seconds,
-        });
-        stats.seconds += seconds;
+        stats.add_stage("tone", start);
         Ok((image, stats))
     }
 
@@ -281,12 +274,7 @@ impl Renderer {
             self.render_image_scaled(snapshot, &settings, extra_scale, progress)?;
         let start = Instant::now();
         let rgba = super::tone::rgb_to_rgba(&image.into_rgb8());
-        let seconds = start.elapsed().as_secs_f64();
-        stats.timings.push(StageTime {
-            stage: "rgba",
-            seconds,
-        });
-        stats.seconds += seconds;
+        stats.add_stage("rgba", start);
         Ok((rgba, stats))
     }
 
@@ -314,21 +302,11 @@ impl Renderer {
             {
                 stats.tau_scale = cuda.auto_brightness(percentile, target_value)?;
                 stats.brightness = stats.tau_scale;
-                let seconds = start.elapsed().as_secs_f64();
-                stats.timings.push(StageTime {
-                    stage: "exposure",
-                    seconds,
-                });
-                stats.seconds += seconds;
+                stats.add_stage("exposure", start);
             }
             let start = Instant::now();
             let image = download(cuda, stats.tau_scale * extra_scale)?;
-            let seconds = start.elapsed().as_secs_f64();
-            stats.timings.push(StageTime {
-                stage: "tone_download",
-                seconds,
-            });
-            stats.seconds += seconds;
+            stats.add_stage("tone_download", start);
             Ok((image, stats))
         });
         match attempt {

@@ -171,12 +171,7 @@ impl MultiCudaRenderer {
             );
             stats.brightness = stats.tau_scale;
         }
-        let seconds = start.elapsed().as_secs_f64();
-        stats.timings.push(StageTime {
-            stage: "download_tau",
-            seconds,
-        });
-        stats.seconds += seconds;
+        stats.add_stage("download_tau", start);
         Ok(RenderOutput { tau, stats })
     }
 
