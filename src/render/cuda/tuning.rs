@@ -107,9 +107,10 @@ pub(super) const GREY_DIRECT_IN_CLASSIFY: bool = false;
 /// own values with shared atomics, before one global atomic per pixel and channel; used where
 /// the union of the block's boxes fits and has no more pixels than the boxes together (else
 /// the warp merge straight into the global τ). Measured on an H200, 10⁸ particles at 2048²,
-/// colour frames: R0 = 1 16.8 → 10.0 ms, R0 = 0.3 9.9 → 8.1 ms; the same window with the warp
-/// merge (match + shuffle tree) before the shared adds: 15.7 ms at R0 = 1; 512 or 1536 pixels
-/// with the merge: 15.3 and 15.9 ms.
+/// colour frames, without → with: R0 = 0.3 9.7 → 8.5 ms, R0 = 1 16.9 → 10.1 ms, R0 = 4 and 16
+/// unchanged (classify +0.1 ms). The warp merge (match + shuffle tree) before the shared adds
+/// made it slower (R0 = 1: 15.7 ms); 512 pixels fit too few blocks (13.5 ms); 1536 measured
+/// 9.7 ms against 9.9 ms in the same run, within the noise.
 pub(super) const RGB_DIRECT_WINDOW_PX: u32 = 1024;
 
 /// Thread blocks per SM that the RGB medium pass's three-part kernel is compiled to fit
