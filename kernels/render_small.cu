@@ -4,9 +4,11 @@
 // the CPU splatter's exact box with its disc test. tau_fixed holds CHANNELS values per pixel.
 // Two ways (tuning.rs DIRECT_IN_CLASSIFY says which a channel count takes):
 // - `direct_splat`, inside `classify` (render_classify.cu) while the particle's splat is in
-//   registers: the lanes of a warp that add to the same pixel in the same step first sum their
-//   values by shuffles, and one lane adds the sum, one atomic per distinct pixel and channel
-//   per warp (integer sums: the same bits in any grouping);
+//   registers: into the block's window of the image in shared memory, flushed with one atomic
+//   per pixel and channel (when the block's boxes fit in one, render_classify.cu
+//   `direct_block`); else the lanes of a warp that add to the same pixel in the same step
+//   first sum their values by shuffles, and one lane adds the sum, one atomic per distinct
+//   pixel and channel per warp (integer sums: the same bits in any grouping);
 // - the `small_splat` kernel, a pass of its own after classify, one atomic per pixel and
 //   channel of each particle.
 // Needs render_common.cuh before it.
@@ -66,28 +68,48 @@ __device__ __forceinline__ void warp_add_pixel(unsigned int pixel, unsigned long
     }
 }
 
-// Draws this lane's splat `s` when `direct` (else nothing) into tau_fixed. Every lane of the
+// The direct box of this lane's splat `s` when `direct` (pixel_box over the image) in b, and its
+// pixel count (0: none).
+__device__ __forceinline__ int direct_box(const ViewC& view, const SplatC& s, bool direct,
+                                          int* b) {
+    bool has_box = direct && pixel_box(s, 0, view.width_px - 1, 0, view.height_px - 1, b);
+    return has_box ? (b[1] - b[0] + 1) * (b[3] - b[2] + 1) : 0;
+}
+
+// Draws this lane's splat `s` over its box b of `count` pixels (0: nothing). Every lane of the
 // warp calls it: step k adds pixel k of each lane's box (row by row), so lanes whose particles
 // have the same box meet on the same pixel; the step count is the warp's largest box.
-// F32: fixed_of's f32 product (the caller checks f32_fixed_exact).
-template <bool F32>
-__device__ __forceinline__ void direct_splat(const ViewC& view, const SplatC& s, bool direct,
-                                             double scale, float scale_f,
-                                             unsigned long long* __restrict__ tau_fixed) {
-    int b[4] = {0, 0, 0, 0};
-    bool has_box = direct && pixel_box(s, 0, view.width_px - 1, 0, view.height_px - 1, b);
-    int count = has_box ? (b[1] - b[0] + 1) * (b[3] - b[2] + 1) : 0;
+// WINDOW: each lane adds its values to the block's shared window (corner win_x0, win_y0,
+// win_w pixels a row, CHANNELS values a pixel) with shared atomics, no warp merge (the match
+// and shuffle tree cost more than the shared atomics they would save); else into tau_fixed
+// through warp_add_pixel. F32: fixed_of's f32 product (the caller checks f32_fixed_exact).
+template <bool F32, bool WINDOW>
+__device__ __forceinline__ void direct_splat(const ViewC& view, const SplatC& s, const int* b,
+                                             int count, double scale, float scale_f,
+                                             unsigned long long* __restrict__ tau_fixed,
+                                             unsigned long long* window, int win_x0,
+                                             int win_y0, int win_w) {
     int steps = warp_max(count);
     int col = b[0], row = b[2];
     for (int k = 0; k < steps; ++k) {
-        unsigned int pixel = NO_PIXEL;
         unsigned long long w[CHANNELS];
 #pragma unroll
         for (int c = 0; c < CHANNELS; ++c) w[c] = 0;
-        if (k < count && splat_weight<F32>(s, col, row, scale, scale_f, w)) {
-            pixel = (unsigned int)row * (unsigned int)view.width_px + (unsigned int)col;
+        bool inside = k < count && splat_weight<F32>(s, col, row, scale, scale_f, w);
+        if (WINDOW) {
+            if (inside) {
+                size_t at = (size_t)((row - win_y0) * win_w + (col - win_x0)) * CHANNELS;
+#pragma unroll
+                for (int c = 0; c < CHANNELS; ++c) {
+                    if (w[c] != 0) shared_add_u64(&window[at + c], w[c]);
+                }
+            }
+        } else {
+            unsigned int pixel =
+                inside ? (unsigned int)row * (unsigned int)view.width_px + (unsigned int)col
+                       : NO_PIXEL;
+            warp_add_pixel(pixel, w, tau_fixed);
         }
-        warp_add_pixel(pixel, w, tau_fixed);
         if (++col > b[1]) {
             col = b[0];
             ++row;

@@ -3,7 +3,8 @@
 use super::launch::WIDE_BLOCK;
 use super::tuning::{
     GREY_DIRECT_IN_CLASSIFY, GREY_MEDIUM_MIN_BLOCKS, GREY_MEDIUM_SPLIT_ATOMICS, MEDIUM_LANES,
-    RGB_DIRECT_IN_CLASSIFY, RGB_MEDIUM_RED_MIN_BLOCKS, SPLIT_SHARED_ATOMICS, WIDE_LANES,
+    RGB_DIRECT_IN_CLASSIFY, RGB_DIRECT_WINDOW_PX, RGB_MEDIUM_RED_MIN_BLOCKS, SPLIT_SHARED_ATOMICS,
+    WIDE_LANES,
 };
 use crate::gpu::{BLOCK, GpuDevice, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule};
@@ -111,15 +112,15 @@ impl SplatKernels {
         // The wide pass launches WIDE_BLOCK threads a block: the bound keeps the compiler at
         // 64 registers or fewer, or the launch would fail for lack of registers.
         let wide_bounds = (WIDE_BLOCK, 1);
-        let direct = if grey {
-            GREY_DIRECT_IN_CLASSIFY
+        let (direct, window) = if grey {
+            (GREY_DIRECT_IN_CLASSIFY, 0)
         } else {
-            RGB_DIRECT_IN_CLASSIFY
+            (RGB_DIRECT_IN_CLASSIFY, RGB_DIRECT_WINDOW_PX)
         };
         let classify = build(
             "render_classify.cu",
             &format!(
-                "#define DIRECT_IN_CLASSIFY {}\n{SMALL}\n{CLASSIFY}",
+                "#define DIRECT_IN_CLASSIFY {}\n#define BLOCK_WINDOW_PX {window}\n{SMALL}\n{CLASSIFY}",
                 u32::from(direct)
             ),
             1,
