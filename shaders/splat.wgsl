@@ -16,7 +16,8 @@
 // tiles: one workgroup per segment of a screen tile's list; batches of 256 records go through
 //   workgroup memory. Splats whose box within the tile is at most `view.tuning.y` pixels a side
 //   are drawn by 8 invocations each (the box's pixels strided over them) into fixed-point sums in
-//   workgroup memory; for the larger ones every invocation sums its own pixel in registers.
+//   workgroup memory (21-bit parts added without waiting, see `add_parts`); for the larger ones
+//   every invocation sums its own pixel in registers (32 invocations holding an 8×4 block).
 //   Each pixel then adds both sums to τ once.
 // τ itself and `tau_add` come from tau_pairs.wgsl or tau_u64.wgsl, put before this file.
 // The weight of one pixel is the CPU twin's: |i + ½ − X| ≤ cut on both axes (the box),
@@ -41,7 +42,9 @@ struct View {
     // screen tiles across, screen tiles down, particles in the chunk, unused
     grid: vec4<u32>,
     // widest box added directly with atomics, widest box within a screen tile drawn splat by
-    // splat in workgroup memory (pixels; 0 turns each off), unused, unused
+    // splat in workgroup memory (pixels; 0 turns each off), the tiles pass's pixels in 8×4
+    // blocks per 32 invocations (1) or in rows (0), the medium sums as 21-bit parts (1) or as
+    // (lo, hi) words with a carry (0)
     tuning: vec4<u32>,
 };
 
@@ -449,7 +452,8 @@ var<workgroup> batch_rgb: array<vec4<f32>, 256>;
 var<workgroup> batch_box: array<u32, 256>;
 var<workgroup> batch_medium: atomic<u32>;
 var<workgroup> batch_large: atomic<u32>;
-// The medium splats' fixed-point sums: (lo, hi) words per pixel and channel, pixel-major.
+// The medium splats' fixed-point sums per pixel and channel, pixel-major: (lo, hi) words, or
+// with `view.tuning.w` the first two 21-bit parts (see `add_parts`).
 var<workgroup> sum_lo: array<atomic<u32>, 768>;
 var<workgroup> sum_hi: array<atomic<u32>, 768>;
 var<workgroup> list_tile: u32;
@@ -489,6 +493,34 @@ fn add_shared(at: u32, v: f32) {
     }
 }
 
+// Adds v·2^k into the workgroup sum `at` as 21-bit parts: bits 0-20 into `sum_lo`, bits
+// 21-41 into `sum_hi`, both by atomics whose result nobody waits for (`add_shared` waits for
+// the low word to carry); the bits from 42 up (a splat carrying over 2^-20 of the frame's
+// bound, rare) go straight into τ word pair `tau_at`. Exact: a workgroup adds at most SEGMENT
+// = 2^10 splats, each once per pixel, so neither word passes 2^31.
+fn add_parts(at: u32, tau_at: u32, v: f32) {
+    if !(v > 0.0) {
+        return;
+    }
+    let f = to_fixed(v);
+    atomicAdd(&sum_lo[at], f.x & 0x1fffffu);
+    atomicAdd(&sum_hi[at], (f.x >> 21u) | ((f.y & 0x3ffu) << 11u));
+    let top = f.y & ~0x3ffu;
+    if top != 0u {
+        tau_add(tau_at, vec2<u32>(0u, top));
+    }
+}
+
+// The workgroup sum `at` as a (lo, hi) pair.
+fn shared_sum(at: u32) -> vec2<u32> {
+    let lo = atomicLoad(&sum_lo[at]);
+    let hi = atomicLoad(&sum_hi[at]);
+    if view.tuning.w != 0u {
+        return add_pairs(vec2<u32>(hi << 21u, hi >> 11u), vec2<u32>(lo, 0u));
+    }
+    return vec2<u32>(lo, hi);
+}
+
 // Bits first..=last (both below 16) set.
 fn span_mask(first: u32, last: u32) -> u32 {
     return ((2u << last) - 1u) & ~((1u << first) - 1u);
@@ -524,12 +556,23 @@ fn tiles(
     let end = workgroupUniformLoad(&list_end);
     let ox = view.tile.x + f32((tile % view.grid.x) * TILE);
     let oy = view.tile.y + f32((tile / view.grid.x) * TILE);
-    let i = ox + f32(lid.x);
-    let j = oy + f32(lid.y);
+    // The invocation's pixel of the screen tile. With `view.tuning.z`, 32 consecutive
+    // invocations (one warp on NVIDIA) hold an 8×4 block rather than two 16-pixel rows, so
+    // that fewer of a warp's lanes idle beside busy ones at the edge of a larger splat's box
+    // or disc, and more warps skip a splat whole.
+    var px = lid.x;
+    var py = lid.y;
+    if view.tuning.z != 0u {
+        px = ((li / 32u) % 2u) * 8u + li % 8u;
+        py = (li / 64u) * 4u + (li % 32u) / 8u;
+    }
+    let i = ox + f32(px);
+    let j = oy + f32(py);
     let inside = i < view.tile.x + view.tile.z && j < view.tile.y + view.tile.w;
     let medium_side = f32(view.tuning.y);
+    let parts = view.tuning.w != 0u;
     let lane = li % LANES;
-    let pixel_bits = (1u << lid.x) | (1u << (16u + lid.y));
+    let pixel_bits = (1u << px) | (1u << (16u + py));
     var r = vec2<u32>(0u);
     var g = vec2<u32>(0u);
     var b = vec2<u32>(0u);
@@ -581,12 +624,21 @@ fn tiles(
             var x = x0 + lane % width;
             var y = y0 + lane / width;
             for (var p = lane; p < area; p += LANES) {
-                let w = weight(ox + f32(x), oy + f32(y), sp.x, sp.y, sp.z, sp.w);
+                let xi = ox + f32(x);
+                let yj = oy + f32(y);
+                let w = weight(xi, yj, sp.x, sp.y, sp.z, sp.w);
                 if w > 0.0 {
                     let at = 3u * (y * TILE + x);
-                    add_shared(at, rgb.x * w);
-                    add_shared(at + 1u, rgb.y * w);
-                    add_shared(at + 2u, rgb.z * w);
+                    if parts {
+                        let tau_at = tau_index(xi, yj);
+                        add_parts(at, tau_at, rgb.x * w);
+                        add_parts(at + 1u, tau_at + 2u, rgb.y * w);
+                        add_parts(at + 2u, tau_at + 4u, rgb.z * w);
+                    } else {
+                        add_shared(at, rgb.x * w);
+                        add_shared(at + 1u, rgb.y * w);
+                        add_shared(at + 2u, rgb.z * w);
+                    }
                 }
                 x += step_x;
                 y += step_y;
@@ -616,9 +668,9 @@ fn tiles(
     }
     if inside && end > start {
         let at = tau_index(i, j);
-        let p = 3u * li;
-        tau_add(at, add_pairs(r, vec2<u32>(atomicLoad(&sum_lo[p]), atomicLoad(&sum_hi[p]))));
-        tau_add(at + 2u, add_pairs(g, vec2<u32>(atomicLoad(&sum_lo[p + 1u]), atomicLoad(&sum_hi[p + 1u]))));
-        tau_add(at + 4u, add_pairs(b, vec2<u32>(atomicLoad(&sum_lo[p + 2u]), atomicLoad(&sum_hi[p + 2u]))));
+        let p = 3u * (py * TILE + px);
+        tau_add(at, add_pairs(r, shared_sum(p)));
+        tau_add(at + 2u, add_pairs(g, shared_sum(p + 1u)));
+        tau_add(at + 4u, add_pairs(b, shared_sum(p + 2u)));
     }
 }

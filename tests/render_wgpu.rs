@@ -228,12 +228,22 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
         .render(&snapshot, &settings, &Progress::none())
         .expect("default");
     // Direct atomics only up to 1 px or up to 9 px, workgroup memory for no splat or for
-    // every splat, u32 pairs instead of u64: the same weights summed in fixed point.
-    for (small, medium, int64) in [(0, 0, false), (9, 16, true), (3, 16, false), (1, 0, true)] {
+    // every splat, u32 pairs instead of u64, medium sums carried instead of in 21-bit parts
+    // and the tiles pass's pixels in rows instead of blocks: the same weights summed in fixed
+    // point.
+    for (small, medium, int64, newer) in [
+        (0, 0, false, true),
+        (9, 16, true, true),
+        (3, 16, false, false),
+        (1, 0, true, false),
+        (3, 8, true, false),
+    ] {
         let mut r = renderer(WgpuTuning {
             small_side: small,
             medium_side: medium,
             int64_atomics: int64,
+            medium_parts: newer,
+            pixel_blocks: newer,
             ..WgpuTuning::default()
         });
         assert_eq!(r.int64_atomics(), int64 && adapter_int64);
@@ -242,7 +252,7 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
             .expect("variant");
         assert!(
             got.tau.data == want.tau.data,
-            "small {small}, medium {medium}, int64 {int64}: τ differs"
+            "small {small}, medium {medium}, int64 {int64}, parts and blocks {newer}: τ differs"
         );
     }
     check_against_cpu(&mut reference, &snapshot, &settings);

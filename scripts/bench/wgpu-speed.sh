@@ -36,7 +36,7 @@ step 15 "$B/haloscope" bench movie --frames 60 --backend wgpu
 [ -n "$before" ] && step 15 "$before" bench movie --frames 60 --backend wgpu
 HALOSCOPE_WGPU_TUNING=profile=1 step 35 "$B/haloscope" "${render[@]:0:10}" --repeat 1 --backend wgpu
 small=(bench render --particles 10000000 --sizes 2048 --colour Density --radii 0.3,1,4,16 --repeat 2)
-for t in int64=0 medium=0 medium=16 small=1 small=5; do
+for t in int64=0 medium=0 medium=16 small=1 small=5 parts=0 blocks=0; do
     HALOSCOPE_WGPU_TUNING=$t step 12 "$B/haloscope" "${small[@]}" --backend wgpu
 done
 step 12 "$B/haloscope" "${small[@]}" --backend wgpu

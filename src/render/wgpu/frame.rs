@@ -95,8 +95,9 @@ pub(crate) struct UniformInputs<'a> {
     pub(crate) has_colour: bool,
     pub(crate) tile: Tile,
     pub(crate) fixed_exponent: i32,
-    /// Widest box added directly and widest box within a screen tile drawn in workgroup memory.
-    pub(crate) sides: (u32, u32),
+    /// The splat paths (`view.tuning` of shaders/splat.wgsl): widest box added directly,
+    /// widest box within a screen tile drawn in workgroup memory, pixel blocks, 21-bit parts.
+    pub(crate) paths: [u32; 4],
 }
 
 /// The uniform of one species' chunk of `particles` in one tile.
@@ -109,7 +110,7 @@ pub(crate) fn view_uniform(inputs: &UniformInputs<'_>, particles: u32) -> ViewUn
         has_colour,
         tile,
         fixed_exponent,
-        sides,
+        paths,
     } = *inputs;
     let [(hx, lx), (hy, ly), (hz, lz)] = view.lookat_world.map(split);
     let v4 = |v: [f32; 3]| [v[0], v[1], v[2], 0.0];
@@ -147,7 +148,7 @@ pub(crate) fn view_uniform(inputs: &UniformInputs<'_>, particles: u32) -> ViewUn
             power_of_two(fixed_exponent - 32),
         ],
         grid: [tiles_x, tiles_y, particles, 0],
-        tuning: [sides.0, sides.1, 0, 0],
+        tuning: paths,
     }
 }
 
@@ -333,7 +334,7 @@ pub(crate) fn draw_tile(
             has_colour: data.has_colour,
             tile,
             fixed_exponent,
-            sides: (renderer.small_side, renderer.medium_side),
+            paths: renderer.paths(),
         };
         for (c, start) in (0..data.n).step_by(chunk_len.max(1)).enumerate() {
             let range = start..data.n.min(start + chunk_len);

@@ -58,6 +58,11 @@ pub struct WgpuTuning {
     pub medium_side: u32,
     /// Add τ with 64-bit atomics where the device has them (else u32 pairs with a carry).
     pub int64_atomics: bool,
+    /// Sum the medium splats in workgroup memory as 21-bit parts added without waiting (else
+    /// as (lo, hi) words carried from the low word's old value).
+    pub medium_parts: bool,
+    /// Give each 32 invocations of the tiles pass an 8×4 block of pixels (else two rows).
+    pub pixel_blocks: bool,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
     pub profile_passes: bool,
@@ -65,8 +70,9 @@ pub struct WgpuTuning {
 
 impl WgpuTuning {
     /// The tuning with what `$HALOSCOPE_WGPU_TUNING` sets (comma-separated `name=value` of
-    /// `chunk`, `small`, `medium`, `int64` (0 or 1), `profile` (0 or 1)); a malformed entry
-    /// is ignored with a warning, since the variable is a developer's measuring aid.
+    /// `chunk`, `small`, `medium`, and 0 or 1 for `int64`, `parts`, `blocks`, `profile`); a
+    /// malformed entry is ignored with a warning, since the variable is a developer's measuring
+    /// aid.
     pub fn with_env_overrides(self) -> Self {
         match std::env::var("HALOSCOPE_WGPU_TUNING") {
             Ok(text) => self.with_overrides(&text),
@@ -86,6 +92,8 @@ impl WgpuTuning {
                 Some(("small", v)) => self.small_side = v.min(64) as u32,
                 Some(("medium", v)) => self.medium_side = v.min(16) as u32,
                 Some(("int64", v)) => self.int64_atomics = v != 0,
+                Some(("parts", v)) => self.medium_parts = v != 0,
+                Some(("blocks", v)) => self.pixel_blocks = v != 0,
                 Some(("profile", v)) => self.profile_passes = v != 0,
                 _ => log::warn!("HALOSCOPE_WGPU_TUNING: ignored `{item}`"),
             }
@@ -103,6 +111,8 @@ impl Default for WgpuTuning {
             small_side: 3,
             medium_side: 8,
             int64_atomics: true,
+            medium_parts: true,
+            pixel_blocks: true,
             profile_passes: false,
         }
     }
@@ -119,6 +129,8 @@ pub struct WgpuRenderer {
     max_entries: u64,
     small_side: u32,
     medium_side: u32,
+    medium_parts: bool,
+    pixel_blocks: bool,
     /// Seconds per pass of the last frame when profiling (classify, scatter, tiles, pixels).
     pass_seconds: Option<[f64; 4]>,
     prepared: Option<(DataKey, Vec<PreparedSpecies>)>,
@@ -171,6 +183,8 @@ impl WgpuRenderer {
             max_entries,
             small_side: tuning.small_side,
             medium_side: tuning.medium_side.min(16),
+            medium_parts: tuning.medium_parts,
+            pixel_blocks: tuning.pixel_blocks,
             pass_seconds: tuning.profile_passes.then_some([0.0; 4]),
             prepared: None,
             resident: None,
@@ -183,6 +197,16 @@ impl WgpuRenderer {
     /// The device context.
     pub fn context(&self) -> &WgpuContext {
         &self.context
+    }
+
+    /// The splat paths as the shader's `view.tuning` takes them.
+    pub(crate) fn paths(&self) -> [u32; 4] {
+        [
+            self.small_side,
+            self.medium_side,
+            u32::from(self.pixel_blocks),
+            u32::from(self.medium_parts),
+        ]
     }
 
     /// Particles per chunk in use (after the adapter's limits).
@@ -493,7 +517,9 @@ mod tests {
     #[test]
     fn tuning_overrides_set_what_they_name_and_skip_what_they_cannot_read() {
         let base = WgpuTuning::default();
-        let tuned = base.with_overrides("small=1, medium=40,int64=0,profile=1,chunk=4096,bad,x=2");
+        let tuned = base.with_overrides(
+            "small=1, medium=40,int64=0,profile=1,chunk=4096,bad,x=2,parts=0,blocks=0",
+        );
         assert_eq!(
             tuned,
             WgpuTuning {
@@ -501,6 +527,8 @@ mod tests {
                 small_side: 1,
                 medium_side: 16,
                 int64_atomics: false,
+                medium_parts: false,
+                pixel_blocks: false,
                 profile_passes: true,
                 ..base
             }
