@@ -10,8 +10,8 @@ use crate::backend::{Backend, BackendKind};
 use crate::data::{Snapshot, Species, SpeciesKind};
 use crate::jobs::Progress;
 use crate::render::{
-    self, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions, StageTime,
-    TauBuffer, ToneSettings, normalise::Normaliser, tone::tone_value,
+    self, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions, TauBuffer,
+    ToneSettings, normalise::Normaliser, tone::tone_value,
 };
 use rayon::prelude::*;
 use std::sync::{Arc, Weak};
@@ -107,7 +107,7 @@ impl ViewportRenderer for SplotchRenderer {
                 .map_err(|e| e.to_string())?;
             (rgba, stats.timings)
         } else {
-            let stats = self
+            let mut stats = self
                 .renderer
                 .render_frame(&request.snapshot, &settings, progress)
                 .map_err(|e| e.to_string())?;
@@ -116,14 +116,10 @@ impl ViewportRenderer for SplotchRenderer {
             } else {
                 1.0
             };
-            let mut stages = stats.timings;
             let tone_start = Instant::now();
             let rgba = tau_to_rgba(self.renderer.tau(), tau_scale, &settings.tone);
-            stages.push(StageTime {
-                stage: "tone_rgba",
-                seconds: tone_start.elapsed().as_secs_f64(),
-            });
-            (rgba, stages)
+            stats.add_stage("tone_rgba", tone_start);
+            (rgba, stats.timings)
         };
         Ok(RenderedImage {
             width_px: settings.width,
