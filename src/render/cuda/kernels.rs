@@ -157,11 +157,13 @@ impl SplatKernels {
             true,
             medium_red_min_blocks,
         )?;
-        // RGB frames: render_wide.cu's walk of each box as one run of pixels (on an H200, 10^8
-        // particles at 2048², R0 = 16, the wide pass 141 -> 134-137 ms, and at F = 1 on the
-        // Splotch kit's 10^7 file 7.15 -> 6.73 ms, where the tile kernel left lanes idle past a
-        // box's columns). Grey frames keep the tile kernel: with one value a pixel the walk's
-        // address and weight set-up cost more than the idle lanes (wide pass 73 -> 105 ms).
+        // RGB frames: render_wide.cu's walk of each box as one run of pixels, where the tile
+        // kernel left lanes idle past a box's columns. Measured on an H200 beside main 8ff039c
+        // in one call: 10^8 particles at 2048², R0 = 16, the RGB wide pass 141.4 -> 130.4 ms
+        // (frame 149.2-149.3 -> 138.3 ms); the Splotch kit's 10^7 file at F = 1, 7.15 -> 6.55
+        // ms. Grey frames keep the tile kernel: with one value a pixel the walk's address and
+        // weight set-up cost more than the idle lanes (a first version of the walk: grey wide
+        // pass 73 -> 105 ms).
         let (wide_file, wide_body, wide_name, wide_red_spare_px) = if grey {
             ("render_medium.cu", MEDIUM.to_owned(), "medium_tiles", 0)
         } else {
