@@ -4,7 +4,7 @@ use super::CudaRenderer;
 use super::buffers::{self, Scratch};
 use super::data::{self, HostArrays, LoadedSpecies};
 use super::kernels::{Kernels, SplatKernels};
-use super::launch::{MAX_TILE_SHARED_BYTES, fixed_exponent, tile_pass, wide_border_px};
+use super::launch::{MAX_TILE_SHARED_BYTES, fixed_exponent, tile_pass, wide_border_px, wide_pass};
 use super::params::{LargeC, StyleC, ViewC};
 use super::passes::{Chunk, ChunkViews, Passes, Plan};
 use super::staged;
@@ -325,7 +325,13 @@ fn tile_passes<'k>(
         pixels(job.margin),
         channels,
     );
-    let wide = tile_pass(&splat.wide, &splat.wide_red, pixels(wide_margin), channels);
+    let wide = wide_pass(
+        &splat.wide,
+        &splat.wide_red,
+        splat.wide_red_spare_px,
+        pixels(wide_margin),
+        channels,
+    );
     for (function, shared) in [medium, wide] {
         if shared > 48 * 1024 {
             function.set_attribute(

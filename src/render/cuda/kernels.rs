@@ -17,6 +17,7 @@ const TILE_SORT: &str = include_str!("../../../kernels/render_tile_sort.cu");
 const SMALL: &str = include_str!("../../../kernels/render_small.cu");
 const MEDIUM: &str = include_str!("../../../kernels/render_medium.cu");
 const LARGE: &str = include_str!("../../../kernels/render_large.cu");
+const WIDE: &str = include_str!("../../../kernels/render_wide.cu");
 const COMPOSE: &str = include_str!("../../../kernels/render_compose.cu");
 const ORDER: &str = include_str!("../../../kernels/render_order.cu");
 
@@ -35,9 +36,12 @@ pub(crate) struct SplatKernels {
     /// The tile kernel compiled with the wide pass's lane count, 64-bit-word sums.
     pub(crate) wide: CudaFunction,
     /// The two tile passes with three-part shared sums (12 bytes a value), used where their
-    /// region fits in shared memory ([`super::launch::tile_pass`]).
+    /// region fits in shared memory ([`super::launch::tile_pass`]). The wide one is
+    /// render_wide.cu's `wide_tiles` in RGB frames, the tile kernel in grey ones.
     pub(crate) medium_red: CudaFunction,
     pub(crate) wide_red: CudaFunction,
+    /// Spare pixels `wide_red` needs past its region (`wide_tiles`: one per lane of a warp).
+    pub(crate) wide_red_spare_px: usize,
     pub(crate) large: CudaFunction,
 }
 
@@ -153,14 +157,24 @@ impl SplatKernels {
             true,
             medium_red_min_blocks,
         )?;
-        let wide_red = build(
-            "render_medium.cu",
-            MEDIUM,
-            WIDE_LANES,
-            false,
-            true,
-            wide_bounds,
-        )?;
+        // RGB frames: render_wide.cu's walk of each box as one run of pixels, where the tile
+        // kernel left lanes idle past a box's columns. Measured on an H200 beside main 8ff039c
+        // in one call: 10^8 particles at 2048², R0 = 16, the RGB wide pass 141.4 -> 130.4 ms
+        // (frame 149.2-149.3 -> 138.3 ms); the Splotch kit's 10^7 file at F = 1, 7.15 -> 6.55
+        // ms. Grey frames keep the tile kernel: with one value a pixel the walk's address and
+        // weight set-up cost more than the idle lanes (a first version of the walk: grey wide
+        // pass 73 -> 105 ms).
+        let (wide_file, wide_body, wide_name, wide_red_spare_px) = if grey {
+            ("render_medium.cu", MEDIUM.to_owned(), "medium_tiles", 0)
+        } else {
+            (
+                "render_wide.cu",
+                format!("{MEDIUM}\n{WIDE}"),
+                "wide_tiles",
+                32,
+            )
+        };
+        let wide_red = build(wide_file, &wide_body, WIDE_LANES, false, true, wide_bounds)?;
         let large = build(
             "render_large.cu",
             LARGE,
@@ -180,7 +194,8 @@ impl SplatKernels {
             medium: function(&medium, "medium_tiles")?,
             wide: function(&wide, "medium_tiles")?,
             medium_red: function(&medium_red, "medium_tiles")?,
-            wide_red: function(&wide_red, "medium_tiles")?,
+            wide_red: function(&wide_red, wide_name)?,
+            wide_red_spare_px,
             large: function(&large, "large_splat")?,
         })
     }

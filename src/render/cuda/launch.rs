@@ -43,6 +43,22 @@ pub(super) fn tile_pass<'a>(
     }
 }
 
+/// The wide-border pass's kernel and shared bytes: as [`tile_pass`], plus `spare_px` pixels
+/// past the three-part region where its kernel asks for them (kernels/render_wide.cu: the adds
+/// of lanes outside a disc go to their lane's spare pixel).
+pub(super) fn wide_pass<'a>(
+    plain: &'a CudaFunction,
+    red: &'a CudaFunction,
+    spare_px: usize,
+    pixels: usize,
+    channels: usize,
+) -> (&'a CudaFunction, usize) {
+    match region_bytes(pixels, channels) {
+        (true, bytes) => (red, bytes + spare_px * red_pixel_bytes(channels)),
+        (false, bytes) => (plain, bytes),
+    }
+}
+
 /// Whether a region of `pixels` pixels of `channels` sums takes the three-part sums, and its
 /// shared bytes.
 fn region_bytes(pixels: usize, channels: usize) -> (bool, usize) {

@@ -119,5 +119,9 @@ pub(super) const RGB_DIRECT_WINDOW_PX: u32 = 1024;
 /// choice of 56 registers fitted 4).
 pub(super) const RGB_MEDIUM_RED_MIN_BLOCKS: u32 = 5;
 
+// The RGB wide pass (kernels/render_wide.cu, WIDE_COL_WORDS) holds a box's column weights in
+// three words of 32 lanes: the wide region's side may not exceed 96 px.
+const _: () = assert!(TILE_PX + 2 * (GPU_BORDER_PX as usize + 2) <= 96);
+
 // The three-part shared sums are exact only for segments of at most 2^11 splats.
 const _: () = assert!(SEGMENT <= 2048 && WIDE_SEGMENT <= 2048);
