@@ -40,6 +40,21 @@
 #define CHUNK_LOADS (MEDIUM_LANES < 32)
 #endif
 
+// Tried and slower, so not kept (H200, 10^8 particles, 2048^2, R0 = 4, 2026-11-29; the
+// variants in one process with cases alternating, main 8ff039c's binary in the same call): one
+// splat per warp with the lanes on a 4 x 8 pixel block of its box, so that the 32 words of each
+// shared add lie in 32 banks at the 36 px side (lanes outside the disc adding 0 to a word of
+// their own bank), took the RGB medium pass 14.4 -> 20.5 ms and the grey one 7.5 -> 15.6 ms;
+// with the set-ups staged in shared memory instead of shuffled, 21.5 ms; 8 x 4 lanes, 23.1 ms;
+// 4 x 8 at 6 blocks/SM (40 registers), 20.8 ms. Likely cause: medium splats are mostly a few
+// pixels across, so a warp per splat leaves most lanes idle and pays the set-up shuffles and
+// the loop overhead per splat instead of per four. The 2-way conflicts that ncu reports for
+// about half of the shared-load wavefronts are the flush's loads: 10.7 M wavefronts in a launch
+// of 9.0 M cycles on 132 SMs, under 1 % of the L1's cycles, so no flush layout can pay either.
+// Untried: each lane still loads its 28-byte record as seven 4-byte loads (ncu: 4.5 of each
+// 32-byte sector used a request); 16-byte loads of the warp's contiguous span, handed to the
+// lanes by shuffles, would cut those L1 requests.
+
 // The three-part layout per pixel. Grey: the one value's three words (12 bytes). RGB: p0 and p1
 // of each channel (8 bytes a channel) and one spare word, 28 bytes, where nine words took 36:
 // the third part (v >= 2^42 needs a splat carrying about 1/2^20 of the frame's bound, rare) is
