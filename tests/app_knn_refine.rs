@@ -16,8 +16,33 @@ use haloscope::render::smoothing::{DEFAULT_KNN, knn_smoothing_lengths};
 use haloscope::render::synthetic::clustered_snapshot;
 use std::time::Duration;
 
+/// Where the window's refinement computes the lengths: on its CUDA device when it has one.
+fn window_knn_device() -> &'static str {
+    if haloscope::app::window_backend().device().is_some() {
+        "CUDA"
+    } else {
+        "CPU"
+    }
+}
+
 #[test]
 fn a_snapshot_without_lengths_shows_at_once_and_refines_when_they_arrive() {
+    refines_on(window_knn_device());
+}
+
+/// On a machine with an NVIDIA GPU the window's refinement runs the CUDA kNN, and its lengths
+/// are the CPU search's, bit for bit.
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn the_window_refines_on_the_cuda_device() {
+    assert_eq!(window_knn_device(), "CUDA", "no CUDA device for the window");
+    refines_on("CUDA");
+}
+
+/// Opens a tipsy file of dark matter in the window, checks the provisional lengths, waits for
+/// the refinement and checks that its lengths equal the CPU search's and that the status bar
+/// says they were computed `on` "CUDA" or "CPU".
+fn refines_on(on: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("dark.tbin");
     // Dark particles: tipsy stores no smoothing lengths for them.
@@ -79,10 +104,11 @@ fn a_snapshot_without_lengths_shows_at_once_and_refines_when_they_arrive() {
     let refined = document.snapshot.species(SpeciesKind::Dark).expect("dark");
     assert_eq!(refined.smoothing_lengths.as_ref(), Some(&want));
     assert_eq!(refined.positions, dark.positions);
+    let ready = format!("smoothing lengths ready (kNN on the {on})");
     assert!(
         app.notices
             .iter()
-            .any(|n| matches!(n, Notice::Info(t) if t.ends_with("smoothing lengths ready"))),
+            .any(|n| matches!(n, Notice::Info(t) if t.ends_with(&ready))),
         "the status bar says the lengths arrived: {:?}",
         app.notices
     );

@@ -308,8 +308,8 @@ impl Documents {
                 document.snapshot = Arc::new(refined.snapshot);
                 document.preview = refined.preview.map(Arc::new);
                 notices.push(Notice::Info(format!(
-                    "{}: smoothing lengths ready",
-                    document.name
+                    "{}: smoothing lengths ready (kNN on the {})",
+                    document.name, refined.computed_on
                 )));
             }
         }

@@ -6,6 +6,8 @@
 
 use crate::data::Snapshot;
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, Waker};
+use crate::render::RenderError;
+use crate::render::knn;
 use crate::render::smoothing::{DEFAULT_KNN, knn_smoothing_lengths};
 use std::sync::Arc;
 
@@ -57,6 +59,27 @@ fn mean_density_radius(positions: &[[f32; 3]], box_size: Option<f64>) -> f32 {
     (3.0 * k * volume / (4.0 * std::f64::consts::PI * n as f64)).cbrt() as f32
 }
 
+/// The k-th-neighbour lengths of `positions` on the window's CUDA device where it has one
+/// (the same bits as the CPU search, [`crate::render::knn`]), else on CPU threads. A device
+/// that fails (its memory taken by the viewport's resident data, say) leaves the work to the
+/// CPU: the lengths are the same either way.
+/// Returns the lengths and where they were computed ("CUDA" or "CPU").
+fn neighbour_lengths(
+    positions: &[[f32; 3]],
+    box_size: Option<f64>,
+    progress: &Progress,
+) -> Result<(Vec<f32>, &'static str), RenderError> {
+    let backend = crate::app::window_backend();
+    if let Some(device) = backend.device() {
+        match knn::smoothing_lengths(Some(device), positions, DEFAULT_KNN, box_size, progress) {
+            Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
+            Err(err) => log::warn!("kNN on the GPU failed ({err}); computing it on the CPU"),
+            Ok(lengths) => return Ok((lengths, "CUDA")),
+        }
+    }
+    knn_smoothing_lengths(positions, DEFAULT_KNN, box_size, progress).map(|h| (h, "CPU"))
+}
+
 /// Refined lengths for one document: (species index, lengths) per provisional species.
 #[derive(Debug)]
 pub struct Refined {
@@ -66,6 +89,8 @@ pub struct Refined {
     pub snapshot: Snapshot,
     /// Its preview subsample, remade from those lengths.
     pub preview: Option<Snapshot>,
+    /// Where the kNN search ran: "CUDA" or "CPU" (the last species' search).
+    pub computed_on: &'static str,
 }
 
 /// The smoothing-length jobs of the open documents.
@@ -92,20 +117,22 @@ impl Refinements {
             .spawn("smoothing lengths", 0, move |progress: &Progress| {
                 let box_size = snapshot.header.periodic_box();
                 let mut refined = (*snapshot).clone();
+                let mut computed_on = "CPU";
                 for index in species {
                     let Some(target) = refined.species.get_mut(index) else {
                         continue;
                     };
-                    let h =
-                        knn_smoothing_lengths(&target.positions, DEFAULT_KNN, box_size, progress)
-                            .map_err(|e| format!("{} smoothing lengths: {e}", target.kind))?;
+                    let (h, on) = neighbour_lengths(&target.positions, box_size, progress)
+                        .map_err(|e| format!("{} smoothing lengths: {e}", target.kind))?;
                     target.smoothing_lengths = Some(h);
+                    computed_on = on;
                 }
                 let preview = crate::app::viewport::preview::preview_subsample(&refined);
                 Ok::<_, String>(Refined {
                     document,
                     snapshot: refined,
                     preview,
+                    computed_on,
                 })
             });
         self.running.push((handle, document));
