@@ -175,3 +175,79 @@ fn what_the_wgpu_search_declines_falls_back_to_the_cpu() {
     // Bad input is an error, as on the CPU.
     assert!(knn_smoothing_lengths_wgpu(&context, &positions, 0, None, &Progress::none()).is_err());
 }
+
+#[test]
+fn the_shaders_guarded_sum_is_never_fused() {
+    // a·b = 1 − 2⁻⁶⁰ rounds to 1, so a·b + c is 0 unfused and −2⁻⁶⁰ fused: the plain form shows
+    // whether this driver contracts, the guarded form of shaders/knn.wgsl must give 0 anyway.
+    use wgpu::util::DeviceExt;
+    let context = context();
+    let device = &context.device;
+    let source = "
+        @group(0) @binding(0) var<storage, read_write> v: array<f64>;
+        @compute @workgroup_size(1)
+        fn main() {
+            let a = v[0];
+            let b = v[1];
+            let c = v[2];
+            let one = v[3];
+            v[4] = a * b + c;
+            v[5] = (a * b) * one + c;
+        }";
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("fusion probe"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("fusion probe"),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let eps = 2f64.powi(-30);
+    let values = [1.0 + eps, 1.0 - eps, -1.0, 1.0, 7.0, 7.0];
+    let buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: bytemuck::cast_slice(&values),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+    });
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 48,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: buffer.as_entire_binding(),
+        }],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(1, 1, 1);
+    }
+    encoder.copy_buffer_to_buffer(&buffer, 0, &readback, 0, 48);
+    context.queue.submit([encoder.finish()]);
+    readback
+        .slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+    context.finish().expect("probe");
+    let out: Vec<f64> =
+        bytemuck::pod_collect_to_vec(&readback.slice(..).get_mapped_range().expect("view"));
+    eprintln!(
+        "{}: a*b + c = {:e} ({}), guarded = {:e}",
+        context.adapter_label(),
+        out[4],
+        if out[4] == 0.0 { "not fused" } else { "fused" },
+        out[5]
+    );
+    assert_eq!(out[5], 0.0, "the guarded sum was fused");
+}
