@@ -9,7 +9,7 @@
 //!
 //! It runs only where that argument holds: the device has f64 in shaders
 //! ([`wgpu::Features::SHADER_F64`]), k ≤ [`WGPU_MAX_K`], the finite coordinates of a periodic box
-//! span at most its side per axis, and the buffers fit the device's limits. Elsewhere
+//! span at most its side per axis, no coordinate is an f32 subnormal, and the buffers fit the device's limits. Elsewhere
 //! [`knn_smoothing_lengths_wgpu`] answers `None` and the caller searches on the CPU.
 
 use crate::jobs::Progress;
@@ -64,6 +64,13 @@ pub fn knn_smoothing_lengths_wgpu(
     let k = check_arguments(k, box_size, n_valid)?;
     if let Some(side) = box_size
         && !(side >= MIN_SIDE && (0..3).all(|a| spans_at_most(lo[a], hi[a], side)))
+    {
+        return Ok(None);
+    }
+    // A Vulkan driver may flush f32 subnormals to zero where the CPU widens them exactly.
+    if positions
+        .par_iter()
+        .any(|p| p.iter().any(|v| v.is_subnormal()))
     {
         return Ok(None);
     }
