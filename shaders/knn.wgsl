@@ -3,18 +3,22 @@
 // as src/render/smoothing/search.rs does. Needs wgpu::Features::SHADER_F64.
 //
 // Exactness (host: src/render/knn/wgpu.rs). Each squared distance must be the CPU's
-// ((dx*dx + dy*dy) + dz*dz) in f64 with every operation rounded once. SPIR-V from naga carries no
-// NoContraction, so a driver may fuse a multiply into the add that uses it. Here no multiply
-// feeds an add whose result matters:
+// ((dx*dx + dy*dy) + dz*dz) in f64 with every operation rounded once. f64 add, subtract and
+// multiply are taken to be IEEE (correctly rounded; Vulkan itself promises f64 only f32's
+// precision); f32 to f64 is exact (the host keeps f32 subnormals, which may be flushed, away).
+// SPIR-V from naga carries no NoContraction, so a driver may fuse a multiply into the add that
+// uses it (llvmpipe does not: the probe in tests/knn_wgpu.rs). Here no multiply feeds an add
+// whose result matters:
 // - every square is multiplied by `params.one` (1.0, read from a buffer, so no compiler can fold
 //   it) before it is added: fused, fma(round(d*d), one, s) = round(round(d*d) + s), the unfused
 //   value; d*d itself feeds only that multiply, which cannot be contracted;
 // - the periodic wrap adds or subtracts `side` itself (no product); whether to wrap is decided
-//   without a division (Vulkan does not bound f64 division's error): with |d| <= side (the host
-//   checks every coordinate lies in [0, side]) the CPU's round(d / side) is +-1 exactly when
-//   fl(|d| / side) >= 0.5, i.e. when |d| / side >= 0.5 - 2^-55 (the midpoint below 0.5 rounds
-//   to 0.5, ties to even), i.e. |d| - side/2 >= -side * 2^-55; for |d| in [side/4, side] the
-//   subtraction is exact (Sterbenz; fused or not), below side/4 it is < -side/8 either way;
+//   without a division (Vulkan does not bound f64 division's error): with |d| <= side (the
+//   host checks the coordinates span at most side per axis) the CPU's round(d / side) is +-1
+//   exactly when fl(|d| / side) >= 0.5, i.e. when |d| / side >= 0.5 - 2^-55 (the midpoint
+//   below 0.5 rounds to 0.5, ties to even), i.e. |d| - side/2 >= -side * 2^-55; for |d| in
+//   [side/4, side] the subtraction is exact (Sterbenz; fused or not), below side/4 it rounds to
+//   <= -side/4;
 // - the final sqrt runs on the host (f64 sqrt, then f32), as the CPU's.
 // Cell bounds only prune; they are compared with a relative margin of 2^-20, far above their
 // rounding, so a cell is skipped or the search stopped only when the CPU's exact argument holds.

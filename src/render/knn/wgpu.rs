@@ -9,8 +9,9 @@
 //!
 //! It runs only where that argument holds: the device has f64 in shaders
 //! ([`wgpu::Features::SHADER_F64`]), k ≤ [`WGPU_MAX_K`], the finite coordinates of a periodic box
-//! span at most its side per axis, no coordinate is an f32 subnormal, and the buffers fit the device's limits. Elsewhere
-//! [`knn_smoothing_lengths_wgpu`] answers `None` and the caller searches on the CPU.
+//! span at most its side per axis, no coordinate is an f32 subnormal, and the buffers fit the
+//! device's limits. Elsewhere [`knn_smoothing_lengths_wgpu`] answers `None` and the caller
+//! searches on the CPU.
 
 use crate::jobs::Progress;
 use crate::render::RenderError;
@@ -115,8 +116,9 @@ pub fn knn_smoothing_lengths_wgpu(
     Ok(Some(lengths))
 }
 
-/// Whether hi − lo ≤ side exactly (so that every coordinate difference d has |d| ≤ side, as the
-/// shader's wrap test assumes): the f64 difference and its rounding error by Knuth's TwoSum.
+/// Whether hi − lo ≤ side exactly (so that every coordinate difference d has |d| ≤ side, as
+/// the shader's wrap test assumes): the f64 difference and its rounding error by Knuth's
+/// TwoSum.
 fn spans_at_most(lo: f32, hi: f32, side: f64) -> bool {
     let (a, b) = (f64::from(hi), -f64::from(lo));
     let span = a + b;
