@@ -1,7 +1,7 @@
 //! Particle data for the wgpu renderer: prepared once per data set (kNN smoothing lengths where
 //! missing, on the device when it can, see [`crate::render::knn::smoothing_lengths_wgpu`];
-//! intensity and colour normalised with [`Normaliser::apply`] so that n
-//! has the CPU reference's bits), packed as (x, y, z, h) and (n, colour) records, and kept
+//! intensity and colour normalised on the CPU with [`Normaliser::apply`] so that n has the CPU
+//! reference's bits), packed as (x, y, z, h) and (n, colour) records, and kept
 //! resident on the device in chunks no larger than the adapter's storage-binding limit, or
 //! streamed chunk by chunk through one pair of buffers when they do not fit.
 
