@@ -7,7 +7,7 @@
 //! own and still agree bit for bit.
 
 pub(crate) mod grid;
-mod search;
+pub(crate) mod search;
 
 use super::RenderError;
 use crate::jobs::Progress;

@@ -13,7 +13,7 @@ static SHARED: OnceLock<Mutex<Option<WgpuContext>>> = OnceLock::new();
 
 /// Makes a wgpu configuration's device request include [`REQUIRED_FEATURES`] when the chosen
 /// adapter has them (the renderer needs f32 blending; egui does not care), and the renderer's
-/// [`OPTIONAL_FEATURES`] the adapter has (64-bit τ atomics).
+/// [`OPTIONAL_FEATURES`] the adapter has (64-bit τ atomics, f64 for the kNN search).
 pub fn request_float_blending(config: &mut egui_wgpu::WgpuConfiguration) {
     if let egui_wgpu::WgpuSetup::CreateNew(setup) = &mut config.wgpu_setup {
         let base = setup.device_descriptor.clone();

@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// What the renderer needs beyond core WebGPU: nothing (compute passes and 32-bit atomics).
 pub const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::empty();
 
-/// What the renderer uses when the adapter has it: 64-bit storage atomics for τ.
-pub const OPTIONAL_FEATURES: wgpu::Features = super::pipelines::INT64_ATOMICS;
+/// What the renderer uses when the adapter has it: 64-bit storage atomics for τ, f64 in shaders
+/// for the kNN search (src/render/knn/wgpu.rs).
+pub const OPTIONAL_FEATURES: wgpu::Features =
+    super::pipelines::INT64_ATOMICS.union(crate::render::knn::wgpu::FEATURES);
 
 /// An open wgpu device and queue with what is known about its adapter. Cheap to clone.
 #[derive(Clone)]

@@ -1,6 +1,7 @@
-//! Particle data for the wgpu renderer: prepared once per data set on the CPU (kNN smoothing
-//! lengths where missing, intensity and colour normalised with [`Normaliser::apply`] so that n
-//! has the CPU reference's bits), packed as (x, y, z, h) and (n, colour) records, and kept
+//! Particle data for the wgpu renderer: prepared once per data set (kNN smoothing lengths where
+//! missing, on the device when it can, see [`crate::render::knn::smoothing_lengths_wgpu`];
+//! intensity and colour normalised on the CPU with [`Normaliser::apply`] so that n has the CPU
+//! reference's bits), packed as (x, y, z, h) and (n, colour) records, and kept
 //! resident on the device in chunks no larger than the adapter's storage-binding limit, or
 //! streamed chunk by chunk through one pair of buffers when they do not fit.
 
@@ -8,10 +9,10 @@ use super::context::WgpuContext;
 use super::error::WgpuError;
 use crate::data::Snapshot;
 use crate::jobs::Progress;
+use crate::render::knn::smoothing_lengths_wgpu;
 use crate::render::normalise::Normaliser;
 use crate::render::palette::Palette;
 use crate::render::resolve::{Values, field_values, resolve};
-use crate::render::smoothing::knn_smoothing_lengths;
 use crate::render::{RenderError, RenderSettings, SpeciesStyle};
 use rayon::prelude::*;
 
@@ -98,6 +99,7 @@ pub(crate) struct PreparedSpecies {
 
 /// Resolves every style of `settings` and packs its particles.
 pub(crate) fn prepare(
+    context: &WgpuContext,
     snapshot: &Snapshot,
     settings: &RenderSettings,
     progress: &Progress,
@@ -108,7 +110,8 @@ pub(crate) fn prepare(
         let n = r.species.len();
         let own_h = if r.smoothing.is_empty() && n > 0 {
             let box_size = snapshot.header.periodic_box();
-            Some(knn_smoothing_lengths(
+            Some(smoothing_lengths_wgpu(
+                Some(context),
                 &r.species.positions,
                 settings.knn,
                 box_size,

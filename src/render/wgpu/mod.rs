@@ -27,6 +27,8 @@ mod readback;
 pub use context::{OPTIONAL_FEATURES, REQUIRED_FEATURES, WgpuContext};
 pub use error::WgpuError;
 
+pub(crate) use buffers::submit_and_map;
+
 use super::{
     Brightness, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime, TauBuffer,
 };
@@ -260,7 +262,7 @@ impl WgpuRenderer {
         }
         let start = Instant::now();
         self.forget_data();
-        let prepared = data::prepare(snapshot, settings, progress)?;
+        let prepared = data::prepare(&self.context, snapshot, settings, progress)?;
         let mut resident = Vec::new();
         let mut fits = true;
         'species: for species in &prepared {
