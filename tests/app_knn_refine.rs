@@ -16,10 +16,17 @@ use haloscope::render::smoothing::{DEFAULT_KNN, knn_smoothing_lengths};
 use haloscope::render::synthetic::clustered_snapshot;
 use std::time::Duration;
 
-/// Where the window's refinement computes the lengths: on its CUDA device when it has one.
+/// Where the window's refinement computes the lengths: on its CUDA device when it has one, on
+/// its wgpu device (a hardware adapter, never lavapipe) where that has f64, else on the CPU.
 fn window_knn_device() -> &'static str {
-    if haloscope::app::window_backend().device().is_some() {
+    let backend = haloscope::app::window_backend();
+    if backend.device().is_some() {
         "CUDA"
+    } else if backend
+        .wgpu_context()
+        .is_some_and(|c| c.device.features().contains(wgpu::Features::SHADER_F64))
+    {
+        "GPU (wgpu)"
     } else {
         "CPU"
     }

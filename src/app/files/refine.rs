@@ -59,23 +59,32 @@ fn mean_density_radius(positions: &[[f32; 3]], box_size: Option<f64>) -> f32 {
     (3.0 * k * volume / (4.0 * std::f64::consts::PI * n as f64)).cbrt() as f32
 }
 
-/// The k-th-neighbour lengths of `positions` on the window's CUDA device where it has one
-/// (the same bits as the CPU search, [`crate::render::knn`]), else on CPU threads. A device
+/// The k-th-neighbour lengths of `positions` on the window's GPU where it has one (CUDA, or wgpu
+/// where the adapter takes the case; the same bits as the CPU search, [`crate::render::knn`]),
+/// else on CPU threads. A device
 /// that fails (its memory taken by the viewport's resident data, say) leaves the work to the
 /// CPU: the lengths are the same either way.
-/// Returns the lengths and where they were computed ("CUDA" or "CPU").
+/// Returns the lengths and where they were computed ("CUDA", "GPU (wgpu)" or "CPU").
 fn neighbour_lengths(
     positions: &[[f32; 3]],
     box_size: Option<f64>,
     progress: &Progress,
 ) -> Result<(Vec<f32>, &'static str), RenderError> {
     let backend = crate::app::window_backend();
-    if let Some(device) = backend.device() {
-        match knn::smoothing_lengths(Some(device), positions, DEFAULT_KNN, box_size, progress) {
-            Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
-            Err(err) => log::warn!("kNN on the GPU failed ({err}); computing it on the CPU"),
-            Ok(lengths) => return Ok((lengths, "CUDA")),
-        }
+    let on_device = if let Some(device) = backend.device() {
+        knn::smoothing_lengths(Some(device), positions, DEFAULT_KNN, box_size, progress)
+            .map(|lengths| Some((lengths, "CUDA")))
+    } else if let Some(context) = backend.wgpu_context() {
+        knn::wgpu::knn_smoothing_lengths_wgpu(context, positions, DEFAULT_KNN, box_size, progress)
+            .map(|lengths| lengths.map(|lengths| (lengths, "GPU (wgpu)")))
+    } else {
+        Ok(None)
+    };
+    match on_device {
+        Ok(Some(done)) => return Ok(done),
+        Ok(None) => {}
+        Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
+        Err(err) => log::warn!("kNN on the GPU failed ({err}); computing it on the CPU"),
     }
     knn_smoothing_lengths(positions, DEFAULT_KNN, box_size, progress).map(|h| (h, "CPU"))
 }
@@ -89,7 +98,7 @@ pub struct Refined {
     pub snapshot: Snapshot,
     /// Its preview subsample, remade from those lengths.
     pub preview: Option<Snapshot>,
-    /// Where the kNN search ran: "CUDA" or "CPU" (the last species' search).
+    /// Where the kNN search ran: "CUDA", "GPU (wgpu)" or "CPU" (the last species' search).
     pub computed_on: &'static str,
 }
 
