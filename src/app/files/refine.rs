@@ -84,6 +84,8 @@ fn neighbour_lengths(
         Ok(Some(done)) => return Ok(done),
         Ok(None) => {}
         Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
+        // Out of device memory, too many particles for the device's search, ...: the CPU
+        // search does the work, or refuses bad arguments with the same error.
         Err(err) => log::warn!("kNN on the GPU failed ({err}); computing it on the CPU"),
     }
     knn_smoothing_lengths(positions, DEFAULT_KNN, box_size, progress).map(|h| (h, "CPU"))

@@ -37,7 +37,8 @@ pub fn smoothing_lengths(
 
 /// h for every particle (see [`knn_smoothing_lengths`]): on the wgpu `context` when there is one
 /// and [`wgpu::knn_smoothing_lengths_wgpu`] takes the case (f64 in shaders, k ≤
-/// [`wgpu::WGPU_MAX_K`], ...), else on CPU threads.
+/// [`wgpu::WGPU_MAX_K`], ...), else on CPU threads. A device that fails (out of memory, lost)
+/// leaves the search to the CPU, which gives the same lengths.
 pub fn smoothing_lengths_wgpu(
     context: Option<&WgpuContext>,
     positions: &[[f32; 3]],
@@ -45,11 +46,14 @@ pub fn smoothing_lengths_wgpu(
     box_size: Option<f64>,
     progress: &Progress,
 ) -> Result<Vec<f32>, RenderError> {
-    if let Some(context) = context
-        && let Some(lengths) =
-            wgpu::knn_smoothing_lengths_wgpu(context, positions, k, box_size, progress)?
-    {
-        return Ok(lengths);
+    if let Some(context) = context {
+        match wgpu::knn_smoothing_lengths_wgpu(context, positions, k, box_size, progress) {
+            Ok(Some(lengths)) => return Ok(lengths),
+            Ok(None) => {}
+            Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
+            // The CPU search refuses bad arguments with the same error, or does the work.
+            Err(err) => log::warn!("kNN on the wgpu device failed ({err}); searching on the CPU"),
+        }
     }
     knn_smoothing_lengths(positions, k, box_size, progress)
 }
