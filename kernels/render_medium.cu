@@ -358,8 +358,42 @@ __device__ __forceinline__ void splat_separable_warp(const TileSplat& t, int lan
 #define TILE_LAUNCH_BOUNDS
 #endif
 
-// Tiles are keys tile_base .. tile_base + n_tiles - 1 of the sort (tile_base = n_tiles for the
-// wide-border pass of large splats); block b handles segment seg_start[tile_base] + b.
+// The segment a tile-pass block handles and its tile's region. Tiles are keys tile_base ..
+// tile_base + n_tiles - 1 of the sort; block b takes segment seg_start[tile_base] + b, splats
+// [first, end) of the sorted array, drawn into the region of side^2 pixels whose corner is
+// (x0, y0). False for a block past the last segment. Shared by medium_tiles and render_wide.cu's
+// wide_tiles.
+struct TileSegment {
+    unsigned int first, end;
+    int x0, y0, side;
+};
+
+__device__ __forceinline__ bool tile_segment(const unsigned int* __restrict__ tile_start,
+                                             const unsigned int* __restrict__ seg_start,
+                                             unsigned int tile_base, unsigned int n_tiles,
+                                             unsigned int segment, int tile_px, int tiles_x,
+                                             int margin, TileSegment& seg) {
+    unsigned int block = seg_start[tile_base] + blockIdx.x;
+    if (block >= seg_start[tile_base + n_tiles]) return false;
+    // The tile owning this segment: the last t with seg_start[t] <= block.
+    unsigned int lo = tile_base, hi = tile_base + n_tiles;
+    while (hi - lo > 1) {
+        unsigned int mid = (lo + hi) / 2;
+        if (seg_start[mid] <= block) lo = mid; else hi = mid;
+    }
+    unsigned int key = lo;
+    seg.first = tile_start[key] + (block - seg_start[key]) * segment;
+    seg.end = tile_start[key + 1];
+    if (seg.first + segment < seg.end) seg.end = seg.first + segment;
+    unsigned int tile = key - tile_base;
+    seg.side = tile_px + 2 * margin;
+    seg.x0 = (int)(tile % tiles_x) * tile_px - margin;
+    seg.y0 = (int)(tile / tiles_x) * tile_px - margin;
+    return true;
+}
+
+// One block per segment of a tile (tile_segment; tile_base = n_tiles for the wide-border pass
+// of large splats).
 extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restrict__ sorted,
                                         const unsigned int* __restrict__ tile_start,
                                         const unsigned int* __restrict__ seg_start,
@@ -371,23 +405,12 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS medium_tiles(const SplatC* __restr
     // 8-byte aligned (the 64-bit layout reads it as unsigned long long).
     extern __shared__ unsigned long long region_u64[];
     unsigned int* region = reinterpret_cast<unsigned int*>(region_u64);
-    unsigned int block = seg_start[tile_base] + blockIdx.x;
-    if (block >= seg_start[tile_base + n_tiles]) return;
-    // The tile owning this segment: the last t with seg_start[t] <= block.
-    unsigned int lo = tile_base, hi = tile_base + n_tiles;
-    while (hi - lo > 1) {
-        unsigned int mid = (lo + hi) / 2;
-        if (seg_start[mid] <= block) lo = mid; else hi = mid;
-    }
-    unsigned int key = lo;
-    unsigned int first = tile_start[key] + (block - seg_start[key]) * segment;
-    unsigned int end = tile_start[key + 1];
-    if (first + segment < end) end = first + segment;
-
-    unsigned int tile = key - tile_base;
-    int side = tile_px + 2 * margin;
-    int x0 = (int)(tile % tiles_x) * tile_px - margin;
-    int y0 = (int)(tile / tiles_x) * tile_px - margin;
+    TileSegment seg;
+    if (!tile_segment(tile_start, seg_start, tile_base, n_tiles, segment, tile_px, tiles_x, margin,
+                      seg))
+        return;
+    unsigned int first = seg.first, end = seg.end;
+    int side = seg.side, x0 = seg.x0, y0 = seg.y0;
     int values = side * side * CHANNELS;
     int words = region_words(side);
     for (int k = threadIdx.x; k < words; k += blockDim.x) region[k] = 0u;

@@ -164,8 +164,8 @@ __device__ __forceinline__ void wide_draw(const TileSplat& t, int lane, int x0, 
     }
 }
 
-// Tiles are keys tile_base .. tile_base + n_tiles - 1 of the sort (tile_base = n_tiles);
-// block b handles segment seg_start[tile_base] + b. Dynamic shared memory: the region of
+// One block per segment of a tile (tile_segment in render_medium.cu; tile_base = n_tiles).
+// Dynamic shared memory: the region of
 // side^2 pixels, then 32 spare pixels (one per lane) for the adds of lanes outside the disc.
 extern "C" __global__ void TILE_LAUNCH_BOUNDS wide_tiles(const SplatC* __restrict__ sorted,
                                         const unsigned int* __restrict__ tile_start,
@@ -177,23 +177,12 @@ extern "C" __global__ void TILE_LAUNCH_BOUNDS wide_tiles(const SplatC* __restric
                                         unsigned long long* __restrict__ tau_fixed) {
     extern __shared__ unsigned long long region_u64[];
     unsigned int* region = reinterpret_cast<unsigned int*>(region_u64);
-    unsigned int block = seg_start[tile_base] + blockIdx.x;
-    if (block >= seg_start[tile_base + n_tiles]) return;
-    // The tile owning this segment: the last t with seg_start[t] <= block.
-    unsigned int lo = tile_base, hi = tile_base + n_tiles;
-    while (hi - lo > 1) {
-        unsigned int mid = (lo + hi) / 2;
-        if (seg_start[mid] <= block) lo = mid; else hi = mid;
-    }
-    unsigned int key = lo;
-    unsigned int first = tile_start[key] + (block - seg_start[key]) * segment;
-    unsigned int end = tile_start[key + 1];
-    if (first + segment < end) end = first + segment;
-
-    unsigned int tile = key - tile_base;
-    int side = tile_px + 2 * margin;
-    int x0 = (int)(tile % tiles_x) * tile_px - margin;
-    int y0 = (int)(tile / tiles_x) * tile_px - margin;
+    TileSegment seg;
+    if (!tile_segment(tile_start, seg_start, tile_base, n_tiles, segment, tile_px, tiles_x, margin,
+                      seg))
+        return;
+    unsigned int first = seg.first, end = seg.end;
+    int side = seg.side, x0 = seg.x0, y0 = seg.y0;
     int values = side * side * CHANNELS;
     int words = region_words(side);
     for (int k = threadIdx.x; k < words; k += blockDim.x) region[k] = 0u;
