@@ -6,9 +6,8 @@
 
 use crate::data::Snapshot;
 use crate::jobs::{JobEvent, JobHandle, JobQueue, Progress, Waker};
-use crate::render::RenderError;
 use crate::render::knn;
-use crate::render::smoothing::{DEFAULT_KNN, knn_smoothing_lengths};
+use crate::render::smoothing::DEFAULT_KNN;
 use std::sync::Arc;
 
 /// Gives every non-empty species without smoothing lengths one provisional length for all its
@@ -59,38 +58,6 @@ fn mean_density_radius(positions: &[[f32; 3]], box_size: Option<f64>) -> f32 {
     (3.0 * k * volume / (4.0 * std::f64::consts::PI * n as f64)).cbrt() as f32
 }
 
-/// The k-th-neighbour lengths of `positions` on the window's GPU where it has one (CUDA, or wgpu
-/// where the adapter takes the case; the same bits as the CPU search, [`crate::render::knn`]),
-/// else on CPU threads. A device
-/// that fails (its memory taken by the viewport's resident data, say) leaves the work to the
-/// CPU: the lengths are the same either way.
-/// Returns the lengths and where they were computed ("CUDA", "GPU (wgpu)" or "CPU").
-fn neighbour_lengths(
-    positions: &[[f32; 3]],
-    box_size: Option<f64>,
-    progress: &Progress,
-) -> Result<(Vec<f32>, &'static str), RenderError> {
-    let backend = crate::app::window_backend();
-    let on_device = if let Some(device) = backend.device() {
-        knn::smoothing_lengths(Some(device), positions, DEFAULT_KNN, box_size, progress)
-            .map(|lengths| Some((lengths, "CUDA")))
-    } else if let Some(context) = backend.wgpu_context() {
-        knn::wgpu::knn_smoothing_lengths_wgpu(context, positions, DEFAULT_KNN, box_size, progress)
-            .map(|lengths| lengths.map(|lengths| (lengths, "GPU (wgpu)")))
-    } else {
-        Ok(None)
-    };
-    match on_device {
-        Ok(Some(done)) => return Ok(done),
-        Ok(None) => {}
-        Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
-        // Out of device memory, too many particles for the device's search, ...: the CPU
-        // search does the work, or refuses bad arguments with the same error.
-        Err(err) => log::warn!("kNN on the GPU failed ({err}); computing it on the CPU"),
-    }
-    knn_smoothing_lengths(positions, DEFAULT_KNN, box_size, progress).map(|h| (h, "CPU"))
-}
-
 /// Refined lengths for one document: (species index, lengths) per provisional species.
 #[derive(Debug)]
 pub struct Refined {
@@ -133,8 +100,15 @@ impl Refinements {
                     let Some(target) = refined.species.get_mut(index) else {
                         continue;
                     };
-                    let (h, on) = neighbour_lengths(&target.positions, box_size, progress)
-                        .map_err(|e| format!("{} smoothing lengths: {e}", target.kind))?;
+                    // On the window's GPU where it has one (the same bits as the CPU's).
+                    let (h, on) = knn::smoothing_lengths_on(
+                        &crate::app::window_backend(),
+                        &target.positions,
+                        DEFAULT_KNN,
+                        box_size,
+                        progress,
+                    )
+                    .map_err(|e| format!("{} smoothing lengths: {e}", target.kind))?;
                     target.smoothing_lengths = Some(h);
                     computed_on = on;
                 }

@@ -10,6 +10,7 @@ pub mod wgpu;
 
 use super::RenderError;
 use super::smoothing::knn_smoothing_lengths;
+use crate::backend::Backend;
 use crate::gpu::GpuDevice;
 use crate::jobs::Progress;
 use crate::render::wgpu::WgpuContext;
@@ -46,14 +47,53 @@ pub fn smoothing_lengths_wgpu(
     box_size: Option<f64>,
     progress: &Progress,
 ) -> Result<Vec<f32>, RenderError> {
-    if let Some(context) = context {
-        match wgpu::knn_smoothing_lengths_wgpu(context, positions, k, box_size, progress) {
-            Ok(Some(lengths)) => return Ok(lengths),
-            Ok(None) => {}
-            Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
-            // The CPU search refuses bad arguments with the same error, or does the work.
-            Err(err) => log::warn!("kNN on the wgpu device failed ({err}); searching on the CPU"),
+    let on_device = match context {
+        Some(context) => {
+            wgpu::knn_smoothing_lengths_wgpu(context, positions, k, box_size, progress)
+                .map(|lengths| lengths.map(|lengths| (lengths, "GPU (wgpu)")))
         }
+        None => Ok(None),
+    };
+    or_on_cpu(on_device, positions, k, box_size, progress).map(|(lengths, _)| lengths)
+}
+
+/// h for every particle on `backend`'s GPU where it takes the case (CUDA with k ≤
+/// [`CUDA_MAX_K`], or wgpu as [`smoothing_lengths_wgpu`]), else on CPU threads, a failing device
+/// included; with where the search ran: "CUDA", "GPU (wgpu)" or "CPU".
+pub fn smoothing_lengths_on(
+    backend: &Backend,
+    positions: &[[f32; 3]],
+    k: usize,
+    box_size: Option<f64>,
+    progress: &Progress,
+) -> Result<(Vec<f32>, &'static str), RenderError> {
+    let on_device = if let Some(device) = backend.device().filter(|_| k <= CUDA_MAX_K) {
+        cuda::knn_smoothing_lengths_cuda(device, positions, k, box_size, progress)
+            .map(|lengths| Some((lengths, "CUDA")))
+    } else if let Some(context) = backend.wgpu_context() {
+        wgpu::knn_smoothing_lengths_wgpu(context, positions, k, box_size, progress)
+            .map(|lengths| lengths.map(|lengths| (lengths, "GPU (wgpu)")))
+    } else {
+        Ok(None)
+    };
+    or_on_cpu(on_device, positions, k, box_size, progress)
+}
+
+/// The device's lengths (with where they were computed), or the CPU search's where the device
+/// declined the case or failed (out of memory, lost, too many particles): the CPU gives the same
+/// lengths, or refuses bad arguments with the same error. A cancellation stays one.
+fn or_on_cpu(
+    on_device: Result<Option<(Vec<f32>, &'static str)>, RenderError>,
+    positions: &[[f32; 3]],
+    k: usize,
+    box_size: Option<f64>,
+    progress: &Progress,
+) -> Result<(Vec<f32>, &'static str), RenderError> {
+    match on_device {
+        Ok(Some(done)) => return Ok(done),
+        Ok(None) => {}
+        Err(RenderError::Cancelled) => return Err(RenderError::Cancelled),
+        Err(err) => log::warn!("kNN on the GPU failed ({err}); searching on the CPU"),
     }
-    knn_smoothing_lengths(positions, k, box_size, progress)
+    knn_smoothing_lengths(positions, k, box_size, progress).map(|lengths| (lengths, "CPU"))
 }
