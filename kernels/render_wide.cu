@@ -7,10 +7,11 @@
 // What differs from medium_tiles with 32 lanes: the whole warp draws one splat, its box walked
 // as one run of pixels (row after row, 32 consecutive pixels per step), where medium_tiles puts
 // the lanes on 32 columns and walks the rows: a box 25 columns wide left 7 of 32 lanes idle on
-// every row, one 38 wide 26 of 64. Each lane's wx comes by a shuffle from the lane that made it
-// for that column (one expf per column, as before), wy from the lane of its row.
-// Lanes outside the disc add to their own word in a spare area past the region (never read),
-// so no weight is zeroed, and the f32 fixed-point scale is folded into rgb (wide_fold_exact).
+// every row, one 38 wide 26 of 64 (WIDE_CHORDS: the run holds only each row's chord of the
+// disc). Each lane's wx comes by a shuffle from the lane that made it for that column (one expf
+// per column, as before), wy from the lane of its row. Lanes outside the disc add to their own
+// word in a spare area past the region (never read), so no weight is zeroed, and the f32
+// fixed-point scale is folded into rgb (wide_fold_exact).
 
 // Columns of a box the pass supports: 3 words of 32 (the region side is at most 96 px: the
 // assertion in tuning.rs; 84 px at the 32 px border).
@@ -144,6 +145,163 @@ __device__ __forceinline__ void wide_walk(const TileSplat& t, int lane, int bx, 
 #endif
 }
 
+// 1: wide_draw walks only each row's chord of the disc (chord_walk), where wide_walk walks
+// the whole box and its lanes outside the disc add to their spare pixel: a disc covers pi/4 of
+// its box, so about a fifth fewer steps, each dearer (the row of a pixel comes from an OR
+// reduction and two population counts, the chord's start by one more shuffle). Measured on an
+// H200 (10^8 particles, 2048^2, R0 = 16, main c922cba's binary in the same call, two rounds
+// each): RGB wide pass 130.45 -> 127.09-127.17 ms (frame 138.4-138.5 -> 134.9-135.1 ms);
+// `bench gui` (10^7 particles) wide_tiles median 4.52 -> 4.36 ms.
+#ifndef WIDE_CHORDS
+#define WIDE_CHORDS 1
+#endif
+
+// Whether box column c (image column bx + c) of a row at dy2 is in the disc: the per-pixel
+// test of wide_walk and splat_separable_warp, with the same operands and operations.
+__device__ __forceinline__ bool in_disc(const TileSplat& t, int bx, int c, float dy2) {
+    float d = ((float)(bx + c) + 0.5f) - t.x_px;
+    return d * d + dy2 <= t.cut2;
+}
+
+// As wide_walk, but over the pixels of the box that are in the disc, row by row: in each window
+// of at most 32 rows, lane r finds row r's chord, the box columns [lo, hi] in the disc, and a
+// warp scan numbers the window's chord pixels; lane l takes pixel l, l + 32, ... of that run.
+// The chord is exact: the columns in the disc are an interval (dx = ((c + 0.5) - x) rounds
+// monotonically in c, dx^2 in |dx|, dx^2 + dy^2 in dx^2), estimated from sqrt(cut^2 - dy^2),
+// whose f32 errors are far below a pixel (the worst, cancellation in cut^2 - dy^2 near 0 with
+// cut <= 45 px, moves an end by about 0.01 px), then moved by one column where the disc test
+// of the column says the estimate is on the wrong side, as sample_range does for the box. So
+// exactly the pixels wide_walk adds to the region are added, with the same values. Nonempty
+// chords are consecutive rows (a column's rows in the disc are those with dy^2 below a bound,
+// and dy^2 falls then rises along the rows: nested intervals), so the row of a pixel is the
+// first nonempty row plus the rows that end before it: the rows ended in earlier steps and,
+// in this step, the ends below the lane's pixel (one bit each in an OR-reduced word).
+// NARROW (boxes of at most 32 columns): dx^2 by a shuffle, else recomputed (as wide_walk).
+template <bool F32, bool FOLD, bool TOP, bool NARROW>
+__device__ __forceinline__ void chord_walk(const TileSplat& t, int lane, int bx, int by,
+                                           int cols, int rows, unsigned int box_addr,
+                                           unsigned int row_bytes, double scale, float scale_f,
+                                           unsigned int spare_addr, int width,
+                                           unsigned long long* __restrict__ tau_fixed) {
+    const float nan = __int_as_float(0x7fffffff);
+    float inv_sigma2 = t.inv_sigma2;
+    float rgb[CHANNELS];
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) rgb[c] = FOLD ? t.rgb[c] * scale_f : t.rgb[c];
+    float wx_of[WIDE_COL_WORDS];
+    float dx2_of = nan;
+#pragma unroll
+    for (int k = 0; k < (NARROW ? 1 : WIDE_COL_WORDS); ++k) {
+        int c = 32 * k + lane;
+        float dx = ((float)(bx + c) + 0.5f) - t.x_px;
+        float dx2 = c < cols ? dx * dx : nan;
+        wx_of[k] = 32 * k < cols ? expf(-dx2 * inv_sigma2) : nan;
+        if (k == 0) dx2_of = dx2;
+    }
+    unsigned int below = (1u << lane) - 1u;  // the lanes below this one
+    for (int row_off = 0; row_off < rows; row_off += 32) {
+        int win = rows - row_off < 32 ? rows - row_off : 32;
+        float my_dy = ((float)(by + row_off + lane) + 0.5f) - t.y_px;
+        float my_dy2 = lane < win ? my_dy * my_dy : nan;
+        float my_wy = expf(-my_dy2 * inv_sigma2);
+        int lo = 0, hi = -1;
+        if (lane < win) {
+            // Box rows have dy^2 <= cut^2 (pixel_box), so the difference is >= 0.
+            float half = sqrtf(t.cut2 - my_dy2);
+            lo = sat_int(ceilf(t.x_px - half - 0.5f)) - bx;
+            hi = sat_int(floorf(t.x_px + half - 0.5f)) - bx;
+            if (in_disc(t, bx, lo - 1, my_dy2)) {
+                lo -= 1;
+            } else if (!in_disc(t, bx, lo, my_dy2)) {
+                lo += 1;
+            }
+            if (in_disc(t, bx, hi + 1, my_dy2)) {
+                hi += 1;
+            } else if (!in_disc(t, bx, hi, my_dy2)) {
+                hi -= 1;
+            }
+            lo = lo > 0 ? lo : 0;
+            hi = hi < cols - 1 ? hi : cols - 1;
+        }
+        int len = hi >= lo ? hi - lo + 1 : 0;
+        // Inclusive scan of the chord lengths: row r's pixels are run places [end - len, end).
+        int end = len;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            int o;
+            asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;" : "=r"(o) : "r"(end), "r"(d));
+            end += lane >= d ? o : 0;
+        }
+        int total = __float_as_int(shfl_warp(__int_as_float(end), 31));
+        unsigned int nonempty = __ballot_sync(0xffffffffu, len > 0);
+        if (nonempty == 0u) continue;  // warp-uniform
+        int first_row = __ffs(nonempty) - 1;
+        // Run place of the row's first pixel and its first column (< 96: tuning.rs), packed.
+        unsigned int info = ((unsigned int)(end - len) << 8) | (unsigned int)(lo & 0xff);
+        int done = 0;  // nonempty rows that end at or before this step's first place
+        for (int q0 = 0; q0 < total; q0 += 32) {
+            unsigned int ends = __reduce_or_sync(
+                0xffffffffu, len > 0 && end > q0 && end <= q0 + 32 ? 1u << (end - q0 - 1) : 0u);
+            int q = q0 + lane;
+            // Past the run (q >= total): any row, not drawn.
+            int row = (first_row + done + __popc(ends & below)) & 31;
+            done += __popc(ends);
+            unsigned int ri = __float_as_uint(shfl_warp(__uint_as_float(info), row));
+            float wy = shfl_warp(my_wy, row);
+            float dy2 = shfl_warp(my_dy2, row);
+            int col = (int)(ri & 0xffu) + (q - (int)(ri >> 8));
+            float wx = shfl_warp(wx_of[0], col);
+            float dx2;
+            if (NARROW) {
+                dx2 = shfl_warp(dx2_of, col);
+            } else {
+                float w1 = shfl_warp(wx_of[1], col);
+                wx = col >= 32 ? w1 : wx;
+                if (cols > 64) {
+                    float w2 = shfl_warp(wx_of[2], col);
+                    wx = col >= 64 ? w2 : wx;
+                }
+                float dx = ((float)(bx + col) + 0.5f) - t.x_px;
+                dx2 = dx * dx;
+            }
+            dy2 = q < total ? dy2 : nan;
+            bool inside = dx2 + dy2 <= t.cut2;
+            unsigned int a = inside ? box_addr + (unsigned int)(row_off + row) * row_bytes +
+                                          PIXEL_BYTES * (unsigned int)col
+                                    : spare_addr;
+#pragma unroll
+            for (int c = 0; c < CHANNELS; ++c) {
+                float e = rgb[c] * wy;
+                float w = wx * e;
+                unsigned long long v = FOLD ? __float2ull_rn(w) : fixed_of<F32>(w, scale, scale_f);
+                red_shared(a + CHANNEL_BYTES * c, (unsigned int)(v & 0x1FFFFFull));
+                if (TOP) {
+                    red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)((v >> 21) & 0x1FFFFFull));
+#if TOP_GLOBAL
+                    unsigned long long top_part = inside ? (v >> 42) << 42 : 0ull;
+                    if (top_part != 0) {
+                        // Pixel indices are below 2^30 (sides <= 32768 px).
+                        unsigned int pixel = (unsigned int)(by + row_off + row) * (unsigned int)width +
+                                             (unsigned int)(bx + col);
+                        atomicAdd(&tau_fixed[(size_t)pixel * CHANNELS + c], top_part);
+                    }
+#else
+                    red_shared(a + CHANNEL_BYTES * c + 8u, (unsigned int)(v >> 42));
+#endif
+                } else {
+                    // Without a top part v < 2^42 (may_have_top_part); lanes outside the disc
+                    // add whatever they hold to their spare pixel, never read.
+                    red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)(v >> 21));
+                }
+            }
+        }
+    }
+#if !TOP_GLOBAL
+    (void)width;
+    (void)tau_fixed;
+#endif
+}
+
 // Splat t (its box in region coordinates in t.packed) by the whole warp.
 template <bool F32, bool FOLD, bool TOP>
 __device__ __forceinline__ void wide_draw(const TileSplat& t, int lane, int x0, int y0, int side,
@@ -155,6 +313,15 @@ __device__ __forceinline__ void wide_draw(const TileSplat& t, int lane, int x0, 
     if (cols == 0 || rows == 0) return;  // the splat is the warp's: uniform
     unsigned int row_bytes = PIXEL_BYTES * (unsigned int)side;
     unsigned int box_addr = region_addr + (unsigned int)box_y * row_bytes + PIXEL_BYTES * (unsigned int)box_x;
+#if WIDE_CHORDS
+    if (cols <= 32) {
+        chord_walk<F32, FOLD, TOP, true>(t, lane, x0 + box_x, y0 + box_y, cols, rows, box_addr,
+                                         row_bytes, scale, scale_f, spare_addr, width, tau_fixed);
+    } else {
+        chord_walk<F32, FOLD, TOP, false>(t, lane, x0 + box_x, y0 + box_y, cols, rows, box_addr,
+                                          row_bytes, scale, scale_f, spare_addr, width, tau_fixed);
+    }
+#else
     if (cols <= 32) {
         wide_walk<F32, FOLD, TOP, true>(t, lane, x0 + box_x, y0 + box_y, cols, rows, box_addr,
                                         row_bytes, scale, scale_f, spare_addr, width, tau_fixed);
@@ -162,6 +329,7 @@ __device__ __forceinline__ void wide_draw(const TileSplat& t, int lane, int x0, 
         wide_walk<F32, FOLD, TOP, false>(t, lane, x0 + box_x, y0 + box_y, cols, rows, box_addr,
                                          row_bytes, scale, scale_f, spare_addr, width, tau_fixed);
     }
+#endif
 }
 
 // One block per segment of a tile (tile_segment in render_medium.cu; tile_base = n_tiles).
