@@ -68,7 +68,10 @@ pub struct WgpuTuning {
     pub pixel_blocks: bool,
     /// Reorder each resident chunk on the device by coarse 3-D Morton cell as it is uploaded
     /// (`shaders/order.wgsl`), so that neighbouring invocations draw neighbouring particles;
-    /// else keep file order. Streamed chunks keep file order either way.
+    /// else keep file order. Streamed chunks keep file order either way. Off by default: on an
+    /// H200 (10⁸ colour, 2048²) it made R0 = 0.3 and 4 faster (43.6 → 29.6 and 70.7 → 61.5 ms)
+    /// but R0 = 1 mostly slower (21.4 → 41 ms: neighbours' direct atomics meet on the same
+    /// addresses) and R0 = 16 a little slower (414.5 → 425 ms).
     pub order: bool,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
@@ -121,7 +124,7 @@ impl Default for WgpuTuning {
             int64_atomics: true,
             medium_parts: true,
             pixel_blocks: true,
-            order: true,
+            order: false,
             profile_passes: false,
         }
     }
