@@ -326,6 +326,9 @@ fn classify_particle(index: u32) {
         return;
     }
     let small = f32(view.tuning.x);
+    // Merging the values of a subgroup's invocations that add to the same pixel in the same
+    // step (ballot, shuffle, subgroupAdd of 21-bit parts, one atomic per group; exact) was
+    // slower on an H200 at R0 = 0.3 with Morton-ordered particles (29.6 → 43-55 ms, 10⁸ colour).
     if bx.y - bx.x < small && bx.w - bx.z < small {
         let s2 = mul(s.sigma, s.sigma);
         let cut2 = mul(s.cut, s.cut);

@@ -209,6 +209,22 @@ fn tiles_chunks_and_bands_give_the_same_bits() {
     assert_eq!(pieces.last_upload_seconds(), 0.0);
     assert!(again.tau.data == tiled.tau.data, "a repeated frame differs");
     check_against_cpu(&mut pieces, &snapshot, &settings);
+    // Resident chunks reordered by Morton cell on the device at upload (a lost or doubled
+    // particle would change τ), whole or in chunks of 1000, and in file order: the same bits.
+    for (order, chunk) in [(true, 1 << 24), (true, 1000), (false, 1000)] {
+        let mut r = renderer(WgpuTuning {
+            order,
+            chunk_particles: chunk,
+            ..WgpuTuning::default()
+        });
+        let got = r
+            .render(&snapshot, &settings, &Progress::none())
+            .expect("order variant");
+        assert!(
+            got.tau.data == reference.tau.data,
+            "order {order}, chunk {chunk}: τ differs"
+        );
+    }
 }
 
 #[test]
