@@ -69,9 +69,11 @@ pub struct WgpuTuning {
     /// Reorder each resident chunk on the device by coarse 3-D Morton cell as it is uploaded
     /// (`shaders/order.wgsl`), so that neighbouring invocations draw neighbouring particles;
     /// else keep file order. Streamed chunks keep file order either way. Off by default: on an
-    /// H200 (10⁸ colour, 2048²) it made R0 = 0.3 and 4 faster (43.6 → 29.6 and 70.7 → 61.5 ms)
-    /// but R0 = 1 mostly slower (21.4 → 41 ms: neighbours' direct atomics meet on the same
-    /// addresses) and R0 = 16 a little slower (414.5 → 425 ms).
+    /// H200 (10⁸ colour, 2048², three calls) it made R0 = 0.3 and 4 faster (42-44 → 29.6-32.3
+    /// and 71-72 → 61.5-63.8 ms) but R0 = 1 slower in 11 of 12 runs (39-50 ms; file order 20-22
+    /// ms in most runs, 59-63 ms in some) and R0 = 16 slower (415-416 → 425-428 ms). Taking a
+    /// workgroup's particles transposed (a subgroup's invocations 8 apart), or the workgroups in
+    /// 8, 64 or 512 interleaved runs of the chunk, did not bring R0 = 1 back (39-50 ms).
     pub order: bool,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
