@@ -170,7 +170,11 @@ impl ChunkBins {
         // aligned 2 MiB transparent huge pages (one fault per 2 MiB, no default-value pass)
         // made the project stage twice as long at radius factor 0.04 on the H200 host (16
         // threads, 10⁷ particles: 60 → 121 ms), a chunk's ~1.3 MB of records costing a whole
-        // zeroed huge page.
+        // zeroed huge page. Drawing a fresh renderer's first frame in N waves of chunks that
+        // reuse 1/N of these bins (each tile continuing its sum from τ) faulted fewer pages but
+        // was slower there (first frames, medians of 3, main / N = 2, 4, 8: F = 0.04 172 / 189,
+        // 197, 200 ms; F = 1 438 / 463, 480, 485 ms): the project stage did not shrink, and each
+        // wave's pass over τ lengthened the splat stage (F = 0.04: 42 / 48, 56, 65 ms).
         // Every slot is written by the loops below, so the default values are not needed for
         // the result; but keeping the last frame's slots and filling only the room beyond them
         // made a steady frame's sort 1.5-2.3x slower on the 2-core box (F = 0.04 and 0.25, 10⁷
