@@ -170,12 +170,16 @@ impl ChunkBins {
         // aligned 2 MiB transparent huge pages (one fault per 2 MiB, no default-value pass)
         // made the project stage twice as long at radius factor 0.04 on the H200 host (16
         // threads, 10⁷ particles: 60 → 121 ms), a chunk's ~1.3 MB of records costing a whole
-        // zeroed huge page. Also slower there (16 threads, one call beside this code, render's
-        // first frame): each fresh vector faulted in by one madvise(MADV_POPULATE_WRITE)
-        // (a third off the fault cost on the 2-core box), with a fresh renderer's first frame
-        // drawn in four waves of chunks that reuse a quarter of the bins (each tile continuing
-        // its sum from τ: the same bits): 107 → 136-141 ms at radius factor 0.04, 148 →
-        // 171-188 at 0.25, 305 → 340 at 1, the sort's busy time 0.36 → 0.62 s at 0.04.
+        // zeroed huge page. Also slower there (16 threads, render's first frame, this code in
+        // the same call): each fresh vector faulted in by one madvise(MADV_POPULATE_WRITE) (a
+        // third off the fault cost on the 2-core box) together with a fresh renderer's first
+        // frame drawn in four waves of chunks that reuse a quarter of the bins (each tile
+        // continuing its sum from τ: the same bits): 107 → 136-141 ms at radius factor 0.04,
+        // 148 → 171-188 at 0.25, 305 → 340 at 1, the sort's busy time 0.36 → 0.62 s at 0.04.
+        // The waves alone, without madvise, faulted fewer pages but were slower too (medians of
+        // 3 in another call, this code / N = 2, 4, 8 waves: F = 0.04 172 / 189, 197, 200 ms;
+        // F = 1 438 / 463, 480, 485 ms): the project stage did not shrink, and each wave's pass
+        // over τ lengthened the splat stage (F = 0.04: 42 / 48, 56, 65 ms).
         // Every slot is written by the loops below, so the default values are not needed for
         // the result; but keeping the last frame's slots and filling only the room beyond them
         // made a steady frame's sort 1.5-2.3x slower on the 2-core box (F = 0.04 and 0.25, 10⁷
