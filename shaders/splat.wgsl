@@ -212,6 +212,12 @@ fn clipped_box(x_px: f32, y_px: f32, cut: f32) -> vec4<f32> {
 }
 
 // The splat's weight at the centre of pixel (i, j), 0 outside its disc.
+// Mesa (lavapipe) rewrites exp(a)·exp(b) as exp2 of a sum, so factors computed apart (a table,
+// or once per column and row) give other bits there unless each is multiplied by the uniform
+// 1 first. The tiles pass with such per-column and per-row factors in workgroup memory
+// (batches of 128 records, larger splats in sub-batches of 16) kept τ's bits on the H200 but was
+// slower (10⁸ colour, 2048²: R0 = 4 72 → 96-100 ms, R0 = 16 416 → 521-524 ms; the 10⁷ movie at
+// 1080p 42.5 → 33.9 frames/s), so it is not used.
 fn weight(i: f32, j: f32, x_px: f32, y_px: f32, s2: f32, cut2: f32) -> f32 {
     let dx = (i + 0.5) - x_px;
     let dy = (j + 0.5) - y_px;
