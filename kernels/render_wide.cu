@@ -29,6 +29,47 @@ __device__ __forceinline__ bool wide_fold_exact(double scale) {
            scale <= 21267647932558653966460912964485513216.0;  // 2^124
 }
 
+// Adds the splat's value at one pixel, rgb[c]·wy·wx per channel in fixed point, into the
+// region's words at shared address a (the lane's spare pixel when it is outside the disc, then
+// never read): 21-bit parts as red_shared adds, the part from bit 42 up into the global tau at
+// (row, col) of the image with TOP_GLOBAL. Without TOP a value is below 2^42
+// (may_have_top_part).
+template <bool F32, bool FOLD, bool TOP>
+__device__ __forceinline__ void add_pixel(const float* rgb, float wx, float wy, unsigned int a,
+                                          bool inside, int row, int col, double scale,
+                                          float scale_f, int width,
+                                          unsigned long long* __restrict__ tau_fixed) {
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) {
+        float e = rgb[c] * wy;
+        float w = wx * e;
+        unsigned long long v = FOLD ? __float2ull_rn(w) : fixed_of<F32>(w, scale, scale_f);
+        red_shared(a + CHANNEL_BYTES * c, (unsigned int)(v & 0x1FFFFFull));
+        if (TOP) {
+            red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)((v >> 21) & 0x1FFFFFull));
+#if TOP_GLOBAL
+            unsigned long long top_part = inside ? (v >> 42) << 42 : 0ull;
+            if (top_part != 0) {
+                // Pixel indices are below 2^30 (sides <= 32768 px).
+                unsigned int pixel = (unsigned int)row * (unsigned int)width + (unsigned int)col;
+                atomicAdd(&tau_fixed[(size_t)pixel * CHANNELS + c], top_part);
+            }
+#else
+            red_shared(a + CHANNEL_BYTES * c + 8u, (unsigned int)(v >> 42));
+#endif
+        } else {
+            red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)(v >> 21));
+        }
+    }
+#if !TOP_GLOBAL
+    (void)inside;
+    (void)row;
+    (void)col;
+    (void)width;
+    (void)tau_fixed;
+#endif
+}
+
 // Draws splat t over its box: columns bx .. bx + cols - 1 and rows by .. by + rows - 1 of the
 // image, whose pixel (0, 0) is at region address box_addr (row_bytes a row). The box is walked
 // in windows of at most 32 rows; in each, lane l starts at pixel l of the window (row-major,
@@ -105,30 +146,8 @@ __device__ __forceinline__ void wide_walk(const TileSplat& t, int lane, int bx, 
             dy2 = row < win ? dy2 : nan;
             bool inside = dx2 + dy2 <= t.cut2;
             unsigned int a = inside ? addr : spare_addr;
-#pragma unroll
-            for (int c = 0; c < CHANNELS; ++c) {
-                float e = rgb[c] * wy;
-                float w = wx * e;
-                unsigned long long v = FOLD ? __float2ull_rn(w) : fixed_of<F32>(w, scale, scale_f);
-                red_shared(a + CHANNEL_BYTES * c, (unsigned int)(v & 0x1FFFFFull));
-                if (TOP) {
-                    red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)((v >> 21) & 0x1FFFFFull));
-#if TOP_GLOBAL
-                    unsigned long long top_part = inside ? (v >> 42) << 42 : 0ull;
-                    if (top_part != 0) {
-                        // Pixel indices are below 2^30 (sides <= 32768 px).
-                        unsigned int pixel = (unsigned int)(by + row_off + row) * (unsigned int)width +
-                                             (unsigned int)(bx + col);
-                        atomicAdd(&tau_fixed[(size_t)pixel * CHANNELS + c], top_part);
-                    }
-#else
-                    red_shared(a + CHANNEL_BYTES * c + 8u, (unsigned int)(v >> 42));
-#endif
-                } else {
-                    // Without a top part v < 2^42 (may_have_top_part).
-                    red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)(v >> 21));
-                }
-            }
+            add_pixel<F32, FOLD, TOP>(rgb, wx, wy, a, inside, by + row_off + row, bx + col, scale,
+                                      scale_f, width, tau_fixed);
             col += step_cols;
             row += step_rows;
             addr += step_bytes;
@@ -139,10 +158,6 @@ __device__ __forceinline__ void wide_walk(const TileSplat& t, int lane, int bx, 
             }
         }
     }
-#if !TOP_GLOBAL
-    (void)width;
-    (void)tau_fixed;
-#endif
 }
 
 // 1: wide_draw walks only each row's chord of the disc (chord_walk), where wide_walk walks
@@ -269,37 +284,10 @@ __device__ __forceinline__ void chord_walk(const TileSplat& t, int lane, int bx,
             unsigned int a = inside ? box_addr + (unsigned int)(row_off + row) * row_bytes +
                                           PIXEL_BYTES * (unsigned int)col
                                     : spare_addr;
-#pragma unroll
-            for (int c = 0; c < CHANNELS; ++c) {
-                float e = rgb[c] * wy;
-                float w = wx * e;
-                unsigned long long v = FOLD ? __float2ull_rn(w) : fixed_of<F32>(w, scale, scale_f);
-                red_shared(a + CHANNEL_BYTES * c, (unsigned int)(v & 0x1FFFFFull));
-                if (TOP) {
-                    red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)((v >> 21) & 0x1FFFFFull));
-#if TOP_GLOBAL
-                    unsigned long long top_part = inside ? (v >> 42) << 42 : 0ull;
-                    if (top_part != 0) {
-                        // Pixel indices are below 2^30 (sides <= 32768 px).
-                        unsigned int pixel = (unsigned int)(by + row_off + row) * (unsigned int)width +
-                                             (unsigned int)(bx + col);
-                        atomicAdd(&tau_fixed[(size_t)pixel * CHANNELS + c], top_part);
-                    }
-#else
-                    red_shared(a + CHANNEL_BYTES * c + 8u, (unsigned int)(v >> 42));
-#endif
-                } else {
-                    // Without a top part v < 2^42 (may_have_top_part); lanes outside the disc
-                    // add whatever they hold to their spare pixel, never read.
-                    red_shared(a + CHANNEL_BYTES * c + 4u, (unsigned int)(v >> 21));
-                }
-            }
+            add_pixel<F32, FOLD, TOP>(rgb, wx, wy, a, inside, by + row_off + row, bx + col, scale,
+                                      scale_f, width, tau_fixed);
         }
     }
-#if !TOP_GLOBAL
-    (void)width;
-    (void)tau_fixed;
-#endif
 }
 
 // Splat t (its box in region coordinates in t.packed) by the whole warp.
