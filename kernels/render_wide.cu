@@ -29,6 +29,27 @@ __device__ __forceinline__ bool wide_fold_exact(double scale) {
            scale <= 21267647932558653966460912964485513216.0;  // 2^124
 }
 
+// The set-up of splat t that wide_walk and chord_walk share: rgb (times the scale with FOLD),
+// wx of box columns lane, lane + 32, lane + 64 (one word with ONE_WORD, boxes of at most 32
+// columns) and dx^2 of column lane; NaN past the box.
+template <bool FOLD, bool ONE_WORD>
+__device__ __forceinline__ void walk_setup(const TileSplat& t, int lane, int bx, int cols,
+                                           float scale_f, float* rgb, float* wx_of,
+                                           float& dx2_of) {
+    const float nan = __int_as_float(0x7fffffff);
+#pragma unroll
+    for (int c = 0; c < CHANNELS; ++c) rgb[c] = FOLD ? t.rgb[c] * scale_f : t.rgb[c];
+    dx2_of = nan;
+#pragma unroll
+    for (int k = 0; k < (ONE_WORD ? 1 : WIDE_COL_WORDS); ++k) {
+        int c = 32 * k + lane;
+        float dx = ((float)(bx + c) + 0.5f) - t.x_px;
+        float dx2 = c < cols ? dx * dx : nan;
+        wx_of[k] = 32 * k < cols ? expf(-dx2 * t.inv_sigma2) : nan;
+        if (k == 0) dx2_of = dx2;
+    }
+}
+
 // Adds the splat's value at one pixel, rgb[c]·wy·wx per channel in fixed point, into the
 // region's words at shared address a (the lane's spare pixel when it is outside the disc, then
 // never read): 21-bit parts as red_shared adds, the part from bit 42 up into the global tau at
@@ -93,19 +114,9 @@ __device__ __forceinline__ void wide_walk(const TileSplat& t, int lane, int bx, 
     const float nan = __int_as_float(0x7fffffff);
     float inv_sigma2 = t.inv_sigma2;
     float rgb[CHANNELS];
-#pragma unroll
-    for (int c = 0; c < CHANNELS; ++c) rgb[c] = FOLD ? t.rgb[c] * scale_f : t.rgb[c];
-    // wx (and with SHFL dx^2) of columns lane, lane + 32, lane + 64; NaN past the box.
     float wx_of[WIDE_COL_WORDS];
-    float dx2_of = nan;
-#pragma unroll
-    for (int k = 0; k < (SHFL ? 1 : WIDE_COL_WORDS); ++k) {
-        int c = 32 * k + lane;
-        float dx = ((float)(bx + c) + 0.5f) - t.x_px;
-        float dx2 = c < cols ? dx * dx : nan;
-        wx_of[k] = 32 * k < cols ? expf(-dx2 * inv_sigma2) : nan;
-        if (k == 0) dx2_of = dx2;
-    }
+    float dx2_of;
+    walk_setup<FOLD, SHFL>(t, lane, bx, cols, scale_f, rgb, wx_of, dx2_of);
     int step_rows = 32 / cols;
     int step_cols = 32 - step_rows * cols;
     int start_row = lane / cols;
@@ -201,18 +212,9 @@ __device__ __forceinline__ void chord_walk(const TileSplat& t, int lane, int bx,
     const float nan = __int_as_float(0x7fffffff);
     float inv_sigma2 = t.inv_sigma2;
     float rgb[CHANNELS];
-#pragma unroll
-    for (int c = 0; c < CHANNELS; ++c) rgb[c] = FOLD ? t.rgb[c] * scale_f : t.rgb[c];
     float wx_of[WIDE_COL_WORDS];
-    float dx2_of = nan;
-#pragma unroll
-    for (int k = 0; k < (NARROW ? 1 : WIDE_COL_WORDS); ++k) {
-        int c = 32 * k + lane;
-        float dx = ((float)(bx + c) + 0.5f) - t.x_px;
-        float dx2 = c < cols ? dx * dx : nan;
-        wx_of[k] = 32 * k < cols ? expf(-dx2 * inv_sigma2) : nan;
-        if (k == 0) dx2_of = dx2;
-    }
+    float dx2_of;
+    walk_setup<FOLD, NARROW>(t, lane, bx, cols, scale_f, rgb, wx_of, dx2_of);
     unsigned int below = (1u << lane) - 1u;  // the lanes below this one
     for (int row_off = 0; row_off < rows; row_off += 32) {
         int win = rows - row_off < 32 ? rows - row_off : 32;
