@@ -50,6 +50,27 @@ __device__ __forceinline__ void walk_setup(const TileSplat& t, int lane, int bx,
     }
 }
 
+// wx and dx^2 of box column col (lanes in warp-uniform control flow): by shuffles from the
+// lanes that made them in walk_setup with ONE_WORD, else wx from the column's word and dx^2
+// recomputed with walk_setup's operations (the same bits either way).
+template <bool ONE_WORD>
+__device__ __forceinline__ void column_at(const TileSplat& t, const float* wx_of, float dx2_of,
+                                          int bx, int cols, int col, float& wx, float& dx2) {
+    wx = shfl_warp(wx_of[0], col);
+    if (ONE_WORD) {
+        dx2 = shfl_warp(dx2_of, col);
+    } else {
+        float w1 = shfl_warp(wx_of[1], col);
+        wx = col >= 32 ? w1 : wx;
+        if (cols > 64) {
+            float w2 = shfl_warp(wx_of[2], col);
+            wx = col >= 64 ? w2 : wx;
+        }
+        float dx = ((float)(bx + col) + 0.5f) - t.x_px;
+        dx2 = dx * dx;
+    }
+}
+
 // Adds the splat's value at one pixel, rgb[c]·wy·wx per channel in fixed point, into the
 // region's words at shared address a (the lane's spare pixel when it is outside the disc, then
 // never read): 21-bit parts as red_shared adds, the part from bit 42 up into the global tau at
@@ -134,21 +155,12 @@ __device__ __forceinline__ void wide_walk(const TileSplat& t, int lane, int bx, 
                             PIXEL_BYTES * (unsigned int)col;
 #pragma unroll 1
         for (int s = 0; s < steps; ++s) {
-            float wx = shfl_warp(wx_of[0], col);
+            float wx, dx2, dy2;
+            column_at<SHFL>(t, wx_of, dx2_of, bx, cols, col, wx, dx2);
             float wy = shfl_warp(my_wy, row);
-            float dx2, dy2;
             if (SHFL) {
-                dx2 = shfl_warp(dx2_of, col);
                 dy2 = shfl_warp(my_dy2, row);
             } else {
-                float w1 = shfl_warp(wx_of[1], col);
-                wx = col >= 32 ? w1 : wx;
-                if (cols > 64) {
-                    float w2 = shfl_warp(wx_of[2], col);
-                    wx = col >= 64 ? w2 : wx;
-                }
-                float dx = ((float)(bx + col) + 0.5f) - t.x_px;
-                dx2 = dx * dx;
                 float dy = ((float)(by + row_off + row) + 0.5f) - t.y_px;
                 dy2 = dy * dy;
             }
@@ -267,20 +279,8 @@ __device__ __forceinline__ void chord_walk(const TileSplat& t, int lane, int bx,
             float wy = shfl_warp(my_wy, row);
             float dy2 = shfl_warp(my_dy2, row);
             int col = (int)(ri & 0xffu) + (q - (int)(ri >> 8));
-            float wx = shfl_warp(wx_of[0], col);
-            float dx2;
-            if (NARROW) {
-                dx2 = shfl_warp(dx2_of, col);
-            } else {
-                float w1 = shfl_warp(wx_of[1], col);
-                wx = col >= 32 ? w1 : wx;
-                if (cols > 64) {
-                    float w2 = shfl_warp(wx_of[2], col);
-                    wx = col >= 64 ? w2 : wx;
-                }
-                float dx = ((float)(bx + col) + 0.5f) - t.x_px;
-                dx2 = dx * dx;
-            }
+            float wx, dx2;
+            column_at<NARROW>(t, wx_of, dx2_of, bx, cols, col, wx, dx2);
             dy2 = q < total ? dy2 : nan;
             bool inside = dx2 + dy2 <= t.cut2;
             unsigned int a = inside ? box_addr + (unsigned int)(row_off + row) * row_bytes +
