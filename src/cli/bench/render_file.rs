@@ -4,7 +4,7 @@
 //! CUDA, then the frame and the tone map), then resident frames with the camera moved a little.
 //! Each case runs twice when asked: as styled (colour) and without its colour field (grey).
 
-use super::render::{BenchRenderArgs, frame, profile_json};
+use super::render::{BenchRenderArgs, frame, profile_json, warm_up};
 use crate::backend::Backend;
 use crate::cli::render::frame_settings;
 use crate::data::{LoadOptions, load_snapshot};
@@ -93,8 +93,8 @@ fn stages_ms(stats: &RenderStats) -> serde_json::Value {
         .collect()
 }
 
-/// The first frame (the `render` call's frame) and the fastest of `repeat` resident frames,
-/// each with its stage times.
+/// The first frame (the `render` call's frame) and, after a GPU's warm-up, the fastest of
+/// `repeat` resident frames, each with its stage times.
 fn time_file_case(
     renderer: &mut Renderer,
     snapshot: &crate::data::Snapshot,
@@ -106,6 +106,7 @@ fn time_file_case(
     let first_wall_s = start.elapsed().as_secs_f64();
     let threads = rayon::current_num_threads();
     let first_profile = renderer.cpu_splat_profile();
+    warm_up(renderer, snapshot, settings)?;
     let mut best: Option<(RenderStats, f64, Option<SplatProfile>)> = None;
     for rep in 0..repeat.max(1) {
         let mut moved = settings.clone();
