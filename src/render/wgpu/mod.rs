@@ -69,11 +69,11 @@ pub struct WgpuTuning {
     /// Reorder each resident chunk on the device by coarse 3-D Morton cell as it is uploaded
     /// (`shaders/order.wgsl`), so that neighbouring invocations draw neighbouring particles;
     /// else keep file order. Streamed chunks keep file order either way. Off by default: on an
-    /// H200 (10⁸ colour, 2048², three calls) it made R0 = 0.3 and 4 faster (42-44 → 29.6-32.3
-    /// and 71-72 → 61.5-63.8 ms) but R0 = 1 slower in 11 of 12 runs (39-50 ms; file order 20-22
-    /// ms in most runs, 59-63 ms in some) and R0 = 16 slower (415-416 → 425-428 ms). Taking a
-    /// workgroup's particles transposed (a subgroup's invocations 8 apart), or the workgroups in
-    /// 8, 64 or 512 interleaved runs of the chunk, did not bring R0 = 1 back (39-50 ms).
+    /// H200 (10⁸ colour, 2048², each process's frames after a first R0 = 16 case, so that the SM
+    /// clock has risen from its idle 345 MHz to 1980 MHz) it made R0 = 0.3, 1 and 4 faster
+    /// (13.3-13.7 → 12.0, 20.8-21.1 → 18.9 and 71.1-71.6 → 61.6 ms) but R0 = 16 slower (414.8-415.5
+    /// → 426.3 ms). Its R0 = 1 slowdown measured earlier (39-50 ms), and the variants tried for
+    /// it, were frames timed right after the upload, before the clock had risen.
     pub order: bool,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
