@@ -68,12 +68,13 @@ pub struct WgpuTuning {
     pub pixel_blocks: bool,
     /// Reorder each resident chunk on the device by coarse 3-D Morton cell as it is uploaded
     /// (`shaders/order.wgsl`), so that neighbouring invocations draw neighbouring particles;
-    /// else keep file order. Streamed chunks keep file order either way. Off by default: on an
+    /// else keep file order. Streamed chunks keep file order either way. On by default: on an
     /// H200 (10⁸ colour, 2048², each process's frames after a first R0 = 16 case, so that the SM
     /// clock has risen from its idle 345 MHz to 1980 MHz) it made R0 = 0.3, 1 and 4 faster
-    /// (13.3-13.7 → 12.0, 20.8-21.1 → 18.9 and 71.1-71.6 → 61.6 ms) but R0 = 16 slower (414.8-415.5
-    /// → 426.3 ms). Its R0 = 1 slowdown measured earlier (39-50 ms), and the variants tried for
-    /// it, were frames timed right after the upload, before the clock had risen.
+    /// (13.3-13.7 → 12.0, 20.8-21.1 → 18.9 and 71.1-71.6 → 61.6 ms), R0 = 16 a little slower
+    /// (414.8-415.5 → 426.3 ms). Its R0 = 1 slowdown measured earlier (39-50 ms), and the
+    /// variants tried for it, were frames timed right after the upload, before the clock had
+    /// risen.
     pub order: bool,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
@@ -126,7 +127,7 @@ impl Default for WgpuTuning {
             int64_atomics: true,
             medium_parts: true,
             pixel_blocks: true,
-            order: false,
+            order: true,
             profile_passes: false,
         }
     }
