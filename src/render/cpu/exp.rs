@@ -9,15 +9,23 @@
 //! far inside their 1e-4 tolerance.
 
 /// log₂ e.
-const LOG2E: f32 = std::f32::consts::LOG2_E;
+pub(super) const LOG2E: f32 = std::f32::consts::LOG2_E;
 /// ln 2 split into an exactly representable high part and a small correction (Cephes C1, C2).
-const LN2_HI: f32 = 0.693_359_4;
+pub(super) const LN2_HI: f32 = 0.693_359_4;
 /// See [`LN2_HI`].
-const LN2_LO: f32 = -2.121_944_4e-4;
+pub(super) const LN2_LO: f32 = -2.121_944_4e-4;
 /// 1.5·2²³: adding it rounds a float of magnitude < 2²² to an integer (round to nearest even).
-const ROUND_MAGIC: f32 = 12_582_912.0;
+pub(super) const ROUND_MAGIC: f32 = 12_582_912.0;
 /// Below this e^x is under f32's smallest normal and is returned as 0.
-const MIN_ARG: f32 = -87.0;
+pub(super) const MIN_ARG: f32 = -87.0;
+/// Cephes expf coefficients (minimax for e^r − 1 − r on |r| ≤ ½·ln 2), highest degree first.
+pub(super) const POLY: [f32; 5] = [
+    1.987_569_2e-4,
+    1.398_2e-3,
+    8.333_452e-3,
+    4.166_579_6e-2,
+    1.666_666_5e-1,
+];
 /// Above this e^x overflows; arguments are clamped here (the splatter never passes x > 0).
 const MAX_ARG: f32 = 88.0;
 
@@ -32,11 +40,7 @@ pub fn exp_f32(x: f32) -> f32 {
     let n_int = t.to_bits() as i32 - ROUND_MAGIC.to_bits() as i32;
     let r = (xc - n * LN2_HI) - n * LN2_LO;
     let r2 = r * r;
-    // Cephes expf coefficients (minimax for e^r − 1 − r on |r| ≤ ½·ln 2).
-    let p = ((((1.987_569_2e-4 * r + 1.398_2e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
-        + 1.666_666_5e-1)
-        * r
-        + 0.5;
+    let p = ((((POLY[0] * r + POLY[1]) * r + POLY[2]) * r + POLY[3]) * r + POLY[4]) * r + 0.5;
     let y = (p * r2 + r) + 1.0;
     // 2ⁿ from the exponent bits: n ∈ [−126, 127] after the clamp.
     let scale = f32::from_bits(((n_int + 127) << 23) as u32);

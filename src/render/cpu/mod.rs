@@ -5,10 +5,13 @@
 //! project, bin, draw, expose), [`lanes`] (the projection's tail, eight particles at a time),
 //! [`splat`] (the splatter: chunks, bins, draw), [`sink`] (one chunk's splats in input order),
 //! [`records`] (small records and their staging), [`bins`] (a chunk sorted by tile), [`draw`]
-//! (tiles and bands into τ), [`tile`] (one tile's pixels), [`grid`] (tile layout and
-//! footprints), [`exp`] (the vectorisable exp and the instruction sets).
+//! (tiles and bands into τ), [`tile`] (one tile's pixels), `chord` (a general splat's rows
+//! walked over the disc's chord, AVX2), [`grid`] (tile layout and footprints), [`exp`] (the
+//! vectorisable exp and the instruction sets).
 
 mod bins;
+#[cfg(target_arch = "x86_64")]
+mod chord;
 mod draw;
 pub mod exp;
 mod frame;

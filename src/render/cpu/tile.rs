@@ -6,6 +6,8 @@
 
 use super::bins::ChunkBins;
 use super::bins::KIND_TINY;
+#[cfg(target_arch = "x86_64")]
+use super::chord::{RowBlocks, splat_one_avx2};
 use super::exp::Isa;
 use super::exp::exp_f32;
 use super::grid::{BLOCK, Grid, SMALL_SIDE, TILE_AREA, TILE_PX, pixel_box};
@@ -62,9 +64,9 @@ pub(super) fn render_unit_for(
     }
     let _ = isa;
     if channels == 1 {
-        render_unit::<1>(unit, binned, buffer)
+        render_unit::<1, false>(unit, binned, buffer)
     } else {
-        render_unit::<3>(unit, binned, buffer)
+        render_unit::<3, false>(unit, binned, buffer)
     }
 }
 
@@ -75,16 +77,21 @@ fn render_unit_avx2<const C: usize>(unit: Unit, binned: Binned<'_>, buffer: &mut
 where
     ChunkBins: SmallStore<C>,
 {
-    render_unit::<C>(unit, binned, buffer)
+    render_unit::<C, true>(unit, binned, buffer)
 }
 
 /// Renders the rows of `unit`, chunk by chunk in input order, into `buffer`: `C` planes (R, G,
 /// B, or the first channel alone) of the returned length each (row stride TILE_PX, row 0 =
 /// row_lo, and a pad); 0 when the tile has no record (the buffer is then untouched).
 /// Any band of rows gets, pixel by pixel, the same operations in the same order as the whole
-/// tile.
+/// tile. `AVX2`: compiled into a function with AVX2 enabled (general splats then go through
+/// [`splat_one_avx2`]).
 #[inline(always)]
-fn render_unit<const C: usize>(unit: Unit, binned: Binned<'_>, buffer: &mut Vec<f32>) -> usize
+fn render_unit<const C: usize, const AVX2: bool>(
+    unit: Unit,
+    binned: Binned<'_>,
+    buffer: &mut Vec<f32>,
+) -> usize
 where
     ChunkBins: SmallStore<C>,
 {
@@ -128,7 +135,7 @@ where
         if bins.tiny.is_empty() {
             // Only general splats (the common case at R0 ≥ 4): no kind bytes to follow.
             for s in bins.large {
-                splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
+                draw_general::<C, AVX2>(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
             }
             continue;
         }
@@ -143,7 +150,7 @@ where
                     }
                 }
             } else if let Some(s) = large.next() {
-                splat_one(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
+                draw_general::<C, AVX2>(s, [x0, x1, band[0], band[1]], &mut planes, &mut scratch);
             }
         }
     }
@@ -161,13 +168,35 @@ fn planes_mut<const C: usize>(data: &mut [f32], plane_len: usize) -> [&mut [f32]
     })
 }
 
+/// Adds one general splat to the tile (see [`splat_one`]); `AVX2`: the caller is compiled with
+/// AVX2, and a splat of finite emission goes through [`splat_one_avx2`] (the same bits).
+#[inline(always)]
+fn draw_general<const C: usize, const AVX2: bool>(
+    s: &Splat,
+    tile: [i32; 4],
+    planes: &mut [&mut [f32]; C],
+    scratch: &mut ColumnScratch,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 && s.rgb.iter().all(|v| v.is_finite()) {
+        // SAFETY: `AVX2` is only set in `render_unit_avx2`, which runs where the CPU has AVX2.
+        if unsafe { splat_one_avx2(s, tile, planes, scratch) } {
+            return;
+        }
+    }
+    splat_one(s, tile, planes, scratch);
+}
+
 /// Per-column and per-row offsets and weights of one splat inside one tile (columns and rows
 /// each padded to a whole number of blocks).
-struct ColumnScratch {
-    dx2: [f32; TILE_PX + BLOCK],
-    wx: [f32; TILE_PX + BLOCK],
-    dy2: [f32; TILE_PX + BLOCK],
-    wy: [f32; TILE_PX + BLOCK],
+pub(super) struct ColumnScratch {
+    pub(super) dx2: [f32; TILE_PX + BLOCK],
+    pub(super) wx: [f32; TILE_PX + BLOCK],
+    pub(super) dy2: [f32; TILE_PX + BLOCK],
+    pub(super) wy: [f32; TILE_PX + BLOCK],
+    /// Each row's blocks of the AVX2 path.
+    #[cfg(target_arch = "x86_64")]
+    pub(super) rows: RowBlocks,
 }
 
 impl Default for ColumnScratch {
@@ -177,6 +206,8 @@ impl Default for ColumnScratch {
             wx: [0.0; TILE_PX + BLOCK],
             dy2: [0.0; TILE_PX + BLOCK],
             wy: [0.0; TILE_PX + BLOCK],
+            #[cfg(target_arch = "x86_64")]
+            rows: RowBlocks::default(),
         }
     }
 }
@@ -387,7 +418,9 @@ fn splat_one<const C: usize>(
     let n_rows_padded = n_rows.div_ceil(BLOCK) * BLOCK;
     // Column factors, and the row factors likewise up front (one exp per row in the row loop
     // would be a serial dependency chain).
-    let ColumnScratch { dx2, wx, dy2, wy } = scratch;
+    let ColumnScratch {
+        dx2, wx, dy2, wy, ..
+    } = scratch;
     let (dx2, wx) = (&mut dx2[..n_padded], &mut wx[..n_padded]);
     offsets_and_weights(c0, n_cols, s.x_px, inv_sigma2, dx2, wx);
     let (dy2, wy) = (&mut dy2[..n_rows_padded], &mut wy[..n_rows_padded]);
