@@ -180,6 +180,13 @@ impl ChunkBins {
         // 3 in another call, this code / N = 2, 4, 8 waves: F = 0.04 172 / 189, 197, 200 ms;
         // F = 1 438 / 463, 480, 485 ms): the project stage did not shrink, and each wave's pass
         // over τ lengthened the splat stage (F = 0.04: 42 / 48, 56, 65 ms).
+        // Moving the faults out of the frame did not help the user either: `render` making this
+        // room (a record per particle, from the tipsy header's counts) and τ, each page written,
+        // on the rayon threads while the file loads (H200 host, 16 threads, 3 rounds beside
+        // main): first frames 108-112 → 107-111 ms at
+        // F = 0.04, 156-162 → 127-144 at 0.25, 333-363 → 325-348 at 1, but the load grew by as
+        // much (F = 0.04: 156-180 → 190-207 ms) and the process took as long or longer
+        // (0.295-0.319 → 0.315-0.347 s at 0.04, the same within noise at 0.25 and 1).
         // Every slot is written by the loops below, so the default values are not needed for
         // the result; but keeping the last frame's slots and filling only the room beyond them
         // made a steady frame's sort 1.5-2.3x slower on the 2-core box (F = 0.04 and 0.25, 10⁷
