@@ -17,8 +17,9 @@
 //   workgroup memory. Splats whose box within the tile is at most `view.tuning.y` pixels a side
 //   are drawn by 8 invocations each (the box's pixels strided over them) into fixed-point sums in
 //   workgroup memory (21-bit parts added without waiting, see `add_parts`); for the larger ones
-//   every invocation sums its own pixel in registers (32 invocations holding an 8×4 block).
-//   Each pixel then adds both sums to τ once.
+//   each quarter of the workgroup takes every fourth splat and each of its invocations sums a
+//   2×2 group of pixels in registers (QUADS; else every invocation its own pixel, 32 holding an
+//   8×4 block). Each pixel then adds its sums to τ once.
 // τ itself and `tau_add` come from tau_pairs.wgsl or tau_u64.wgsl, put before this file.
 // The weight of one pixel is the CPU twin's: |i + ½ − X| ≤ cut on both axes (the box),
 // dx² + dy² ≤ cut², exp(−dx²/σ²)·exp(−dy²/σ²) times the splat's colour.
@@ -225,6 +226,16 @@ fn weight(i: f32, j: f32, x_px: f32, y_px: f32, s2: f32, cut2: f32) -> f32 {
         return 0.0;
     }
     return exp(-(dx * dx) / s2) * exp(-(dy * dy) / s2);
+}
+
+// `weight` from the offsets dx = i + ½ − X and dy = j + ½ − Y, with the disc test as a select
+// rather than a branch, so that a compiler shares the exp of a column (or row) between the
+// pixels of an invocation's 2×2 group (the tiles pass with QUADS). The pixel's value is the
+// same: the same factors, product and test, written out per pixel (Mesa's exp2 rewrite, which
+// needs each exp used once, still applies to every pixel before common terms are merged).
+fn weight_at(dx: f32, dy: f32, s2: f32, cut2: f32) -> f32 {
+    let w = exp(-(dx * dx) / s2) * exp(-(dy * dy) / s2);
+    return select(w, 0.0, mul(dx, dx) + mul(dy, dy) > cut2);
 }
 
 // Index of τ word pair (pixel (i, j) of the image, channel 0) in the tile's buffer.
@@ -473,9 +484,36 @@ var<workgroup> list_tile: u32;
 var<workgroup> list_start: u32;
 var<workgroup> list_end: u32;
 
+// The tiles pass's variant, fixed per pipeline (the host compiles one per setting it uses):
+// QUADS: each invocation of the larger splats' loop owns a 2×2 group of pixels, the workgroup's
+// four quarters taking every fourth splat of a batch (see `tiles`); FOLD: the batch's rgb is
+// loaded times 2^(k − 32), so `tile_fixed` converts without the product (the host uses it only
+// where that is exact, see `fold_exact` in render/wgpu/frame.rs).
+override QUADS: bool = false;
+override FOLD: bool = false;
+// Measuring aid: `tile_fixed` as `to_fixed`, with its carry test.
+override CARRY: bool = false;
+
+// `to_fixed` for the tiles pass: v·2^k as (lo, hi), v already times 2^(k − 32) with FOLD.
+// Without `to_fixed`'s carry test, which never holds: t ≥ 0 (or NaN or ∞, which skip it alike),
+// t − ⌊t⌋ lies on t's ulp grid, so it is at most 1 − 2^−24 (t < 1) or 1 − 2^−23 (t ≥ 1), and
+// its rounded product by 2^32 stays below 2^32.
+fn tile_fixed(v: f32) -> vec2<u32> {
+    if CARRY && !FOLD {
+        return to_fixed(v);
+    }
+    var t = v;
+    if !FOLD {
+        t = v * view.colour.w;
+    }
+    let hi = floor(t);
+    let lo = round((t - hi) * 4294967296.0);
+    return vec2<u32>(u32(lo), u32(hi));
+}
+
 // (lo, hi) += v·2^k in registers.
 fn add_fixed(acc: vec2<u32>, v: f32) -> vec2<u32> {
-    return add_pairs(acc, to_fixed(v));
+    return add_pairs(acc, tile_fixed(v));
 }
 
 // The sum of two (lo, hi) pairs.
@@ -493,7 +531,7 @@ fn add_shared(at: u32, v: f32) {
     if !(v > 0.0) {
         return;
     }
-    let f = to_fixed(v);
+    let f = tile_fixed(v);
     var hi = f.y;
     if f.x != 0u {
         let old = atomicAdd(&sum_lo[at], f.x);
@@ -515,7 +553,7 @@ fn add_parts(at: u32, tau_at: u32, v: f32) {
     if !(v > 0.0) {
         return;
     }
-    let f = to_fixed(v);
+    let f = tile_fixed(v);
     atomicAdd(&sum_lo[at], f.x & 0x1fffffu);
     atomicAdd(&sum_hi[at], (f.x >> 21u) | ((f.y & 0x3ffu) << 11u));
     let top = f.y & ~0x3ffu;
@@ -589,6 +627,18 @@ fn tiles(
     var r = vec2<u32>(0u);
     var g = vec2<u32>(0u);
     var b = vec2<u32>(0u);
+    // QUADS: the invocation's quarter and its 2×2 group at (qx, qy) (image pixel (qi, qj)):
+    // each 32 invocations of a quarter hold a 16×8 block.
+    let quarter = li / 64u;
+    let qx = 2u * (li % 8u);
+    let qy = 2u * ((li % 64u) / 8u);
+    let qi = ox + f32(qx);
+    let qj = oy + f32(qy);
+    let zero = Rgb(vec2<u32>(0u), vec2<u32>(0u), vec2<u32>(0u));
+    var q00 = zero;
+    var q10 = zero;
+    var q01 = zero;
+    var q11 = zero;
     for (var first = start; first < end; first += 256u) {
         if li == 0u {
             atomicStore(&batch_medium, 0u);
@@ -611,7 +661,11 @@ fn tiles(
                     slot = 255u - atomicAdd(&batch_large, 1u);
                 }
                 batch_splat[slot] = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
-                batch_rgb[slot] = records[2u * index + 1u];
+                var rgb = records[2u * index + 1u];
+                if FOLD {
+                    rgb = vec4<f32>(rgb.xyz * view.colour.w, 0.0);
+                }
+                batch_rgb[slot] = rgb;
                 batch_box[slot] = span_mask(u32(x0), u32(x1))
                     | (span_mask(u32(y0), u32(y1)) << 16u);
             }
@@ -661,8 +715,45 @@ fn tiles(
                 }
             }
         }
-        // Larger splats: every invocation its own pixel, in registers.
-        if inside {
+        // Larger splats, with QUADS: each quarter of the workgroup takes every fourth splat,
+        // each of its invocations a 2×2 group of pixels.
+        if QUADS {
+            for (var k = 256u - large + quarter; k < 256u; k += 4u) {
+                let masks = batch_box[k];
+                // The group's two columns and two rows within the box (clipped to the image
+                // tile, so no pixel beyond its edge).
+                let cols = (masks >> qx) & 3u;
+                let rows = (masks >> (16u + qy)) & 3u;
+                if cols == 0u || rows == 0u {
+                    continue;
+                }
+                let sp = batch_splat[k];
+                let rgb = batch_rgb[k].xyz;
+                let dx0 = (qi + 0.5) - sp.x;
+                let dx1 = ((qi + 1.0) + 0.5) - sp.x;
+                let dy0 = (qj + 0.5) - sp.y;
+                let dy1 = ((qj + 1.0) + 0.5) - sp.y;
+                // Bit 0 of `on` for pixel (0, 0), 1 for (1, 0), 2 for (0, 1), 3 for (1, 1).
+                let on = (cols * (rows & 1u)) | ((cols * (rows >> 1u)) << 2u);
+                let w00 = select(0.0, weight_at(dx0, dy0, sp.z, sp.w), (on & 1u) != 0u);
+                let w10 = select(0.0, weight_at(dx1, dy0, sp.z, sp.w), (on & 2u) != 0u);
+                let w01 = select(0.0, weight_at(dx0, dy1, sp.z, sp.w), (on & 4u) != 0u);
+                let w11 = select(0.0, weight_at(dx1, dy1, sp.z, sp.w), (on & 8u) != 0u);
+                if w00 > 0.0 {
+                    q00 = add_rgb(q00, rgb, w00);
+                }
+                if w10 > 0.0 {
+                    q10 = add_rgb(q10, rgb, w10);
+                }
+                if w01 > 0.0 {
+                    q01 = add_rgb(q01, rgb, w01);
+                }
+                if w11 > 0.0 {
+                    q11 = add_rgb(q11, rgb, w11);
+                }
+            }
+        } else if inside {
+            // Larger splats: every invocation its own pixel, in registers.
             for (var k = 256u - large; k < 256u; k += 1u) {
                 if (batch_box[k] & pixel_bits) != pixel_bits {
                     continue;
@@ -679,11 +770,72 @@ fn tiles(
         }
         workgroupBarrier();
     }
-    if inside && end > start {
+    if QUADS {
+        // The quarters' sums meet in the medium sums' words: each pixel's medium sums become
+        // (lo, hi) pairs there, the quarters add theirs in turn, and the last adds τ.
+        if end > start {
+            for (var c = 0u; c < 3u; c += 1u) {
+                let pair = shared_sum(3u * li + c);
+                atomicStore(&sum_lo[3u * li + c], pair.x);
+                atomicStore(&sum_hi[3u * li + c], pair.y);
+            }
+            workgroupBarrier();
+            for (var turn = 0u; turn < 4u; turn += 1u) {
+                if quarter == turn {
+                    merge_quad(turn, qx, qy, q00, ox, oy);
+                    merge_quad(turn, qx + 1u, qy, q10, ox, oy);
+                    merge_quad(turn, qx, qy + 1u, q01, ox, oy);
+                    merge_quad(turn, qx + 1u, qy + 1u, q11, ox, oy);
+                }
+                workgroupBarrier();
+            }
+        }
+    } else if inside && end > start {
         let at = tau_index(i, j);
         let p = 3u * (py * TILE + px);
         tau_add(at, add_pairs(r, shared_sum(p)));
         tau_add(at + 2u, add_pairs(g, shared_sum(p + 1u)));
         tau_add(at + 4u, add_pairs(b, shared_sum(p + 2u)));
+    }
+}
+
+// One pixel's (lo, hi) sums of three channels.
+struct Rgb {
+    r: vec2<u32>,
+    g: vec2<u32>,
+    b: vec2<u32>,
+};
+
+// acc += rgb·w in fixed point.
+fn add_rgb(acc: Rgb, rgb: vec3<f32>, w: f32) -> Rgb {
+    let r = add_fixed(acc.r, rgb.x * w);
+    let g = add_fixed(acc.g, rgb.y * w);
+    return Rgb(r, g, add_fixed(acc.b, rgb.z * w));
+}
+
+// Turn `turn` of the quarters' merge for pixel (x, y) of the screen tile whose origin is
+// (ox, oy): each quarter adds its sums to the pixel's (lo, hi) pairs in `sum_lo` and `sum_hi`,
+// the last adds the total to τ (pixels beyond the image tile's edge hold nothing, add nothing).
+fn merge_quad(turn: u32, x: u32, y: u32, sums: Rgb, ox: f32, oy: f32) {
+    let p = 3u * (y * TILE + x);
+    let r = add_pairs(sums.r, vec2<u32>(atomicLoad(&sum_lo[p]), atomicLoad(&sum_hi[p])));
+    let g = add_pairs(sums.g, vec2<u32>(atomicLoad(&sum_lo[p + 1u]), atomicLoad(&sum_hi[p + 1u])));
+    let b = add_pairs(sums.b, vec2<u32>(atomicLoad(&sum_lo[p + 2u]), atomicLoad(&sum_hi[p + 2u])));
+    if turn < 3u {
+        atomicStore(&sum_lo[p], r.x);
+        atomicStore(&sum_hi[p], r.y);
+        atomicStore(&sum_lo[p + 1u], g.x);
+        atomicStore(&sum_hi[p + 1u], g.y);
+        atomicStore(&sum_lo[p + 2u], b.x);
+        atomicStore(&sum_hi[p + 2u], b.y);
+        return;
+    }
+    let i = ox + f32(x);
+    let j = oy + f32(y);
+    if i < view.tile.x + view.tile.z && j < view.tile.y + view.tile.w {
+        let at = tau_index(i, j);
+        tau_add(at, r);
+        tau_add(at + 2u, g);
+        tau_add(at + 4u, b);
     }
 }

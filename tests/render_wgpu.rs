@@ -271,6 +271,32 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
             "small {small}, medium {medium}, int64 {int64}, parts and blocks {newer}: τ differs"
         );
     }
+    // The tiles pass's larger splats by 2×2 pixel groups or one pixel per invocation, its rgb
+    // with the fixed-point scale folded in or not, its workgroup memory not zeroed by the
+    // driver, with and without medium splats: the same bits.
+    for (quads, fold, zero_init, medium) in [
+        (false, false, true, 8),
+        (true, false, true, 8),
+        (false, true, false, 8),
+        (true, true, false, 8),
+        (true, true, false, 0),
+        (true, false, true, 16),
+    ] {
+        let mut r = renderer(WgpuTuning {
+            quads,
+            fold,
+            zero_init_tiles: zero_init,
+            medium_side: medium,
+            ..WgpuTuning::default()
+        });
+        let got = r
+            .render(&snapshot, &settings, &Progress::none())
+            .expect("tiles variant");
+        assert!(
+            got.tau.data == want.tau.data,
+            "quads {quads}, fold {fold}, zero-init {zero_init}, medium {medium}: τ differs"
+        );
+    }
     check_against_cpu(&mut reference, &snapshot, &settings);
 }
 

@@ -172,6 +172,16 @@ pub(crate) fn fixed_exponent(bound: f64) -> Result<i32, RenderError> {
     Ok((62 - e).clamp(-94, 126))
 }
 
+/// Whether the tiles pass may fold 2^(k − 32) into each splat's rgb (splat.wgsl's `FOLD`):
+/// rn(rn(rgb·2^(k−32))·w) then has the bits of rn(rn(rgb·w)·2^(k−32)). A power-of-two scale
+/// commutes with rounding where every value is a normal f32, and rgb·2^k is at most the frame's
+/// bound (below 2^62), so nothing overflows. Where a product or rgb·2^(k−32) falls below 2^−126
+/// (subnormal, or flushed to zero), both sides stay at most 2^−126·max(1, 2^(k−32)), which is
+/// at most 2^−34 for k ≤ 124, and give the fixed-point value 0 either way.
+pub(crate) fn fold_exact(fixed_exponent: i32) -> bool {
+    fixed_exponent <= 124
+}
+
 /// Per species of a frame: its palette buffer and style.
 pub(crate) struct FrameSpecies<'a> {
     pub(crate) style: &'a SpeciesStyle,
@@ -375,6 +385,7 @@ pub(crate) fn draw_tile(
                 pipelines: &renderer.pipelines,
                 buffers: &mut renderer.buffers,
                 max_entries: renderer.max_entries,
+                tiles: renderer.pipelines.tiles_for(fixed_exponent),
                 pass_seconds: renderer.pass_seconds.as_mut(),
             };
             encoder = draw_chunk(parts, encoder, &splat, screen_tiles)?;
@@ -390,6 +401,8 @@ struct Parts<'a> {
     pipelines: &'a super::pipelines::Pipelines,
     buffers: &'a mut super::buffers::FrameBuffers,
     max_entries: u64,
+    /// The tiles pass for this frame's fixed-point exponent.
+    tiles: &'a wgpu::ComputePipeline,
     /// When profiling: seconds per pass, added to.
     pass_seconds: Option<&'a mut [f64; 4]>,
 }
@@ -568,7 +581,7 @@ fn draw_chunk(
         dispatch(&mut encoder, &parts.pipelines.scatter, &bind, groups);
         encoder = parts.timed(encoder, 1, scatter_start)?;
         let tiles_start = std::time::Instant::now();
-        dispatch(&mut encoder, &parts.pipelines.tiles, &bind, band.segments);
+        dispatch(&mut encoder, parts.tiles, &bind, band.segments);
         encoder = parts.timed(encoder, 2, tiles_start)?;
         context.queue.submit([encoder.finish()]);
     }

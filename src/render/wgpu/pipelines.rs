@@ -37,6 +37,8 @@ pub(crate) struct Pipelines {
     pub(crate) scatter: wgpu::ComputePipeline,
     /// One workgroup per list segment.
     pub(crate) tiles: wgpu::ComputePipeline,
+    /// The same with the fixed-point scale folded into rgb (`FOLD`), when the tuning asks.
+    pub(crate) tiles_folded: Option<wgpu::ComputePipeline>,
     /// The pixel passes' bindings (tone.wgsl and exposure.wgsl, group 0).
     pub(crate) tone_layout: wgpu::BindGroupLayout,
     /// The 8-bit tone map.
@@ -81,6 +83,46 @@ pub(super) fn compute(
     module: &wgpu::ShaderModule,
     entry: &str,
 ) -> wgpu::ComputePipeline {
+    compute_with(device, layout, module, entry, &Default::default())
+}
+
+/// The variant of the tiles pass (splat.wgsl's `QUADS` and `FOLD`, and whether the driver
+/// zeroes its workgroup memory first; the pass writes all it reads, so that is not needed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TilesVariant {
+    pub(crate) quads: bool,
+    pub(crate) fold: bool,
+    pub(crate) zero_init: bool,
+    pub(crate) carry: bool,
+}
+
+fn tiles_pipeline(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    variant: TilesVariant,
+    fold: bool,
+) -> wgpu::ComputePipeline {
+    let flag = |on: bool| if on { 1.0 } else { 0.0 };
+    let constants = [
+        ("QUADS", flag(variant.quads)),
+        ("FOLD", flag(fold)),
+        ("CARRY", flag(variant.carry)),
+    ];
+    let options = wgpu::PipelineCompilationOptions {
+        constants: &constants,
+        zero_initialize_workgroup_memory: variant.zero_init,
+    };
+    compute_with(device, layout, module, "tiles", &options)
+}
+
+fn compute_with(
+    device: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    options: &wgpu::PipelineCompilationOptions<'_>,
+) -> wgpu::ComputePipeline {
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(entry),
         bind_group_layouts: &[Some(layout)],
@@ -91,15 +133,20 @@ pub(super) fn compute(
         layout: Some(&pipeline_layout),
         module,
         entry_point: Some(entry),
-        compilation_options: Default::default(),
+        compilation_options: options.clone(),
         cache: None,
     })
 }
 
 impl Pipelines {
     /// Compiles the shaders on `device`, with 64-bit τ atomics when `int64_atomics` and the
-    /// device has [`INT64_ATOMICS`]; a shader or layout the device rejects is an error.
-    pub(crate) fn new(device: &wgpu::Device, int64_atomics: bool) -> Result<Self, WgpuError> {
+    /// device has [`INT64_ATOMICS`], and the tiles pass as `tiles` says; a shader or layout the
+    /// device rejects is an error.
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        int64_atomics: bool,
+        tiles: TilesVariant,
+    ) -> Result<Self, WgpuError> {
         let int64_atomics = int64_atomics && device.features().contains(INT64_ATOMICS);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let tau = if int64_atomics {
@@ -146,7 +193,10 @@ impl Pipelines {
             int64_atomics,
             classify: compute(device, &splat_layout, &splat, "classify"),
             scatter: compute(device, &splat_layout, &splat, "scatter"),
-            tiles: compute(device, &splat_layout, &splat, "tiles"),
+            tiles: tiles_pipeline(device, &splat_layout, &splat, tiles, false),
+            tiles_folded: tiles
+                .fold
+                .then(|| tiles_pipeline(device, &splat_layout, &splat, tiles, true)),
             tone8: compute(device, &tone_layout, &tone, "tone8"),
             resolve: compute(device, &tone_layout, &tone, "resolve"),
             histogram_high: compute(device, &tone_layout, &exposure, "histogram_high"),
@@ -160,6 +210,17 @@ impl Pipelines {
             });
         }
         Ok(pipelines)
+    }
+}
+
+impl Pipelines {
+    /// The tiles pass for a frame of fixed-point exponent `fixed_exponent`: the folded one
+    /// where it was compiled and is exact there.
+    pub(crate) fn tiles_for(&self, fixed_exponent: i32) -> &wgpu::ComputePipeline {
+        match &self.tiles_folded {
+            Some(folded) if super::frame::fold_exact(fixed_exponent) => folded,
+            _ => &self.tiles,
+        }
     }
 }
 
