@@ -11,7 +11,7 @@
 //! box size (or of the data extent when open), tested in tests/fof_cuda.rs. Bit identity would
 //! need the CPU catalogue to adopt the same blocked order, changing its pinned results.
 
-use super::link::{LinkRequest, Linked};
+use super::link::{LinkRequest, Linked, Points};
 use super::partition::{PartitionOnDevice, partition_on_device};
 use super::support::DeviceRun;
 use crate::data::Masses;
@@ -65,7 +65,7 @@ pub fn catalogue_cuda(
     }
     let mut run = DeviceRun::start(device, progress)?;
     let link = LinkRequest {
-        positions: request.positions,
+        points: Points::Host(request.positions),
         linking_length: request.linking_length,
         frame: request.frame,
     };
@@ -76,7 +76,7 @@ pub fn catalogue_cuda(
     let halos = if part.groups.is_empty() {
         Vec::new()
     } else {
-        halos_on_device(&run, request, &linked, &part)?
+        halos_of_host_request(&run, request, &linked, &part)?
     };
     run.stage("catalogue sums")?;
     let labels = match &part.labels {
@@ -100,16 +100,74 @@ pub fn catalogue_cuda(
     })
 }
 
-/// The kept halos' sums: members grouped by halo, chunk moments on the device, centres on the
-/// host, chunk radii on the device, each halo's chunks added in order on the host.
-pub(super) fn halos_on_device(
+/// The kept halos' sums of a host request: its masses and velocities uploaded, the smallest
+/// members' positions read on the host, then [`halos_on_device`].
+pub(super) fn halos_of_host_request(
     run: &DeviceRun<'_>,
     request: &CatalogueRequest<'_>,
     linked: &Linked,
     part: &PartitionOnDevice,
 ) -> Result<Vec<Halo>, FofError> {
-    let (positions, frame) = (request.positions, request.frame);
-    let members = members_by_halo(run, linked, part, positions.len())?;
+    let masses_dev = match request.masses {
+        Masses::PerParticle(m) => Some(upload_pinned(run.device, m)?),
+        Masses::Uniform(_) => None,
+    };
+    let masses = match (request.masses, &masses_dev) {
+        (Masses::Uniform(m), _) => DeviceMasses::Uniform(*m),
+        (Masses::PerParticle(_), Some(m)) => DeviceMasses::PerParticle(m),
+        (Masses::PerParticle(_), None) => DeviceMasses::Uniform(0.0),
+    };
+    let velocities_dev = match request.velocities {
+        Some(v) => Some(upload_pinned(run.device, v.as_flattened())?),
+        None => None,
+    };
+    let inputs = SumInputs {
+        masses,
+        velocities: velocities_dev.as_ref(),
+        frame: request.frame,
+    };
+    let first_members: Vec<[f32; 3]> = part
+        .groups
+        .par_iter()
+        .map(|g| {
+            request
+                .positions
+                .get(g.min_index as usize)
+                .copied()
+                .unwrap_or_default()
+        })
+        .collect();
+    halos_on_device(run, &inputs, &first_members, linked, part)
+}
+
+/// Particle masses on the device: one for all, or one per particle.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum DeviceMasses<'a> {
+    Uniform(f32),
+    PerParticle(&'a CudaSlice<f32>),
+}
+
+/// What the halo sums read besides the linked cells: masses and velocities (3 floats per
+/// particle) on the device, in the linked particles' order, and the periodic frame.
+pub(super) struct SumInputs<'a> {
+    pub(super) masses: DeviceMasses<'a>,
+    pub(super) velocities: Option<&'a CudaSlice<f32>>,
+    pub(super) frame: Option<BoxFrame>,
+}
+
+/// The kept halos' sums: members grouped by halo, chunk moments on the device, centres on the
+/// host, chunk radii on the device, each halo's chunks added in order on the host.
+/// `first_members` holds the position of each kept set's smallest member, the reference its
+/// moments are taken about (as the CPU catalogue's).
+pub(super) fn halos_on_device(
+    run: &DeviceRun<'_>,
+    inputs: &SumInputs<'_>,
+    first_members: &[[f32; 3]],
+    linked: &Linked,
+    part: &PartitionOnDevice,
+) -> Result<Vec<Halo>, FofError> {
+    let frame = inputs.frame;
+    let members = members_by_halo(run, linked, part, linked.order.len())?;
     let chunks = Chunks::of(&part.groups);
     let first_dev = run.stream.clone_htod(&chunks.first)?;
     let halo_dev = run.stream.clone_htod(&chunks.halo)?;
@@ -121,12 +179,15 @@ pub(super) fn halos_on_device(
         linked,
         frame,
     };
-    let reference: Vec<[f64; 3]> = part
-        .groups
+    // As the CPU catalogue: the smallest member wrapped into the frame.
+    let reference: Vec<[f64; 3]> = first_members
         .par_iter()
-        .map(|g| place(positions, g.min_index as usize, frame))
+        .map(|p| match frame {
+            Some(frame) => frame.wrap_point(p),
+            None => p.map(f64::from),
+        })
         .collect();
-    let moments = sums.moments(run, &reference, request.masses, request.velocities)?;
+    let moments = sums.moments(run, &reference, inputs)?;
     let centred: Vec<Centred> = part
         .groups
         .par_iter()
@@ -158,22 +219,13 @@ pub(super) fn halos_on_device(
                 min_index: part.groups[h].min_index as usize,
                 mass: c.mass,
                 com: c.com,
-                velocity: request.velocities.map(|_| c.velocity),
+                velocity: inputs.velocities.map(|_| c.velocity),
                 // sqrt is monotonic and correctly rounded: sqrt(max r²) = max sqrt(r²).
                 radius_max: max_r2.sqrt(),
                 radius_rms: (sum_r2 / size as f64).sqrt(),
             }
         })
         .collect())
-}
-
-/// Position of particle `i` as the CPU catalogue places it (wrapped into the frame).
-fn place(positions: &[[f32; 3]], i: usize, frame: Option<BoxFrame>) -> [f64; 3] {
-    match (frame, positions.get(i)) {
-        (Some(frame), Some(p)) => frame.wrap_point(p),
-        (None, Some(p)) => p.map(f64::from),
-        (_, None) => [0.0; 3],
-    }
 }
 
 crate::kernel_args! {
@@ -390,18 +442,19 @@ impl Sums<'_> {
         &self,
         run: &DeviceRun<'_>,
         reference: &[[f64; 3]],
-        masses: &Masses,
-        velocities: Option<&[[f32; 3]]>,
+        inputs: &SumInputs<'_>,
     ) -> Result<Vec<f64>, FofError> {
         let stream = run.stream;
         let reference_dev = stream.clone_htod(reference.as_flattened())?;
-        let (masses_dev, per_particle, uniform) = match masses {
-            Masses::PerParticle(m) => (upload_pinned(run.device, m)?, 1i32, 0.0),
-            Masses::Uniform(m) => (stream.clone_htod(&[0f32])?, 0i32, f64::from(*m)),
+        // A kernel argument must point somewhere: one unread word where a flag is 0.
+        let placeholder = stream.clone_htod(&[0f32])?;
+        let (masses_dev, per_particle, uniform) = match inputs.masses {
+            DeviceMasses::PerParticle(m) => (m, 1i32, 0.0),
+            DeviceMasses::Uniform(m) => (&placeholder, 0i32, f64::from(m)),
         };
-        let (velocities_dev, has_velocities) = match velocities {
-            Some(v) => (upload_pinned(run.device, v.as_flattened())?, 1i32),
-            None => (stream.clone_htod(&[0f32])?, 0i32),
+        let (velocities_dev, has_velocities) = match inputs.velocities {
+            Some(v) => (v, 1i32),
+            None => (&placeholder, 0i32),
         };
         let (periodic, box_size) = self.periodic();
         let n_chunks = self.n_chunks as usize;
@@ -419,10 +472,10 @@ impl Sums<'_> {
             reference: &reference_dev,
             periodic,
             box_size,
-            masses: &masses_dev,
+            masses: masses_dev,
             per_particle_mass: per_particle,
             uniform_mass: uniform,
-            velocities: &velocities_dev,
+            velocities: velocities_dev,
             has_velocities,
             partial: &mut partial,
         };

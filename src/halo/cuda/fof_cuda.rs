@@ -13,7 +13,7 @@
 //! one label array comes back instead of set ids the CPU must reduce. Positions go up and labels
 //! come down through pinned staging buffers. Memory O(N).
 
-use super::link::{LinkRequest, link_on_device};
+use super::link::{LinkRequest, Points, link_on_device};
 use super::partition::{LabelsArgs, partition_on_device};
 use super::support::DeviceRun;
 use crate::gpu::{self, GpuDevice, alloc, download_pinned, per_element};
@@ -52,7 +52,7 @@ pub fn link_components_cuda(
     }
     let mut run = DeviceRun::start(device, progress)?;
     let request = LinkRequest {
-        positions,
+        points: Points::Host(positions),
         linking_length,
         frame,
     };
@@ -122,7 +122,7 @@ pub fn partition_cuda(
     }
     let mut run = DeviceRun::start(device, progress)?;
     let request = LinkRequest {
-        positions,
+        points: Points::Host(positions),
         linking_length,
         frame,
     };

@@ -42,10 +42,11 @@ impl GridSpec {
 }
 
 /// The grid of `cpu/grid.rs` (`CellGrid::build`): periodic, n = ⌈L/side_target⌉ cells of side
-/// L/n from the frame's lower corner; open, cells of side_target from the bounding box's lower
-/// corner, ⌈extent/side_target + 1⌉ per axis.
+/// L/n from the frame's lower corner; open, cells of side_target from the lower corner of
+/// `bounds` (the positions' bounding box, [`point_bounds`], or any box holding them),
+/// ⌈extent/side_target + 1⌉ per axis.
 pub(super) fn grid_spec(
-    positions: &[[f32; 3]],
+    bounds: Option<([f32; 3], [f32; 3])>,
     linking_length: f64,
     frame: Option<BoxFrame>,
 ) -> Result<GridSpec, FofError> {
@@ -60,27 +61,7 @@ pub(super) fn grid_spec(
             })
         }
         None => {
-            let (lo, hi) = positions
-                .par_iter()
-                .fold(
-                    || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-                    |(mut lo, mut hi), p| {
-                        for a in 0..3 {
-                            lo[a] = lo[a].min(p[a]);
-                            hi[a] = hi[a].max(p[a]);
-                        }
-                        (lo, hi)
-                    },
-                )
-                .reduce(
-                    || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-                    |(lo1, hi1), (lo2, hi2)| {
-                        (
-                            [0, 1, 2].map(|a| lo1[a].min(lo2[a])),
-                            [0, 1, 2].map(|a| hi1[a].max(hi2[a])),
-                        )
-                    },
-                );
+            let (lo, hi) = bounds.unwrap_or(([0.0; 3], [0.0; 3]));
             let lower = lo.map(f64::from);
             let mut dims = [1u64; 3];
             for a in 0..3 {
@@ -93,6 +74,31 @@ pub(super) fn grid_spec(
             })
         }
     }
+}
+
+/// The bounding box of `positions` (lower and upper corner).
+pub(crate) fn point_bounds(positions: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
+    positions
+        .par_iter()
+        .fold(
+            || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+            |(mut lo, mut hi), p| {
+                for a in 0..3 {
+                    lo[a] = lo[a].min(p[a]);
+                    hi[a] = hi[a].max(p[a]);
+                }
+                (lo, hi)
+            },
+        )
+        .reduce(
+            || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
+            |(lo1, hi1), (lo2, hi2)| {
+                (
+                    [0, 1, 2].map(|a| lo1[a].min(lo2[a])),
+                    [0, 1, 2].map(|a| hi1[a].max(hi2[a])),
+                )
+            },
+        )
 }
 
 /// `ceil(cells)` in `1..=MAX_CELLS_PER_AXIS`, as `cpu/grid.rs`.

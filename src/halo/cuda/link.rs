@@ -2,7 +2,7 @@
 //! positions and cells, linking (`link_cells.rs`), compression. Everything stays on the device
 //! for the partition and catalogue passes.
 
-use super::grid::{GridSpec, grid_spec};
+use super::grid::{GridSpec, grid_spec, point_bounds};
 use super::link_cells::{LinkGeometry, SortedCells, link_by_blocks};
 use super::stencil::half_stencil_offsets;
 use super::support::DeviceRun;
@@ -11,12 +11,50 @@ use crate::halo::error::FofError;
 use crate::halo::periodic::BoxFrame;
 use cudarc::driver::CudaSlice;
 
-/// What to link: `positions` with `linking_length` (periodic inside `frame` when given).
+/// What to link: `points` with `linking_length` (periodic inside `frame` when given).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct LinkRequest<'a> {
-    pub(super) positions: &'a [[f32; 3]],
+    pub(super) points: Points<'a>,
     pub(super) linking_length: f64,
     pub(super) frame: Option<BoxFrame>,
+}
+
+/// The positions to link: on the host (uploaded by the linker), or already on the device.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Points<'a> {
+    Host(&'a [[f32; 3]]),
+    Device {
+        /// 3·`n` floats (x, y, z per particle), left as they are.
+        positions: &'a CudaSlice<f32>,
+        n: usize,
+        /// A box holding every position (lower and upper corner), for an open grid.
+        bounds: ([f32; 3], [f32; 3]),
+    },
+}
+
+impl Points<'_> {
+    /// Number of particles.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Self::Host(positions) => positions.len(),
+            Self::Device { n, .. } => *n,
+        }
+    }
+}
+
+/// Positions on the device: uploaded here (freed once gathered) or the caller's.
+enum DevicePositions<'a> {
+    Uploaded(CudaSlice<f32>),
+    Borrowed(&'a CudaSlice<f32>),
+}
+
+impl DevicePositions<'_> {
+    fn slice(&self) -> &CudaSlice<f32> {
+        match self {
+            Self::Uploaded(positions) => positions,
+            Self::Borrowed(positions) => positions,
+        }
+    }
 }
 
 /// The linked cells left on the device by [`link_on_device`].
@@ -130,10 +168,10 @@ crate::kernel_args! {
     }
 }
 
-/// Particles keyed by cell, in input order: the uploaded positions, the cell keys and the
+/// Particles keyed by cell, in input order: the positions on the device, the cell keys and the
 /// particle indices.
-struct Keyed {
-    positions: CudaSlice<f32>,
+struct Keyed<'a> {
+    positions: DevicePositions<'a>,
     keys: CudaSlice<u64>,
     indices: CudaSlice<u32>,
 }
@@ -151,12 +189,16 @@ pub(super) fn link_on_device(
     run: &mut DeviceRun<'_>,
     request: &LinkRequest<'_>,
 ) -> Result<Linked, FofError> {
-    let n = request.positions.len();
+    let n = request.points.len();
     if n >= (i32::MAX as usize) {
         return Err(FofError::TooManyParticles(n));
     }
     run.progress.check()?;
-    let spec = grid_spec(request.positions, request.linking_length, request.frame)?;
+    let bounds = match request.points {
+        Points::Host(positions) => request.frame.is_none().then(|| point_bounds(positions)),
+        Points::Device { bounds, .. } => Some(bounds),
+    };
+    let spec = grid_spec(bounds, request.linking_length, request.frame)?;
     let frame = DeviceFrame::of(request.frame);
     let keyed = key_particles(run, request, &spec, frame)?;
     let (sorted_keys, order) = sort_by_cell(run, keyed.keys, keyed.indices, n, &spec)?;
@@ -171,22 +213,28 @@ pub(super) fn link_on_device(
     })
 }
 
-/// Pass 1: upload the positions and key every particle by its cell's Morton key.
-fn key_particles(
+/// Pass 1: upload the positions (unless on the device already) and key every particle by its
+/// cell's Morton key.
+fn key_particles<'a>(
     run: &mut DeviceRun<'_>,
-    request: &LinkRequest<'_>,
+    request: &LinkRequest<'a>,
     spec: &GridSpec,
     frame: DeviceFrame,
-) -> Result<Keyed, FofError> {
-    let n = request.positions.len();
+) -> Result<Keyed<'a>, FofError> {
+    let n = request.points.len();
     let stream = run.stream;
     let dims = spec.dims32();
     run.progress.report("cuda: cell keys", 0, 1);
-    let positions = upload_pinned(run.device, request.positions.as_flattened())?;
+    let positions = match request.points {
+        Points::Host(positions) => {
+            DevicePositions::Uploaded(upload_pinned(run.device, positions.as_flattened())?)
+        }
+        Points::Device { positions, .. } => DevicePositions::Borrowed(positions),
+    };
     let mut keys = alloc::<u64>(stream, n)?;
     let mut indices = alloc::<u32>(stream, n)?;
     let args = CellKeysArgs {
-        pos: &positions,
+        pos: positions.slice(),
         n: n as u32,
         periodic: frame.periodic,
         box_lower: frame.box_lower,
@@ -237,7 +285,7 @@ fn sort_by_cell(
 /// cell starts, its scan numbering the cells, each cell's first member and coordinates.
 fn find_cells(
     run: &mut DeviceRun<'_>,
-    positions: CudaSlice<f32>,
+    positions: DevicePositions<'_>,
     sorted_keys: CudaSlice<u64>,
     order: &CudaSlice<u32>,
     spec: &GridSpec,
@@ -254,7 +302,7 @@ fn find_cells(
     let mut sz = alloc::<f64>(stream, n)?;
     let mut head = alloc::<u32>(stream, n)?;
     let args = GatherArgs {
-        pos: &positions,
+        pos: positions.slice(),
         order,
         sorted_keys: &sorted_keys,
         n: n32,
@@ -338,7 +386,7 @@ fn link_and_compress(
         )
     }?;
     let geometry = LinkGeometry {
-        n_particles: request.positions.len(),
+        n_particles: request.points.len(),
         n_cells,
         dims32: spec.dims32(),
         periodic: frame.periodic,

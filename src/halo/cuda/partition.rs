@@ -131,13 +131,13 @@ pub(super) fn partition_on_device(
 ) -> Result<(Linked, PartitionOnDevice), FofError> {
     let linked = link_on_device(run, request)?;
     let stats = set_stats(run, &linked)?;
-    let has_ghost = ghost_sets(run, &linked, n_owned, request.positions.len())?;
+    let has_ghost = ghost_sets(run, &linked, n_owned, request.points.len())?;
     let kept = kept_sets(
         run,
         &linked,
         &stats,
         &has_ghost,
-        request.positions.len(),
+        request.points.len(),
         min_members,
     )?;
     let rank_of_cell = rank_kept_roots(run, &linked, &kept)?;
@@ -146,7 +146,7 @@ pub(super) fn partition_on_device(
             run,
             &linked,
             &rank_of_cell,
-            request.positions.len(),
+            request.points.len(),
         )?)
     } else {
         None

@@ -1,6 +1,6 @@
 //! Tests of the CUDA FoF twin's host-side helpers that need no GPU.
 
-use super::grid::{SIDE_SHRINK, grid_spec};
+use super::grid::{SIDE_SHRINK, grid_spec, point_bounds};
 use super::link_cells::{DENSE_BLOCKS_PER_PARTICLE, dense_block_table};
 use super::stencil::{block_stencil_masks, half_stencil_offsets};
 use crate::halo::periodic::BoxFrame;
@@ -30,11 +30,16 @@ fn grid_matches_the_cpu_rule() {
         lower: 0.0,
         size: 1.0,
     };
-    let spec = grid_spec(&[[0.5, 0.5, 0.5]], 0.2, Some(frame)).expect("grid");
+    let spec = grid_spec(Some(point_bounds(&[[0.5, 0.5, 0.5]])), 0.2, Some(frame)).expect("grid");
     // As cpu/grid.rs: side target 0.2/√3 → 9 cells of side 1/9.
     assert_eq!(spec.dims, [9, 9, 9]);
     assert_eq!(spec.side, 1.0 / 9.0);
-    let open = grid_spec(&[[0.0, 0.0, 0.0], [1.0, 0.5, 0.0]], 0.2, None).expect("grid");
+    let open = grid_spec(
+        Some(point_bounds(&[[0.0, 0.0, 0.0], [1.0, 0.5, 0.0]])),
+        0.2,
+        None,
+    )
+    .expect("grid");
     assert_eq!(open.lower, [0.0; 3]);
     assert_eq!(open.dims, [10, 6, 1]);
 }
