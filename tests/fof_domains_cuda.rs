@@ -11,10 +11,10 @@ use common::{haloscope_bin, shared_data};
 use fof_support::cuda::assert_catalogues_agree;
 use haloscope::backend::{Backend, BackendChoice, DeviceSelection};
 use haloscope::data::Masses;
-use haloscope::halo::domains::{DomainLinker, link_in_domains};
+use haloscope::halo::domains::{DomainLinker, catalogue_in_domains, link_in_domains};
 use haloscope::halo::{
-    BoxFrame, Catalogue, FofParams, FofResult, LinkingLength, SeparationFrom, link_components,
-    prepare_fof, synthetic,
+    BoxFrame, Catalogue, CatalogueRequest, FofParams, FofResult, LinkingLength, SeparationFrom,
+    link_components, prepare_fof, synthetic,
 };
 use haloscope::jobs::Progress;
 
@@ -118,6 +118,79 @@ fn the_catalogue_from_cuda_domains_is_the_cpu_catalogue() {
             assert!(!spread.halos.is_empty());
             assert_eq!(spread.backend.name(), "cuda");
             assert_catalogues_agree(&as_catalogue(&cpu), &as_catalogue(&spread), frame, 1.0, 3.0);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn slabs_split_on_the_devices_give_the_cpu_catalogue() {
+    // One slab per device, the particles routed and gathered device to device: on every
+    // device, and on the first device named two and three times (two or three slabs on one
+    // GPU, each on its own thread, as on as many GPUs).
+    let backend = all_devices();
+    let first = backend.devices()[0].clone();
+    let sets = [
+        backend.devices().to_vec(),
+        vec![first.clone(), first.clone()],
+        vec![first.clone(), first.clone(), first],
+    ];
+    let n = 1_500_000;
+    let points = synthetic::clustered_points_parallel(n, 1.0, 17);
+    let velocities: Vec<[f32; 3]> = (0..n)
+        .map(|i| [(i % 7) as f32 - 3.0, (i % 5) as f32, -((i % 3) as f32)])
+        .collect();
+    let per_particle = Masses::PerParticle((0..n).map(|i| 1.0 + (i % 4) as f32).collect());
+    let ll = 0.2 / (n as f64).cbrt();
+    let periodic = BoxFrame {
+        lower: 0.0,
+        size: 1.0,
+    };
+    for (frame, masses, velocities, with_labels) in [
+        (Some(periodic), Masses::Uniform(1.5), None, true),
+        (
+            Some(periodic),
+            per_particle.clone(),
+            Some(&velocities[..]),
+            false,
+        ),
+        (None, per_particle, Some(&velocities[..]), true),
+        (None, Masses::Uniform(2.0), None, false),
+    ] {
+        let request = CatalogueRequest {
+            positions: &points,
+            masses: &masses,
+            velocities,
+            linking_length: ll,
+            frame,
+            min_members: 20,
+            with_labels,
+        };
+        let mut cpu = haloscope::halo::catalogue::build(
+            &link_components(&points, ll, frame, &Progress::none()).unwrap(),
+            &points,
+            &masses,
+            velocities,
+            frame,
+            20,
+        );
+        if !with_labels {
+            cpu.labels = None;
+        }
+        for set in sets.iter().filter(|set| set.len() >= 2) {
+            let spread = catalogue_in_domains(
+                &request,
+                set.len(),
+                DomainLinker::Cuda(set),
+                &Progress::none(),
+            )
+            .expect("split on the devices");
+            let stages: Vec<&str> = spread.stage_seconds.iter().map(|s| s.0).collect();
+            eprintln!("{} slabs, {frame:?}: {:?}", set.len(), spread.stage_seconds);
+            assert!(stages.contains(&"route on devices"), "{stages:?}");
+            assert!(spread.n_ghosts > 0 && spread.n_joined > 0);
+            assert!(!spread.catalogue.halos.is_empty());
+            assert_catalogues_agree(&cpu, &spread.catalogue, frame, 1.0, 3.0);
         }
     }
 }

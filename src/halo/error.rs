@@ -107,6 +107,9 @@ pub enum FofError {
         /// The record size.
         record: usize,
     },
+    /// The split of the particles over the devices' slabs could not be made.
+    #[error("friends-of-friends split on the devices: {0}")]
+    DeviceSplit(String),
     /// A domain's worker thread panicked.
     #[error("friends-of-friends: a domain's worker thread stopped unexpectedly")]
     DomainPanicked,

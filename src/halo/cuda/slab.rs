@@ -3,14 +3,16 @@
 //! catalogue is built on the device as [`super::catalogue_cuda`] builds it; only the members of
 //! the sets with a ghost (the few that may cross into another domain) come back, for the merge.
 
-use super::catalogue::halos_on_device;
-use super::link::LinkRequest;
-use super::partition::partition_on_device;
+use super::catalogue::{DeviceMasses, SumInputs, halos_of_host_request, halos_on_device};
+use super::link::{LinkRequest, Linked, Points};
+use super::partition::{PartitionOnDevice, partition_on_device};
+use super::split::DeviceSlab;
 use super::support::DeviceRun;
 use crate::gpu::{self, GpuDevice, alloc, download_pinned, per_element, zeros};
-use crate::halo::catalogue::SlabCatalogue;
+use crate::halo::catalogue::{Halo, SlabCatalogue};
 use crate::halo::error::FofError;
 use crate::halo::params::{CatalogueRequest, check_lengths};
+use crate::halo::periodic::BoxFrame;
 use crate::jobs::Progress;
 use cudarc::driver::CudaSlice;
 use rayon::prelude::*;
@@ -43,10 +45,90 @@ pub fn slab_catalogue_cuda(
 ) -> Result<SlabCatalogue, FofError> {
     let n = request.positions.len();
     check_lengths(n, request.masses, request.velocities)?;
+    let link = LinkRequest {
+        points: Points::Host(request.positions),
+        linking_length: request.linking_length,
+        frame: request.frame,
+    };
+    let settings = SlabSettings {
+        min_members: request.min_members,
+        with_labels: request.with_labels,
+    };
+    slab_catalogue(
+        device,
+        &link,
+        n_owned,
+        settings,
+        progress,
+        |run, linked, part| halos_of_host_request(run, request, linked, part),
+    )
+}
+
+/// What a slab's catalogue keeps besides the particles: the smallest set kept as a halo and
+/// whether per-particle labels are made.
+#[derive(Debug, Clone, Copy)]
+pub struct SlabSettings {
+    pub min_members: usize,
+    pub with_labels: bool,
+}
+
+/// [`slab_catalogue_cuda`] of a slab already on `device` (split on the devices), linked with
+/// `linking_length` in `frame`; `bounds` is a box holding every position (for an open grid).
+pub fn device_slab_catalogue(
+    device: &GpuDevice,
+    slab: &DeviceSlab,
+    linking_length: f64,
+    frame: Option<BoxFrame>,
+    bounds: ([f32; 3], [f32; 3]),
+    settings: SlabSettings,
+    progress: &Progress,
+) -> Result<SlabCatalogue, FofError> {
+    let link = LinkRequest {
+        points: Points::Device {
+            positions: &slab.positions,
+            n: slab.n,
+            bounds,
+        },
+        linking_length,
+        frame,
+    };
+    slab_catalogue(
+        device,
+        &link,
+        slab.n_owned,
+        settings,
+        progress,
+        |run, linked, part| {
+            let mins: Vec<u32> = part.groups.iter().map(|g| g.min_index).collect();
+            let first_members = slab.points(device, &run.kernels, &mins)?;
+            let inputs = SumInputs {
+                masses: match &slab.masses {
+                    Some(m) => DeviceMasses::PerParticle(m),
+                    None => DeviceMasses::Uniform(slab.uniform_mass),
+                },
+                velocities: slab.velocities.as_ref(),
+                frame,
+            };
+            halos_on_device(run, &inputs, &first_members, linked, part)
+        },
+    )
+}
+
+/// The slab's catalogue on `device`: link, partition, the kept halos' sums by `halos`, labels
+/// when asked for, and the members of the sets with a ghost.
+fn slab_catalogue(
+    device: &GpuDevice,
+    link: &LinkRequest<'_>,
+    n_owned: usize,
+    settings: SlabSettings,
+    progress: &Progress,
+    halos: impl FnOnce(&DeviceRun<'_>, &Linked, &PartitionOnDevice) -> Result<Vec<Halo>, FofError>,
+) -> Result<SlabCatalogue, FofError> {
+    let n = link.points.len();
     if n == 0 {
         return Ok(SlabCatalogue {
             halos: Vec::new(),
-            labels: request.with_labels.then(Vec::new),
+            labels: settings.with_labels.then(Vec::new),
             n_interior_sets: 0,
             boundary: Vec::new(),
             stage_seconds: Vec::new(),
@@ -54,23 +136,18 @@ pub fn slab_catalogue_cuda(
     }
     let n_owned = n_owned.min(n);
     let mut run = DeviceRun::start(device, progress)?;
-    let link = LinkRequest {
-        positions: request.positions,
-        linking_length: request.linking_length,
-        frame: request.frame,
-    };
     let (linked, part) = partition_on_device(
         &mut run,
-        &link,
+        link,
         n_owned,
-        request.min_members,
-        request.with_labels,
+        settings.min_members,
+        settings.with_labels,
     )?;
     progress.check()?;
     let halos = if part.groups.is_empty() {
         Vec::new()
     } else {
-        halos_on_device(&run, request, &linked, &part)?
+        halos(&run, &linked, &part)?
     };
     run.stage("catalogue sums")?;
     let labels = match &part.labels {

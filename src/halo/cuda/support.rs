@@ -12,11 +12,12 @@ use std::sync::Arc;
 const FOF_SOURCE: &str = concat!(
     include_str!("../../../kernels/fof.cu"),
     include_str!("../../../kernels/fof_blocks.cu"),
-    include_str!("../../../kernels/fof_catalogue.cu")
+    include_str!("../../../kernels/fof_catalogue.cu"),
+    include_str!("../../../kernels/fof_split.cu")
 );
 
-/// The kernels of kernels/fof.cu (with fof_blocks.cu and fof_catalogue.cu), and the radix sort
-/// and scan they are used with.
+/// The kernels of kernels/fof.cu (with fof_blocks.cu, fof_catalogue.cu and fof_split.cu), and
+/// the radix sort and scan they are used with.
 pub(super) struct Kernels {
     pub(super) sort: RadixSort,
     pub(super) cell_keys: CudaFunction,
@@ -39,6 +40,11 @@ pub(super) struct Kernels {
     pub(super) compact_members: CudaFunction,
     pub(super) halo_sums: CudaFunction,
     pub(super) halo_radii: CudaFunction,
+    pub(super) route: CudaFunction,
+    pub(super) route_flags: CudaFunction,
+    pub(super) route_scatter: CudaFunction,
+    pub(super) gather_points: CudaFunction,
+    pub(super) gather_words: CudaFunction,
 }
 
 impl Kernels {
@@ -68,6 +74,11 @@ impl Kernels {
             compact_members: f("fof_compact_members")?,
             halo_sums: f("fof_halo_sums")?,
             halo_radii: f("fof_halo_radii")?,
+            route: f("fof_route")?,
+            route_flags: f("fof_route_flags")?,
+            route_scatter: f("fof_route_scatter")?,
+            gather_points: f("fof_gather_points")?,
+            gather_words: f("fof_gather_words")?,
         })
     }
 }

@@ -8,6 +8,7 @@
 use super::decompose::Decomposition;
 use super::driver::DomainLinker;
 use super::merge::{DomainLabels, GhostPair, LabelMap, label_domain, owner_edges};
+use super::on_devices::{catalogue_split_on_devices, splits_on_devices};
 use super::slab_cpu::slab_catalogue_cpu;
 use super::split::{Slab, split};
 use crate::gpu::GpuDevice;
@@ -40,8 +41,8 @@ pub struct DomainsCatalogue {
 
 /// One domain after its device: interior halos with global smallest members, the labels of
 /// its boundary sets for the merge, and its owned particles' local halo ranks when asked for.
-struct DomainResult {
-    stage_seconds: Vec<(&'static str, f64)>,
+pub(super) struct DomainResult {
+    pub(super) stage_seconds: Vec<(&'static str, f64)>,
     halos: Vec<Halo>,
     n_interior_sets: usize,
     labels: Option<Vec<i32>>,
@@ -68,36 +69,59 @@ pub fn catalogue_in_domains(
     progress.report("domains", 0, 1);
     let decomposition =
         Decomposition::balanced(positions, n_domains, request.linking_length, request.frame);
-    let slabs = split(
-        &decomposition,
-        positions,
-        request.masses,
-        request.velocities,
-    );
-    let n_domains = slabs.len();
-    let n_ghosts = slabs.iter().map(|s| s.ghosts.len()).sum();
     progress.check()?;
-    stages.push(("split", lap(&mut clock)));
-
-    let (results, busy) = match linker {
-        DomainLinker::Cpu => {
-            let start = Instant::now();
-            let results = (0..n_domains)
-                .map(|d| {
-                    let out = slab_catalogue_cpu(
-                        &local_request(request, &slabs[d]),
-                        slabs[d].owned.len(),
-                        progress,
-                    )?;
-                    Ok(domain_result(&slabs[d], &decomposition, out))
-                })
-                .collect::<Result<Vec<_>, FofError>>()?;
-            (results, start.elapsed().as_secs_f64())
-        }
-        DomainLinker::Cuda(devices) => {
-            run_on_devices(&slabs, &decomposition, request, devices, progress)?
-        }
-    };
+    stages.push(("decompose", lap(&mut clock)));
+    let n_domains = decomposition.n_domains();
+    let host_slabs;
+    let device_owned;
+    let (results, busy, n_ghosts, owned): (Vec<DomainResult>, f64, usize, Vec<&[u32]>) =
+        match linker {
+            DomainLinker::Cuda(devices) if splits_on_devices(n_domains, devices) => {
+                let done = catalogue_split_on_devices(
+                    request,
+                    &decomposition,
+                    devices,
+                    progress,
+                    (&mut stages, &mut clock),
+                )?;
+                device_owned = done.owned_ids;
+                let owned = device_owned.iter().map(Vec::as_slice).collect();
+                (done.results, done.busy, done.n_ghosts, owned)
+            }
+            _ => {
+                host_slabs = split(
+                    &decomposition,
+                    positions,
+                    request.masses,
+                    request.velocities,
+                );
+                let n_ghosts = host_slabs.iter().map(|s| s.ghosts.len()).sum();
+                progress.check()?;
+                stages.push(("split", lap(&mut clock)));
+                let (results, busy) = match linker {
+                    DomainLinker::Cpu => {
+                        let start = Instant::now();
+                        let results = host_slabs
+                            .iter()
+                            .map(|slab| {
+                                let out = slab_catalogue_cpu(
+                                    &local_request(request, slab),
+                                    slab.owned.len(),
+                                    progress,
+                                )?;
+                                host_domain_result(slab, &decomposition, positions, out)
+                            })
+                            .collect::<Result<Vec<_>, FofError>>()?;
+                        (results, start.elapsed().as_secs_f64())
+                    }
+                    DomainLinker::Cuda(devices) => {
+                        run_on_devices(&host_slabs, &decomposition, request, devices, progress)?
+                    }
+                };
+                let owned = host_slabs.iter().map(|s| s.owned.as_slice()).collect();
+                (results, busy, n_ghosts, owned)
+            }
+        };
     stages.push(("devices", lap(&mut clock)));
     stages.push(("device busy, summed", busy));
     // The first slab's own stages on its device (none on the CPU), after a marker.
@@ -105,7 +129,6 @@ pub fn catalogue_in_domains(
         stages.push(("first slab's device stages:", 0.0));
         stages.extend_from_slice(&first.stage_seconds);
     }
-
     let mut incoming: Vec<Vec<GhostPair>> = vec![Vec::new(); n_domains];
     for r in &results {
         for &(owner, pair) in &r.boundary.ghosts {
@@ -167,7 +190,7 @@ pub fn catalogue_in_domains(
         .collect();
     stages.push(("merge + crossing halos", lap(&mut clock)));
 
-    let catalogue = assemble(request, &slabs, results, groups, &members, crossing_halos);
+    let catalogue = assemble(request, &owned, results, groups, &members, crossing_halos);
     let catalogue = Catalogue {
         n_sets_all_sizes: catalogue.n_sets_all_sizes + n_crossing_sets,
         ..catalogue
@@ -187,7 +210,7 @@ pub fn catalogue_in_domains(
 type DeviceDone = (Vec<(usize, DomainResult)>, f64);
 
 /// Seconds since `clock`, which restarts.
-fn lap(clock: &mut Instant) -> f64 {
+pub(super) fn lap(clock: &mut Instant) -> f64 {
     let seconds = clock.elapsed().as_secs_f64();
     *clock = Instant::now();
     seconds
@@ -209,7 +232,7 @@ fn run_on_devices(
         let slab = &slabs[d];
         let local = local_request(request, slab);
         let out = slab_catalogue_cuda(device, &local, slab.owned.len(), &Progress::none())?;
-        Ok(domain_result(slab, decomposition, out))
+        host_domain_result(slab, decomposition, request.positions, out)
     };
     let per_device: Vec<Result<DeviceDone, FofError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = devices
@@ -261,37 +284,78 @@ fn local_request<'a>(request: &CatalogueRequest<'_>, slab: &'a Slab) -> Catalogu
     }
 }
 
-/// One slab's catalogue with global smallest members, and its boundary sets for the merge.
-fn domain_result(slab: &Slab, decomposition: &Decomposition, out: SlabCatalogue) -> DomainResult {
+/// [`domain_result`] of a slab split on the host.
+fn host_domain_result(
+    slab: &Slab,
+    decomposition: &Decomposition,
+    positions: &[[f32; 3]],
+    out: SlabCatalogue,
+) -> Result<DomainResult, FofError> {
+    domain_result(out, slab.owned.len(), decomposition, positions, |locals| {
+        Ok(locals.iter().map(|&k| slab.global(k as usize)).collect())
+    })
+}
+
+/// One slab's catalogue with global smallest members, and its boundary sets for the merge;
+/// `global` gives the global indices of local particles of the slab (`n_owned` owned ones
+/// first), `positions` are the whole request's.
+pub(super) fn domain_result(
+    out: SlabCatalogue,
+    n_owned: usize,
+    decomposition: &Decomposition,
+    positions: &[[f32; 3]],
+    global: impl FnOnce(&[u32]) -> Result<Vec<u32>, FofError>,
+) -> Result<DomainResult, FofError> {
+    let locals: Vec<u32> = out
+        .halos
+        .iter()
+        .map(|h| h.min_index as u32)
+        .chain(out.boundary.iter().map(|&(k, _)| k))
+        .collect();
+    let ids = global(&locals)?;
+    if ids.len() != locals.len() || ids.iter().any(|&i| i as usize >= positions.len()) {
+        return Err(FofError::DeviceSplit(format!(
+            "{} global indices for {} local particles, or one beyond the {} particles",
+            ids.len(),
+            locals.len(),
+            positions.len()
+        )));
+    }
+    let (halo_ids, boundary_ids) = ids.split_at(out.halos.len());
     let halos = out
         .halos
         .into_iter()
-        .map(|h| Halo {
-            min_index: slab.global(h.min_index) as usize,
+        .zip(halo_ids)
+        .map(|(h, &id)| Halo {
+            min_index: id as usize,
             ..h
         })
         .collect();
-    DomainResult {
+    Ok(DomainResult {
         stage_seconds: out.stage_seconds,
         halos,
         n_interior_sets: out.n_interior_sets,
         labels: out.labels,
-        boundary: boundary_labels(slab, decomposition, &out.boundary),
-    }
+        boundary: boundary_labels(
+            n_owned,
+            decomposition,
+            positions,
+            &out.boundary,
+            boundary_ids,
+        ),
+    })
 }
 
 /// The merge's view of one slab from the members of its sets with a ghost (`boundary`: local
-/// index and set, by increasing index, so the owned ones come first in increasing global id).
+/// index and set, by increasing index, so the owned ones come first in increasing global id;
+/// `ids` their global indices).
 fn boundary_labels(
-    slab: &Slab,
+    n_owned: usize,
     decomposition: &Decomposition,
+    positions: &[[f32; 3]],
     boundary: &[(u32, u32)],
+    ids: &[u32],
 ) -> DomainLabels {
-    let n_owned = slab.owned.len();
-    let ids: Vec<u64> = boundary
-        .iter()
-        .map(|&(k, _)| u64::from(slab.global(k as usize)))
-        .collect();
     let owned: Vec<bool> = boundary
         .iter()
         .map(|&(k, _)| (k as usize) < n_owned)
@@ -304,20 +368,22 @@ fn boundary_labels(
         .iter()
         .map(|&(_, s)| sets.binary_search(&s).unwrap_or(0) as u32)
         .collect();
+    let ids64: Vec<u64> = ids.iter().map(|&i| u64::from(i)).collect();
     label_domain(
-        &ids,
+        &ids64,
         &owned,
-        |j| decomposition.owner(&slab.positions[boundary[j].0 as usize]),
+        |j| decomposition.owner(&positions[ids[j] as usize]),
         &dense,
     )
 }
 
 /// The catalogue from the domains' interior halos and the crossing halos (`groups` with their
-/// `members` ranges): all in catalogue order, and the labels when asked for. Its set count is
-/// the interior sets only.
+/// `members` ranges): all in catalogue order, and the labels when asked for (`owned` holds the
+/// global indices of each domain's owned particles, read only then). Its set count is the
+/// interior sets only.
 fn assemble(
     request: &CatalogueRequest<'_>,
-    slabs: &[Slab],
+    owned: &[&[u32]],
     results: Vec<DomainResult>,
     groups: Vec<(GroupKey, std::ops::Range<usize>)>,
     members: &[u32],
@@ -353,9 +419,9 @@ fn assemble(
             .into_par_iter()
             .map(|_| AtomicI32::new(-1))
             .collect();
-        for (d, slab) in slabs.iter().enumerate() {
+        for (d, owned) in owned.iter().enumerate() {
             if let Some(local) = &labels_of[d] {
-                slab.owned.par_iter().zip(local).for_each(|(&i, &label)| {
+                owned.par_iter().zip(local).for_each(|(&i, &label)| {
                     if let Some(&rank) = usize::try_from(label).ok().and_then(|l| rank_of[d].get(l))
                     {
                         out[i as usize].store(rank, Ordering::Relaxed);

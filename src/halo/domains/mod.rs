@@ -13,6 +13,7 @@ mod catalogue;
 mod decompose;
 mod driver;
 mod merge;
+mod on_devices;
 mod ranks;
 mod slab_cpu;
 mod split;
