@@ -45,9 +45,9 @@ pub struct FofArgs {
     /// Which implementation links the particles.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
-    /// CUDA devices to link on: all, or a list such as 0,1 (one spatial domain per device).
-    /// Default: the first device alone (one domain, or sub-boxes when it cannot hold them all),
-    /// which is faster than several today (the slab split and labels run on the CPU).
+    /// CUDA devices to link on: all, or a list such as 0,1 (one spatial domain per device, split
+    /// on the devices). Default: every device for selections of at least 2x10^8 particles, else
+    /// the first alone (one domain, or sub-boxes when it cannot hold them all).
     #[arg(long)]
     pub devices: Option<DeviceSelection>,
     /// Spatial domains (slabs with a ghost layer, merged across): default one per CUDA device,
@@ -137,7 +137,10 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     )
     .map_err(in_file)?;
     // Resolved once the input is known good, so that bad input is reported alone.
-    let devices = args.devices.clone().unwrap_or(DeviceSelection::First);
+    let devices = args
+        .devices
+        .clone()
+        .unwrap_or_else(|| default_devices(selected.positions.len()));
     let backend = Backend::resolve_on(args.backend, &devices)
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
     let domains = args.domains.map(|d| d as usize);
@@ -166,6 +169,21 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         print_summary(&result, file, &species_names, seconds);
     }
     Ok(())
+}
+
+/// Selections from this many particles link on every device by default.
+const ALL_DEVICES_FROM: usize = 200_000_000;
+
+/// The devices `fof` links on when `--devices` is not given: every device for large
+/// selections (split on the devices, one slab each: 4x10^8 particles on two H200s took
+/// 0.67 s against 0.83-0.87 s on one, BENCHMARKS.md), else the first alone, whose one domain
+/// has no split, merge or second device to start.
+fn default_devices(n: usize) -> DeviceSelection {
+    if n >= ALL_DEVICES_FROM {
+        DeviceSelection::All
+    } else {
+        DeviceSelection::First
+    }
 }
 
 /// The `--json` object; field names follow ../shared/reference/fof.
