@@ -30,7 +30,8 @@ bench() { # BINARY N REPEATS CHECK_UP_TO
 tests fof_domains_cuda
 {
     bench "$B/haloscope" 400000000 2 100000000
-    [ -x "$B/haloscope-before" ] && bench "$B/haloscope-before" 400000000 2 0
+    # The check also for the baseline: builds before f08b6ec abort with --check-up-to 0.
+    [ -x "$B/haloscope-before" ] && bench "$B/haloscope-before" 400000000 2 100000000
 } 2>&1 | tee "$out/bench.log"
 tests fof_cuda_catalogue
 bench "$B/haloscope" 1000000000 1 100000000 2>&1 | tee -a "$out/bench.log"
