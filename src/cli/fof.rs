@@ -46,7 +46,7 @@ pub struct FofArgs {
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
     /// CUDA devices to link on: all, or a list such as 0,1 (one spatial domain per device, split
-    /// on the devices). Default: every device for selections of at least 2x10^8 particles, else
+    /// on the devices). Default: every device for selections of at least 4x10^8 particles, else
     /// the first alone (one domain, or sub-boxes when it cannot hold them all).
     #[arg(long)]
     pub devices: Option<DeviceSelection>,
@@ -172,12 +172,13 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
 }
 
 /// Selections from this many particles link on every device by default.
-const ALL_DEVICES_FROM: usize = 200_000_000;
+const ALL_DEVICES_FROM: usize = 400_000_000;
 
 /// The devices `fof` links on when `--devices` is not given: every device for large
-/// selections (split on the devices, one slab each: 4x10^8 particles on two H200s took
-/// 0.67 s against 0.83-0.87 s on one, BENCHMARKS.md), else the first alone, whose one domain
-/// has no split, merge or second device to start.
+/// selections, else the first alone, whose one domain has no split, merge or second device to
+/// start. Split on two H200s, 10^8 / 2x10^8 / 4x10^8 particles link in 0.19 / 0.34 / 0.67 s
+/// against 0.22 / 0.44 / 0.83-0.87 s on one (BENCHMARKS.md), while opening a second device
+/// adds about 0.1 s: a gain from about 4x10^8.
 fn default_devices(n: usize) -> DeviceSelection {
     if n >= ALL_DEVICES_FROM {
         DeviceSelection::All
