@@ -123,7 +123,10 @@ fn observe(
             .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the events panicked")));
         (opened, prepared)
     });
-    let backend = opened?;
+    let (backend, open_seconds) = opened?;
+    // Beside "read" and "prepare", not after them: they overlap.
+    stages.record("open", open_seconds.open);
+    stages.record("kernels", open_seconds.kernels);
     let prepared = prepared?;
     check_trials(args.trials, prepared.bins.len(), prepared.cuts.len())
         .map_err(|err| anyhow::anyhow!("--trials: {err}"))?;
@@ -139,18 +142,35 @@ fn observe(
     Ok((run, batch))
 }
 
+/// Wall-clock seconds of [`open_backend`]'s two steps.
+struct OpenSeconds {
+    /// Resolving the back-end: the driver and each device's context.
+    open: f64,
+    /// The counting kernels' compile or cache load on every device.
+    kernels: f64,
+}
+
 /// This rank's back-end, with the CUDA counting kernels loaded on each of its devices.
-fn open_backend(args: &TwopointArgs, collective: &dyn Collective) -> anyhow::Result<Backend> {
+fn open_backend(
+    args: &TwopointArgs,
+    collective: &dyn Collective,
+) -> anyhow::Result<(Backend, OpenSeconds)> {
+    let start = Instant::now();
     let backend = args
         .devices
         .resolve_for_rank(args.backend, collective, DeviceSelection::All)
         .context("--backend cuda")?;
+    let opened = Instant::now();
     // Every device's kernels at once. A failure here is reported by the first count on that
     // device, with its context.
     backend.devices().par_iter().for_each(|device| {
         let _ = load_kernels(device);
     });
-    Ok(backend)
+    let seconds = OpenSeconds {
+        open: (opened - start).as_secs_f64(),
+        kernels: opened.elapsed().as_secs_f64(),
+    };
+    Ok((backend, seconds))
 }
 
 /// The events of `args.files`, read and prepared for counting.
@@ -354,6 +374,11 @@ impl StageSeconds {
         let out = stage();
         self.stages.push((name, start.elapsed().as_secs_f64()));
         out
+    }
+
+    /// Records `seconds` under `name` for a stage timed elsewhere (on another thread).
+    fn record(&mut self, name: &'static str, seconds: f64) {
+        self.stages.push((name, seconds));
     }
 
     fn to_json(&self) -> Value {

@@ -4,59 +4,127 @@
 use super::histogram::CountHistogram;
 use super::stats::FitKind;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Distinct values from which [`ks_distance`] evaluates the fit's CDF on several threads: below
-/// this the evaluations cost less than handing them out.
+/// Points from which the fit's CDF is evaluated on several threads: below this the
+/// evaluations cost less than handing them out.
 const PARALLEL_CDF_VALUES: usize = 512;
+/// Points per task of the threaded evaluation (a gamma CDF at large shapes costs tens of µs).
+const CDF_CHUNK: usize = 64;
+
+/// Where a bin's KS distance compares the fit with the samples: the counts at which the fit's
+/// CDF is evaluated, each with the samples' CDF it is compared with.
+///
+/// The distance is the largest |empirical − model| at each distinct value (samples ≤ it) and
+/// just below it (samples < it, model at value − 1). Trial counts are mostly consecutive
+/// integers, so the comparison below a value is usually the one at the value before it (the
+/// same empirical fraction, `seen / n`, against the same model value) and adds nothing to the
+/// maximum; at 0 it is 0 − 0. Only the first value of each run needs the model below it.
+/// A maximum does not depend on the order of its terms (NaN terms are skipped, as `f64::max`
+/// skips them), so the terms can be evaluated in any order and on any thread.
+#[derive(Debug, Clone, Default)]
+pub struct KsPoints {
+    counts: Vec<u64>,
+    empirical: Vec<f64>,
+}
+
+impl KsPoints {
+    /// The points of `histogram`, in value order.
+    pub fn of(histogram: &CountHistogram) -> Self {
+        let n = histogram.total() as f64;
+        let mut points = Self::default();
+        let mut seen = 0u64;
+        let mut previous: Option<u64> = None;
+        for (value, multiplicity) in histogram.iter() {
+            let below = seen as f64 / n;
+            seen += multiplicity;
+            if value != 0 && previous.is_none_or(|p| p + 1 != value) {
+                points.counts.push(value - 1);
+                points.empirical.push(below);
+            }
+            points.counts.push(value);
+            points.empirical.push(seen as f64 / n);
+            previous = Some(value);
+        }
+        points
+    }
+
+    /// |empirical − model| at each point, in point order.
+    pub fn terms(&self, fit: &FitKind) -> Vec<f64> {
+        let terms_of = |(counts, empirical): (&[u64], &[f64])| -> Vec<f64> {
+            let models = fit.cdfs_at(counts);
+            empirical
+                .iter()
+                .zip(models)
+                .map(|(e, m)| (e - m).abs())
+                .collect()
+        };
+        if self.counts.len() >= PARALLEL_CDF_VALUES {
+            self.counts
+                .par_chunks(CDF_CHUNK)
+                .zip(self.empirical.par_chunks(CDF_CHUNK))
+                .flat_map_iter(terms_of)
+                .collect()
+        } else {
+            terms_of((&self.counts, &self.empirical))
+        }
+    }
+
+    /// The KS distance of `fit`, or `None` once some term exceeds `cap` (the distance then
+    /// surely does). Chunks whose `hint` terms (another fit's, from [`Self::terms`]) are
+    /// largest go first, so that a fit farther from the samples than that one is usually found
+    /// out after a few chunks; a fit that stays within `cap` costs every evaluation.
+    pub fn distance_within(&self, fit: &FitKind, cap: f64, hint: &[f64]) -> Option<f64> {
+        let chunks = self.counts.len().div_ceil(CDF_CHUNK);
+        let chunk_max = |c: usize| {
+            let range = c * CDF_CHUNK..((c + 1) * CDF_CHUNK).min(self.counts.len());
+            max_term(hint.get(range).unwrap_or(&[]))
+        };
+        let mut order: Vec<usize> = (0..chunks).collect();
+        order.sort_by(|&a, &b| chunk_max(b).total_cmp(&chunk_max(a)));
+        let exceeded = AtomicBool::new(false);
+        let chunk_distance = |&c: &usize| -> f64 {
+            if exceeded.load(Ordering::Relaxed) {
+                return 0.0;
+            }
+            let range = c * CDF_CHUNK..((c + 1) * CDF_CHUNK).min(self.counts.len());
+            let models = fit.cdfs_at(&self.counts[range.clone()]);
+            let distance = self.empirical[range]
+                .iter()
+                .zip(models)
+                .fold(0.0f64, |d, (e, m)| d.max((e - m).abs()));
+            if distance > cap {
+                exceeded.store(true, Ordering::Relaxed);
+            }
+            distance
+        };
+        // One chunk per thread first: if the fit is out, this usually shows it.
+        let first = order.len().min(rayon::current_num_threads().max(1));
+        let (leading, rest) = order.split_at(first);
+        let fold = |a: f64, b: f64| a.max(b);
+        let mut distance = leading.par_iter().map(chunk_distance).reduce(|| 0.0, fold);
+        if !exceeded.load(Ordering::Relaxed) {
+            let rest = rest.par_iter().map(chunk_distance).reduce(|| 0.0, fold);
+            distance = distance.max(rest);
+        }
+        (!exceeded.load(Ordering::Relaxed)).then_some(distance)
+    }
+}
+
+/// The largest of `terms` (0 for none; NaN terms skipped): a KS distance from its terms.
+pub fn max_term(terms: &[f64]) -> f64 {
+    terms.iter().fold(0.0f64, |d, &t| d.max(t))
+}
 
 /// Kolmogorov–Smirnov distance between integer samples (as a histogram) and a fit's CDF at the
-/// sample values (with continuity correction).
+/// sample values (with continuity correction), as the largest of [`KsPoints::terms`].
 ///
 /// The CDF evaluations (a gamma CDF costs far more than the rest) are independent: they are made
-/// first, on several threads for a histogram of many distinct values, and the distance is then
-/// folded in value order, so the result has the same bits however many threads ran.
+/// several at once ([`FitKind::cdfs_at`]) and on several threads for a histogram of many
+/// distinct values; a maximum does not depend on their order, so the result has the same bits
+/// however many threads ran.
 pub fn ks_distance(histogram: &CountHistogram, fit: &FitKind) -> f64 {
-    let n = histogram.total() as f64;
-    let values: Vec<(u64, u64)> = histogram.iter().collect();
-    // Trial counts are mostly consecutive integers, so the model below a value is usually the
-    // one at the value before it: only the CDF at each value, and below the first of each run,
-    // are evaluated.
-    let model_below_needed = |i: usize| {
-        let value = values[i].0;
-        value != 0 && (i == 0 || values[i - 1].0 + 1 != value)
-    };
-    let cdfs = |i: usize| {
-        let value = values[i].0;
-        let below = model_below_needed(i).then(|| fit.cdf_at(value - 1));
-        (below, fit.cdf_at(value))
-    };
-    let models: Vec<(Option<f64>, f64)> = if values.len() >= PARALLEL_CDF_VALUES {
-        (0..values.len())
-            .into_par_iter()
-            .with_min_len(64)
-            .map(cdfs)
-            .collect()
-    } else {
-        (0..values.len()).map(cdfs).collect()
-    };
-    let mut distance: f64 = 0.0;
-    let mut seen = 0u64;
-    let mut last_model = 0.0;
-    for (&(value, multiplicity), &(below_model, model_at)) in values.iter().zip(&models) {
-        let below = seen as f64 / n;
-        seen += multiplicity;
-        let at_or_below = seen as f64 / n;
-        let model_below = match below_model {
-            Some(model) => model,
-            None if value == 0 => 0.0,
-            None => last_model,
-        };
-        last_model = model_at;
-        distance = distance
-            .max((below - model_below).abs())
-            .max((at_or_below - model_at).abs());
-    }
-    distance
+    max_term(&KsPoints::of(histogram).terms(fit))
 }
 
 #[cfg(test)]
@@ -117,6 +185,37 @@ mod tests {
                     want.to_bits(),
                     "{fit:?}"
                 );
+            }
+        }
+    }
+
+    /// A cap at or above the distance gives it with the same bits; a cap below it gives `None`,
+    /// whatever the hint's order.
+    #[test]
+    fn a_capped_distance_is_exact_or_none() {
+        let mut histogram = CountHistogram::default();
+        for v in (40_000..52_000u64).filter(|v| v % 11 != 4) {
+            histogram.add_many(v, 1 + (v * 7919) % 13);
+        }
+        let points = KsPoints::of(&histogram);
+        let gamma = FitKind::Gamma {
+            shape: 46_000.0 * 46_000.0 / 4.1e6,
+            scale: 4.1e6 / 46_000.0,
+        };
+        let gaussian = FitKind::Gaussian {
+            mean: 46_000.0,
+            sigma: 4.1e6f64.sqrt(),
+        };
+        let hint = points.terms(&gaussian);
+        let exact = ks_distance(&histogram, &gamma);
+        assert_eq!(exact.to_bits(), sequential(&histogram, &gamma).to_bits());
+        for hint in [&hint[..], &[][..]] {
+            for cap in [exact, exact * 1.5, f64::INFINITY] {
+                let got = points.distance_within(&gamma, cap, hint);
+                assert_eq!(got.map(f64::to_bits), Some(exact.to_bits()), "cap {cap}");
+            }
+            for cap in [exact * 0.999, 0.0] {
+                assert_eq!(points.distance_within(&gamma, cap, hint), None, "cap {cap}");
             }
         }
     }

@@ -17,6 +17,7 @@ pub mod counts;
 pub mod cpu;
 pub mod cuda;
 pub mod cuts;
+mod gamma_lanes;
 pub mod grid;
 pub mod histogram;
 pub mod ks;

@@ -10,7 +10,7 @@
 //! best local p over all bins is compared with the observed best (same trials, no fit).
 
 use super::histogram::{CountHistogram, TrialRows};
-use super::ks::ks_distance;
+use super::ks::{KsPoints, max_term};
 use super::significance::{BinSignificance, PostTrialSignificance};
 use super::{Counts, Prepared, TrialBatch, TwoPointError};
 use rayon::prelude::*;
@@ -55,6 +55,15 @@ impl FitKind {
     /// P(X ≤ x + ½) under the fit (the CDF the KS distance compares with).
     pub fn cdf_at(&self, count: u64) -> f64 {
         1.0 - self.p_at_least(count + 1)
+    }
+
+    /// [`Self::cdf_at`] of each count, with the same bits (a gamma's several at once: see
+    /// gamma_lanes.rs).
+    pub fn cdfs_at(&self, counts: &[u64]) -> Vec<f64> {
+        match *self {
+            Self::Gamma { shape, scale } => super::gamma_lanes::gamma_cdf_at(shape, scale, counts),
+            Self::Gaussian { .. } => counts.iter().map(|&c| self.cdf_at(c)).collect(),
+        }
     }
 }
 
@@ -295,22 +304,15 @@ impl Analysis {
             significance_sigma_fit: None,
         };
         if trials >= 2 && variance > 0.0 && mean > 0.0 {
-            let histogram = &self.histograms[i];
-            let candidates = [
-                FitKind::Gamma {
-                    shape: mean * mean / variance,
-                    scale: variance / mean,
-                },
-                FitKind::Gaussian {
-                    mean,
-                    sigma: variance.sqrt(),
-                },
-            ];
-            let best = candidates
-                .iter()
-                .map(|fit| (*fit, ks_distance(histogram, fit)))
-                .filter(|(_, d)| d.is_finite())
-                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let gamma = FitKind::Gamma {
+                shape: mean * mean / variance,
+                scale: variance / mean,
+            };
+            let gaussian = FitKind::Gaussian {
+                mean,
+                sigma: variance.sqrt(),
+            };
+            let best = closest_fit(&KsPoints::of(&self.histograms[i]), gamma, gaussian);
             if let Some((fit, distance)) = best {
                 let p = fit.p_at_least(observed);
                 stats.fit = Some(fit);
@@ -379,6 +381,30 @@ impl Analysis {
             })
             .sum();
         Some(as_extreme)
+    }
+}
+
+/// Of `gamma` and `gaussian`, the fit closer to the samples at `points` in KS distance, with
+/// that distance (the gamma on a tie; `None` when neither distance is finite).
+///
+/// The Gaussian's CDF is cheap and the gamma's dear (see gamma_lanes.rs): the Gaussian's
+/// distance comes first, then the gamma's only while it can still be the closer one. A single
+/// gamma term above the Gaussian's distance makes the gamma's distance larger, so the choice
+/// and the distance kept are those of comparing both full distances.
+fn closest_fit(points: &KsPoints, gamma: FitKind, gaussian: FitKind) -> Option<(FitKind, f64)> {
+    let gaussian_terms = points.terms(&gaussian);
+    let gaussian_distance = max_term(&gaussian_terms);
+    let cap = if gaussian_distance.is_finite() {
+        gaussian_distance
+    } else {
+        f64::INFINITY
+    };
+    match points.distance_within(&gamma, cap, &gaussian_terms) {
+        None => Some((gaussian, gaussian_distance)),
+        Some(gamma_distance) => [(gamma, gamma_distance), (gaussian, gaussian_distance)]
+            .into_iter()
+            .filter(|(_, d)| d.is_finite())
+            .min_by(|a, b| a.1.total_cmp(&b.1)),
     }
 }
 
@@ -572,6 +598,75 @@ mod tests {
             analysis.post_trial_p(),
             Some(post_trial_reference(&observed, &trials))
         );
+    }
+
+    /// The fit and distance `closest_fit` keeps equal comparing both full KS distances (the
+    /// gamma on a tie), over backgrounds where either fit wins.
+    #[test]
+    fn the_closest_fit_is_the_one_of_both_full_distances() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut uniform = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        };
+        let mut wins = [0, 0];
+        for (mean, sigma, skew) in [
+            (3.0, 1.8, 0.8),
+            (40.0, 7.0, 0.3),
+            (2_500.0, 50.0, 0.05),
+            (48_870.0, 184.0, 0.0),
+            (48_870.0, 184.0, 0.02),
+            (978_988.0, 994.0, 0.01),
+            (18_890_300.0, 5_039.0, 0.0),
+            (65.0, 10.0, -0.2),
+        ] {
+            for round in 0..3 {
+                let mut histogram = CountHistogram::default();
+                for _ in 0..(3_000 + round * 4_000) {
+                    // Box–Muller, bent by `skew`: symmetric or skewed backgrounds.
+                    let z =
+                        (-2.0 * uniform().ln()).sqrt() * (std::f64::consts::TAU * uniform()).cos();
+                    let x = mean + sigma * (z + skew * (z * z - 1.0));
+                    histogram.add(x.round().max(0.0) as u64);
+                }
+                let n = histogram.total() as f64;
+                let m = histogram
+                    .iter()
+                    .map(|(v, k)| v as f64 * k as f64)
+                    .sum::<f64>()
+                    / n;
+                let var = histogram
+                    .iter()
+                    .map(|(v, k)| (v as f64 - m).powi(2) * k as f64)
+                    .sum::<f64>()
+                    / (n - 1.0);
+                let gamma = FitKind::Gamma {
+                    shape: m * m / var,
+                    scale: var / m,
+                };
+                let gaussian = FitKind::Gaussian {
+                    mean: m,
+                    sigma: var.sqrt(),
+                };
+                let want = [gamma, gaussian]
+                    .iter()
+                    .map(|fit| (*fit, super::super::ks::ks_distance(&histogram, fit)))
+                    .filter(|(_, d)| d.is_finite())
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+                    .expect("a fit");
+                let got = closest_fit(&KsPoints::of(&histogram), gamma, gaussian).expect("a fit");
+                assert_eq!(got.0, want.0, "mean {mean} round {round}");
+                assert_eq!(
+                    got.1.to_bits(),
+                    want.1.to_bits(),
+                    "mean {mean} round {round}"
+                );
+                wins[usize::from(matches!(want.0, FitKind::Gaussian { .. }))] += 1;
+            }
+        }
+        assert!(wins[0] > 0 && wins[1] > 0, "gamma, Gaussian wins: {wins:?}");
     }
 
     #[test]
