@@ -493,6 +493,12 @@ override QUADS: bool = false;
 override FOLD: bool = false;
 // Measuring aid: `tile_fixed` as `to_fixed`, with its carry test.
 override CARRY: bool = false;
+// INTFIX: `tile_fixed` by `fixed_bits` (integer operations on the value's bits) rather than
+// `fixed_floor` (two roundings and two conversions, the GPU's slow float-to-integer unit).
+override INTFIX: bool = false;
+// SKIP: the larger splats' loop with QUADS skips a 2×2 group whose every pixel is outside the
+// splat's disc before computing its weights (see `tiles`).
+override SKIP: bool = false;
 
 // `to_fixed` for the tiles pass: v·2^k as (lo, hi), v already times 2^(k − 32) with FOLD.
 // Without `to_fixed`'s carry test, which never holds: t ≥ 0 (or NaN or ∞, which skip it alike),
@@ -506,9 +512,41 @@ fn tile_fixed(v: f32) -> vec2<u32> {
     if !FOLD {
         t = v * view.colour.w;
     }
+    if INTFIX {
+        return fixed_bits(t);
+    }
+    return fixed_floor(t);
+}
+
+// t·2^32 rounded to nearest, ties to even, as (lo, hi) words, for t in [0, 2^32) or −0: the
+// whole part, then the fraction (exact) times 2^32 (exact) rounded by `round`.
+fn fixed_floor(t: f32) -> vec2<u32> {
     let hi = floor(t);
     let lo = round((t - hi) * 4294967296.0);
     return vec2<u32>(u32(lo), u32(hi));
+}
+
+// `fixed_floor` by integer operations, the same words for every t in [0, 2^32) and −0
+// (checked over every such f32 by the render_wgpu test `fixed_bits_is_fixed_floor`).
+// x = |t|·2^32 is exact (a power-of-two scale of a normal or zero value stays normal; a
+// subnormal t flushed to 0 here gives 0, as `fixed_floor` does, its x being below 2^−117). Below
+// 2^23 x has a fraction: x + 2^23 lies in [2^23, 2^24], where the f32 spacing is 1, so the
+// addition rounds x to the nearest integer, ties to even (as `round`), and the sum's bits less
+// those of 2^23 are that integer (2^24 gives 2^23, which is right). From 2^23 up x is an
+// integer, m·2^s with m the 24-bit significand and 0 ≤ s < 41: the 64-bit m << s, as words.
+fn fixed_bits(t: f32) -> vec2<u32> {
+    let x = abs(t) * 4294967296.0;
+    let bits = bitcast<u32>(x);
+    let rounded = bitcast<u32>(x + 8388608.0) - 0x4b000000u;
+    // Both cases as selects: the lanes of a group take either.
+    let s = (bits >> 23u) - 150u;
+    let m = (bits & 0x7fffffu) | 0x800000u;
+    let low = min(s, 31u);
+    let lo = select(m << low, 0u, s >= 32u);
+    // m >> (32 − s) for s < 32, in two shifts below 32 (s = 0 gives 0).
+    let hi = select((m >> 1u) >> (31u - low), m << ((s - 32u) & 31u), s >= 32u);
+    let whole = bits >= 0x4b000000u;
+    return vec2<u32>(select(rounded, lo, whole), select(0u, hi, whole));
 }
 
 // (lo, hi) += v·2^k in registers.
@@ -733,6 +771,16 @@ fn tiles(
                 let dx1 = ((qi + 1.0) + 0.5) - sp.x;
                 let dy0 = (qj + 0.5) - sp.y;
                 let dy1 = ((qj + 1.0) + 0.5) - sp.y;
+                // SKIP: mx, my are the group's least |dx|, |dy|; every pixel's disc test
+                // (`weight_at`) adds rn(dx²) ≥ rn(mx²) and rn(dy²) ≥ rn(my²), and rounding is
+                // monotonic, so when this sum is beyond cut² so is each pixel's: all weigh 0.
+                if SKIP {
+                    let mx = min(abs(dx0), abs(dx1));
+                    let my = min(abs(dy0), abs(dy1));
+                    if mul(mx, mx) + mul(my, my) > sp.w {
+                        continue;
+                    }
+                }
                 // Bit 0 of `on` for pixel (0, 0), 1 for (1, 0), 2 for (0, 1), 3 for (1, 1).
                 let on = (cols * (rows & 1u)) | ((cols * (rows >> 1u)) << 2u);
                 let w00 = select(0.0, weight_at(dx0, dy0, sp.z, sp.w), (on & 1u) != 0u);

@@ -90,6 +90,12 @@ pub struct WgpuTuning {
     pub zero_init_tiles: bool,
     /// Measuring aid: the tiles pass converts to fixed point with `to_fixed`'s carry test.
     pub carry_test: bool,
+    /// The tiles pass converts to fixed point by integer operations on the value's bits
+    /// (splat.wgsl's `fixed_bits`) rather than by roundings and float-to-integer conversions.
+    pub int_fixed: bool,
+    /// With `quads`, the tiles pass skips a 2×2 group outside a splat's disc before its
+    /// weights (an exact test on the group's nearest column and row).
+    pub skip_groups: bool,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
     pub profile_passes: bool,
@@ -98,7 +104,7 @@ pub struct WgpuTuning {
 impl WgpuTuning {
     /// The tuning with what `$HALOSCOPE_WGPU_TUNING` sets (comma-separated `name=value` of
     /// `chunk`, `small`, `medium`, and 0 or 1 for `int64`, `parts`, `blocks`, `order`,
-    /// `quads`, `fold`, `zinit`, `carry`, `profile`); a malformed entry is ignored with a
+    /// `quads`, `fold`, `zinit`, `carry`, `intfix`, `skip`, `profile`); a malformed entry is ignored with a
     /// warning, since the variable is a developer's measuring aid.
     pub fn with_env_overrides(self) -> Self {
         match std::env::var("HALOSCOPE_WGPU_TUNING") {
@@ -127,6 +133,8 @@ impl WgpuTuning {
                 Some(("fold", v)) => self.fold = v != 0,
                 Some(("zinit", v)) => self.zero_init_tiles = v != 0,
                 Some(("carry", v)) => self.carry_test = v != 0,
+                Some(("intfix", v)) => self.int_fixed = v != 0,
+                Some(("skip", v)) => self.skip_groups = v != 0,
                 _ => log::warn!("HALOSCOPE_WGPU_TUNING: ignored `{item}`"),
             }
         }
@@ -150,6 +158,8 @@ impl Default for WgpuTuning {
             fold: true,
             zero_init_tiles: true,
             carry_test: false,
+            int_fixed: false,
+            skip_groups: false,
             profile_passes: false,
         }
     }
@@ -197,6 +207,8 @@ impl WgpuRenderer {
             fold: tuning.fold,
             zero_init: tuning.zero_init_tiles,
             carry: tuning.carry_test,
+            intfix: tuning.int_fixed,
+            skip: tuning.skip_groups,
         };
         let pipelines = Pipelines::new(&context.device, tuning.int64_atomics, tiles)?;
         let order = if tuning.order {
