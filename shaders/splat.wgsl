@@ -493,9 +493,10 @@ override QUADS: bool = false;
 override FOLD: bool = false;
 // Measuring aid: `tile_fixed` as `to_fixed`, with its carry test.
 override CARRY: bool = false;
-// INTFIX: `tile_fixed` by `fixed_bits` (integer operations on the value's bits) rather than
-// `fixed_floor` (two roundings and two conversions, the GPU's slow float-to-integer unit).
-override INTFIX: bool = false;
+// INTFIX: `tile_fixed` by integer operations on the value's bits rather than `fixed_floor`
+// (two roundings and two conversions, the GPU's slow float-to-integer unit): 1 `fixed_bits`
+// (selects), 2 `fixed_bits_branch` (the common case first).
+override INTFIX: u32 = 0u;
 // SKIP: the larger splats' loop with QUADS skips a 2×2 group whose every pixel is outside the
 // splat's disc before computing its weights (see `tiles`).
 override SKIP: bool = false;
@@ -512,8 +513,11 @@ fn tile_fixed(v: f32) -> vec2<u32> {
     if !FOLD {
         t = v * view.colour.w;
     }
-    if INTFIX {
+    if INTFIX == 1u {
         return fixed_bits(t);
+    }
+    if INTFIX == 2u {
+        return fixed_bits_branch(t);
     }
     return fixed_floor(t);
 }
@@ -527,7 +531,8 @@ fn fixed_floor(t: f32) -> vec2<u32> {
 }
 
 // `fixed_floor` by integer operations, the same words for every t in [0, 2^32) and −0
-// (checked over every such f32 by the render_wgpu test `fixed_bits_is_fixed_floor`).
+// (checked over every such f32 by the render_wgpu test `fixed_bits_is_fixed_floor`, as is
+// `fixed_bits_branch`).
 // x = |t|·2^32 is exact (a power-of-two scale of a normal or zero value stays normal; a
 // subnormal t flushed to 0 here gives 0, as `fixed_floor` does, its x being below 2^−117). Below
 // 2^23 x has a fraction: x + 2^23 lies in [2^23, 2^24], where the f32 spacing is 1, so the
@@ -547,6 +552,23 @@ fn fixed_bits(t: f32) -> vec2<u32> {
     let hi = select((m >> 1u) >> (31u - low), m << ((s - 32u) & 31u), s >= 32u);
     let whole = bits >= 0x4b000000u;
     return vec2<u32>(select(rounded, lo, whole), select(0u, hi, whole));
+}
+
+// `fixed_bits` with branches, the usual case first: a splat's value times 2^k is mostly
+// between 2^23 and 2^55 (s below 32; below 2^23, s wraps far beyond), where the words are
+// m << s and m >> (32 − s).
+fn fixed_bits_branch(t: f32) -> vec2<u32> {
+    let x = abs(t) * 4294967296.0;
+    let bits = bitcast<u32>(x);
+    let s = (bits >> 23u) - 150u;
+    let m = (bits & 0x7fffffu) | 0x800000u;
+    if s < 32u {
+        return vec2<u32>(m << s, (m >> 1u) >> (31u - s));
+    }
+    if bits < 0x4b000000u {
+        return vec2<u32>(bitcast<u32>(x + 8388608.0) - 0x4b000000u, 0u);
+    }
+    return vec2<u32>(0u, m << ((s - 32u) & 31u));
 }
 
 // (lo, hi) += v·2^k in registers.

@@ -276,16 +276,17 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
     // driver, with and without medium splats, converting to fixed point by integer operations
     // or not, skipping 2×2 groups outside the disc or not: the same bits.
     for (quads, fold, zero_init, medium, intfix, skip) in [
-        (false, false, true, 8, false, false),
-        (true, false, true, 8, false, false),
-        (false, true, false, 8, false, false),
-        (true, true, false, 8, false, false),
-        (true, true, false, 0, false, false),
-        (true, false, true, 16, false, false),
-        (true, true, false, 8, true, true),
-        (true, false, true, 0, true, false),
-        (false, true, false, 16, true, false),
-        (true, true, false, 0, false, true),
+        (false, false, true, 8, 0, false),
+        (true, false, true, 8, 0, false),
+        (false, true, false, 8, 0, false),
+        (true, true, false, 8, 0, false),
+        (true, true, false, 0, 0, false),
+        (true, false, true, 16, 0, false),
+        (true, true, false, 8, 1, true),
+        (true, false, true, 0, 2, false),
+        (false, true, false, 16, 1, false),
+        (true, true, false, 0, 0, true),
+        (true, true, false, 8, 2, true),
     ] {
         let mut r = renderer(WgpuTuning {
             quads,
@@ -471,7 +472,7 @@ fn render_cli_with_backend_wgpu_writes_the_cpu_png() {
     assert!(worst <= 1, "PNGs differ by {worst} levels");
 }
 
-/// The tiles pass's two fixed-point conversions, `fixed_floor` and `fixed_bits` of
+/// The tiles pass's fixed-point conversions, `fixed_floor` against `fixed_bits` and `fixed_bits_branch` of
 /// shaders/splat.wgsl, run on the adapter over the f32 bit patterns `first + n·stride` for n
 /// below `count`, in dispatches of at most 2^24 values; returns how many gave other words and
 /// the least such pattern (u32::MAX when none).
@@ -492,7 +493,7 @@ fn fixed_check_main(
     }
     let bits = fixed_range.x + n * fixed_range.y;
     let t = bitcast<f32>(bits);
-    if any(fixed_floor(t) != fixed_bits(t)) {
+    if any(fixed_floor(t) != fixed_bits(t)) || any(fixed_floor(t) != fixed_bits_branch(t)) {
         atomicAdd(&fixed_check[0], 1u);
         atomicMin(&fixed_check[1], bits);
     }

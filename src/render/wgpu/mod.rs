@@ -90,9 +90,10 @@ pub struct WgpuTuning {
     pub zero_init_tiles: bool,
     /// Measuring aid: the tiles pass converts to fixed point with `to_fixed`'s carry test.
     pub carry_test: bool,
-    /// The tiles pass converts to fixed point by integer operations on the value's bits
-    /// (splat.wgsl's `fixed_bits`) rather than by roundings and float-to-integer conversions.
-    pub int_fixed: bool,
+    /// How the tiles pass converts to fixed point: 0 by roundings and float-to-integer
+    /// conversions, 1 or 2 by integer operations on the value's bits (splat.wgsl's `fixed_bits`
+    /// with selects, `fixed_bits_branch` with branches).
+    pub int_fixed: u32,
     /// With `quads`, the tiles pass skips a 2×2 group outside a splat's disc before its
     /// weights (an exact test on the group's nearest column and row).
     pub skip_groups: bool,
@@ -133,7 +134,7 @@ impl WgpuTuning {
                 Some(("fold", v)) => self.fold = v != 0,
                 Some(("zinit", v)) => self.zero_init_tiles = v != 0,
                 Some(("carry", v)) => self.carry_test = v != 0,
-                Some(("intfix", v)) => self.int_fixed = v != 0,
+                Some(("intfix", v)) => self.int_fixed = v.min(2) as u32,
                 Some(("skip", v)) => self.skip_groups = v != 0,
                 _ => log::warn!("HALOSCOPE_WGPU_TUNING: ignored `{item}`"),
             }
@@ -158,7 +159,7 @@ impl Default for WgpuTuning {
             fold: true,
             zero_init_tiles: true,
             carry_test: false,
-            int_fixed: false,
+            int_fixed: 0,
             skip_groups: false,
             profile_passes: false,
         }

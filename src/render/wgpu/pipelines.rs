@@ -94,7 +94,8 @@ pub(crate) struct TilesVariant {
     pub(crate) fold: bool,
     pub(crate) zero_init: bool,
     pub(crate) carry: bool,
-    pub(crate) intfix: bool,
+    /// `INTFIX`: 0 floor and round, 1 or 2 the two integer forms.
+    pub(crate) intfix: u32,
     pub(crate) skip: bool,
 }
 
@@ -110,7 +111,7 @@ fn tiles_pipeline(
         ("QUADS", flag(variant.quads)),
         ("FOLD", flag(fold)),
         ("CARRY", flag(variant.carry)),
-        ("INTFIX", flag(variant.intfix)),
+        ("INTFIX", f64::from(variant.intfix)),
         ("SKIP", flag(variant.skip)),
     ];
     let options = wgpu::PipelineCompilationOptions {
