@@ -472,10 +472,10 @@ fn render_cli_with_backend_wgpu_writes_the_cpu_png() {
     assert!(worst <= 1, "PNGs differ by {worst} levels");
 }
 
-/// The tiles pass's fixed-point conversions, `fixed_floor` against `fixed_bits` and `fixed_bits_branch` of
-/// shaders/splat.wgsl, run on the adapter over the f32 bit patterns `first + n·stride` for n
-/// below `count`, in dispatches of at most 2^24 values; returns how many gave other words and
-/// the least such pattern (u32::MAX when none).
+/// The tiles pass's fixed-point conversions of shaders/splat.wgsl, `fixed_floor` against
+/// `fixed_bits` and `fixed_bits_branch`, run on the adapter over the f32 bit patterns
+/// `first + n·stride` for n below `count`, in dispatches of at most 2^24 values; returns how
+/// many gave other words and the least such pattern (u32::MAX when none).
 fn fixed_conversions_differ(context: &WgpuContext, ranges: &[(u32, u32, u32)]) -> (u64, u32) {
     use wgpu::util::DeviceExt;
     const CHECK: &str = "
