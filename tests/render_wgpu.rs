@@ -274,19 +274,19 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
     // The tiles pass's larger splats by 2×2 pixel groups or one pixel per invocation, its rgb
     // with the fixed-point scale folded in or not, its workgroup memory not zeroed by the
     // driver, with and without medium splats, converting to fixed point by integer operations
-    // or not, skipping 2×2 groups outside the disc or not: the same bits.
-    for (quads, fold, zero_init, medium, intfix, skip) in [
-        (false, false, true, 8, 0, false),
-        (true, false, true, 8, 0, false),
-        (false, true, false, 8, 0, false),
-        (true, true, false, 8, 0, false),
-        (true, true, false, 0, 0, false),
-        (true, false, true, 16, 0, false),
-        (true, true, false, 8, 1, true),
-        (true, false, true, 0, 2, false),
-        (false, true, false, 16, 1, false),
-        (true, true, false, 0, 0, true),
-        (true, true, false, 8, 2, true),
+    // or not, with 2^k folded in rather than 2^(k − 32): the same bits.
+    for (quads, fold, zero_init, medium, intfix, foldk) in [
+        (false, false, true, 8, false, false),
+        (true, false, true, 8, false, false),
+        (false, true, false, 8, false, false),
+        (true, true, false, 8, false, false),
+        (true, true, false, 0, false, false),
+        (true, false, true, 16, false, false),
+        (true, true, false, 8, true, true),
+        (true, false, true, 0, true, false),
+        (false, true, false, 16, true, true),
+        (true, true, false, 16, true, true),
+        (true, true, false, 0, true, true),
     ] {
         let mut r = renderer(WgpuTuning {
             quads,
@@ -294,7 +294,7 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
             zero_init_tiles: zero_init,
             medium_side: medium,
             int_fixed: intfix,
-            skip_groups: skip,
+            fold_k: foldk,
             ..WgpuTuning::default()
         });
         let got = r
@@ -303,7 +303,7 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
         assert!(
             got.tau.data == want.tau.data,
             "quads {quads}, fold {fold}, zero-init {zero_init}, medium {medium}, \
-             intfix {intfix}, skip {skip}: τ differs"
+             intfix {intfix}, foldk {foldk}: τ differs"
         );
     }
     check_against_cpu(&mut reference, &snapshot, &settings);
@@ -472,10 +472,10 @@ fn render_cli_with_backend_wgpu_writes_the_cpu_png() {
     assert!(worst <= 1, "PNGs differ by {worst} levels");
 }
 
-/// The tiles pass's fixed-point conversions of shaders/splat.wgsl, `fixed_floor` against
-/// `fixed_bits` and `fixed_bits_branch`, run on the adapter over the f32 bit patterns
-/// `first + n·stride` for n below `count`, in dispatches of at most 2^24 values; returns how
-/// many gave other words and the least such pattern (u32::MAX when none).
+/// The tiles pass's two fixed-point conversions of shaders/splat.wgsl, `fixed_floor` and
+/// `fixed_bits`, run on the adapter over the f32 bit patterns `first + n·stride` for n below
+/// `count`, in dispatches of at most 2^24 values; returns how many gave other words and the
+/// least such pattern (u32::MAX when none).
 fn fixed_conversions_differ(context: &WgpuContext, ranges: &[(u32, u32, u32)]) -> (u64, u32) {
     use wgpu::util::DeviceExt;
     const CHECK: &str = "
@@ -493,7 +493,7 @@ fn fixed_check_main(
     }
     let bits = fixed_range.x + n * fixed_range.y;
     let t = bitcast<f32>(bits);
-    if any(fixed_floor(t) != fixed_bits(t)) || any(fixed_floor(t) != fixed_bits_branch(t)) {
+    if any(fixed_floor(t) != fixed_bits(t)) {
         atomicAdd(&fixed_check[0], 1u);
         atomicMin(&fixed_check[1], bits);
     }
