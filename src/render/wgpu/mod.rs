@@ -623,7 +623,7 @@ mod tests {
         let base = WgpuTuning::default();
         let tuned = base.with_overrides(
             "small=1, medium=40,int64=0,profile=1,chunk=4096,bad,x=2,parts=0,blocks=0,quads=1,\
-             fold=1,zinit=0,carry=1",
+             fold=1,zinit=0,carry=1,intfix=0,foldk=1",
         );
         assert_eq!(
             tuned,
@@ -639,6 +639,8 @@ mod tests {
                 fold: true,
                 zero_init_tiles: false,
                 carry_test: true,
+                int_fixed: false,
+                fold_k: true,
                 ..base
             }
         );
