@@ -493,22 +493,82 @@ override QUADS: bool = false;
 override FOLD: bool = false;
 // Measuring aid: `tile_fixed` as `to_fixed`, with its carry test.
 override CARRY: bool = false;
+// INTFIX: `tile_fixed` by `fixed_bits` (integer operations on the value's bits) rather than
+// `fixed_floor` (two roundings and two float-to-integer conversions, which run at a fraction
+// of the float rate). On an H200 (10⁸ colour, 2048², the same call): R0 = 16 403.7 → 368.2 ms,
+// R0 ≤ 4 unchanged. `fixed_words` with both of its cases as selects rather than branches was
+// slower than `fixed_floor` (10⁷, R0 = 16: 43.7-44.5 → 46.1 ms; branches 39.5 ms).
+override INTFIX: bool = false;
+// FOLDK (with FOLD and INTFIX): the batch's rgb is loaded times 2^k rather than 2^(k − 32), so
+// `tile_fixed` takes the words of the product straight (one product less per channel and
+// pixel). Exact where FOLD is: as in `fold_exact` (render/wgpu/frame.rs), the scale commutes
+// with rounding while values are normal, and a product below 2^−126 is at most
+// 2^−126·max(1, 2^k) ≤ 2^−2 for k ≤ 124, whose words are 0 either way.
+override FOLDK: bool = false;
 
-// `to_fixed` for the tiles pass: v·2^k as (lo, hi), v already times 2^(k − 32) with FOLD.
-// Without `to_fixed`'s carry test, which never holds: t ≥ 0 (or NaN or ∞, which skip it alike),
-// t − ⌊t⌋ lies on t's ulp grid, so it is at most 1 − 2^−24 (t < 1) or 1 − 2^−23 (t ≥ 1), and
-// its rounded product by 2^32 stays below 2^32.
+// `to_fixed` for the tiles pass: v·2^k as (lo, hi), v already times 2^(k − 32) with FOLD (2^k
+// with FOLDK). Without `to_fixed`'s carry test, which never holds: t ≥ 0 (or NaN or ∞, which
+// skip it alike), t − ⌊t⌋ lies on t's ulp grid, so it is at most 1 − 2^−24 (t < 1) or
+// 1 − 2^−23 (t ≥ 1), and its rounded product by 2^32 stays below 2^32.
 fn tile_fixed(v: f32) -> vec2<u32> {
     if CARRY && !FOLD {
         return to_fixed(v);
+    }
+    if FOLD && INTFIX && FOLDK {
+        return fixed_words(v);
     }
     var t = v;
     if !FOLD {
         t = v * view.colour.w;
     }
+    if INTFIX {
+        return fixed_bits(t);
+    }
+    return fixed_floor(t);
+}
+
+// The factor the batch's rgb is loaded with: 2^(k − 32) with FOLD, 2^k with FOLDK.
+fn fold_scale() -> f32 {
+    if INTFIX && FOLDK {
+        return view.colour.w * 4294967296.0;
+    }
+    return view.colour.w;
+}
+
+// t·2^32 rounded to nearest, ties to even, as (lo, hi) words, for t in [0, 2^32) or −0: the
+// whole part, then the fraction (exact) times 2^32 (exact) rounded by `round`.
+fn fixed_floor(t: f32) -> vec2<u32> {
     let hi = floor(t);
     let lo = round((t - hi) * 4294967296.0);
     return vec2<u32>(u32(lo), u32(hi));
+}
+
+// `fixed_floor` by integer operations, the same words for every t in [0, 2^32) and −0
+// (checked over every such f32 by the render_wgpu test `fixed_bits_is_fixed_floor`):
+// x = |t|·2^32 is exact (a power-of-two scale of a normal or zero value stays normal; a
+// subnormal t flushed to 0 here gives 0, as `fixed_floor` does, its x being below 2^−117).
+fn fixed_bits(t: f32) -> vec2<u32> {
+    return fixed_words(abs(t) * 4294967296.0);
+}
+
+// x ≥ +0, below 2^64, rounded to nearest, ties to even, as (lo, hi) words. From 2^23 up x is an
+// integer, m·2^s with m the 24-bit significand and 0 ≤ s < 41: the 64-bit m << s, as words;
+// first the usual case, a splat's value times 2^k between 2^23 and 2^55 (s below 32; below
+// 2^23, s wraps far beyond). Below 2^23 x has a fraction: x + 2^23 lies in [2^23, 2^24], where
+// the f32 spacing is 1, so the addition rounds x to the nearest integer, ties to even (as
+// `round`), and the sum's bits less those of 2^23 are that integer (2^24 gives 2^23, right).
+fn fixed_words(x: f32) -> vec2<u32> {
+    let bits = bitcast<u32>(x);
+    let s = (bits >> 23u) - 150u;
+    let m = (bits & 0x7fffffu) | 0x800000u;
+    if s < 32u {
+        // m >> (32 − s) in two shifts below 32 (s = 0 gives 0).
+        return vec2<u32>(m << s, (m >> 1u) >> (31u - s));
+    }
+    if bits < 0x4b000000u {
+        return vec2<u32>(bitcast<u32>(x + 8388608.0) - 0x4b000000u, 0u);
+    }
+    return vec2<u32>(0u, m << ((s - 32u) & 31u));
 }
 
 // (lo, hi) += v·2^k in registers.
@@ -663,7 +723,8 @@ fn tiles(
                 batch_splat[slot] = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
                 var rgb = records[2u * index + 1u];
                 if FOLD {
-                    rgb = vec4<f32>(rgb.xyz * view.colour.w, 0.0);
+                    // abs: a −0 channel (brightness −0) as +0, which `fixed_words` needs.
+                    rgb = vec4<f32>(abs(rgb.xyz * fold_scale()), 0.0);
                 }
                 batch_rgb[slot] = rgb;
                 batch_box[slot] = span_mask(u32(x0), u32(x1))
@@ -733,6 +794,9 @@ fn tiles(
                 let dx1 = ((qi + 1.0) + 0.5) - sp.x;
                 let dy0 = (qj + 0.5) - sp.y;
                 let dy1 = ((qj + 1.0) + 0.5) - sp.y;
+                // Skipping a group whose every pixel is outside the disc (by its nearest
+                // column and row, an exact test) gained nothing on an H200 (10⁷, R0 = 16:
+                // 39.5 → 39.7 ms with INTFIX): the warps' lanes run in step.
                 // Bit 0 of `on` for pixel (0, 0), 1 for (1, 0), 2 for (0, 1), 3 for (1, 1).
                 let on = (cols * (rows & 1u)) | ((cols * (rows >> 1u)) << 2u);
                 let w00 = select(0.0, weight_at(dx0, dy0, sp.z, sp.w), (on & 1u) != 0u);

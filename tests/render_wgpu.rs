@@ -273,20 +273,28 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
     }
     // The tiles pass's larger splats by 2×2 pixel groups or one pixel per invocation, its rgb
     // with the fixed-point scale folded in or not, its workgroup memory not zeroed by the
-    // driver, with and without medium splats: the same bits.
-    for (quads, fold, zero_init, medium) in [
-        (false, false, true, 8),
-        (true, false, true, 8),
-        (false, true, false, 8),
-        (true, true, false, 8),
-        (true, true, false, 0),
-        (true, false, true, 16),
+    // driver, with and without medium splats, converting to fixed point by integer operations
+    // or not, with 2^k folded in rather than 2^(k − 32): the same bits.
+    for (quads, fold, zero_init, medium, intfix, foldk) in [
+        (false, false, true, 8, false, false),
+        (true, false, true, 8, false, false),
+        (false, true, false, 8, false, false),
+        (true, true, false, 8, false, false),
+        (true, true, false, 0, false, false),
+        (true, false, true, 16, false, false),
+        (true, true, false, 8, true, true),
+        (true, false, true, 0, true, false),
+        (false, true, false, 16, true, true),
+        (true, true, false, 16, true, true),
+        (true, true, false, 0, true, true),
     ] {
         let mut r = renderer(WgpuTuning {
             quads,
             fold,
             zero_init_tiles: zero_init,
             medium_side: medium,
+            int_fixed: intfix,
+            fold_k: foldk,
             ..WgpuTuning::default()
         });
         let got = r
@@ -294,7 +302,8 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
             .expect("tiles variant");
         assert!(
             got.tau.data == want.tau.data,
-            "quads {quads}, fold {fold}, zero-init {zero_init}, medium {medium}: τ differs"
+            "quads {quads}, fold {fold}, zero-init {zero_init}, medium {medium}, \
+             intfix {intfix}, foldk {foldk}: τ differs"
         );
     }
     check_against_cpu(&mut reference, &snapshot, &settings);
@@ -461,4 +470,141 @@ fn render_cli_with_backend_wgpu_writes_the_cpu_png() {
         .max()
         .unwrap_or(0);
     assert!(worst <= 1, "PNGs differ by {worst} levels");
+}
+
+/// The tiles pass's two fixed-point conversions of shaders/splat.wgsl, `fixed_floor` and
+/// `fixed_bits`, run on the adapter over the f32 bit patterns `first + n·stride` for n below
+/// `count`, in dispatches of at most 2^24 values; returns how many gave other words and the
+/// least such pattern (u32::MAX when none).
+fn fixed_conversions_differ(context: &WgpuContext, ranges: &[(u32, u32, u32)]) -> (u64, u32) {
+    use wgpu::util::DeviceExt;
+    const CHECK: &str = "
+@group(0) @binding(20) var<storage, read_write> fixed_check: array<atomic<u32>, 2>;
+@group(0) @binding(21) var<uniform> fixed_range: vec4<u32>;
+
+@compute @workgroup_size(256)
+fn fixed_check_main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let n = gid.x + gid.y * groups.x * 256u;
+    if n >= fixed_range.z {
+        return;
+    }
+    let bits = fixed_range.x + n * fixed_range.y;
+    let t = bitcast<f32>(bits);
+    if any(fixed_floor(t) != fixed_bits(t)) {
+        atomicAdd(&fixed_check[0], 1u);
+        atomicMin(&fixed_check[1], bits);
+    }
+}
+";
+    let device = &context.device;
+    let source = format!(
+        "{}\n{}\n{CHECK}",
+        haloscope::render::wgpu::TAU_PAIRS_SHADER,
+        haloscope::render::wgpu::SPLAT_SHADER
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("fixed check"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("fixed check"),
+        layout: None,
+        module: &module,
+        entry_point: Some("fixed_check_main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let result = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("fixed check result"),
+        contents: bytemuck::cast_slice(&[0u32, u32::MAX]),
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+    });
+    let readback = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("fixed check readback"),
+        size: 8,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    // The counts add up over the dispatches (at most 2^32 − 1 values in all).
+    const BATCH: u32 = 1 << 24;
+    for &(first, stride, count) in ranges {
+        let mut done = 0u32;
+        while done < count {
+            let n = (count - done).min(BATCH);
+            let range = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("fixed range"),
+                contents: bytemuck::cast_slice(&[first + done * stride, stride, n, 0u32]),
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 20,
+                        resource: result.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 21,
+                        resource: range.as_entire_binding(),
+                    },
+                ],
+            });
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &bind, &[]);
+                let groups = n.div_ceil(256);
+                let x = groups.min(32_768);
+                pass.dispatch_workgroups(x, groups.div_ceil(x), 1);
+            }
+            context.queue.submit([encoder.finish()]);
+            done += n;
+        }
+    }
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&result, 0, &readback, 0, 8);
+    context.queue.submit([encoder.finish()]);
+    let slice = readback.slice(..);
+    slice.map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+    context.finish().expect("device");
+    let words: Vec<u32> = bytemuck::cast_slice(&slice.get_mapped_range().expect("mapped")).to_vec();
+    (u64::from(words[0]), words[1])
+}
+
+/// Bit patterns of every f32 in [0, 2^32): 0 up to 2^32's.
+const BELOW_2_TO_32: u32 = 0x4f80_0000;
+
+#[test]
+fn fixed_bits_is_fixed_floor_on_a_sample() {
+    // Every 97th pattern (odd: every significand residue mod 2^k is met), then each whole
+    // neighbourhood where `fixed_bits` changes case or `fixed_floor` changes shift: x = t·2^32
+    // near 2^23 (t near 2^−9), t near 1, t near 2^23 (the high word's shift), −0.
+    let context = renderer_context();
+    let near = |bits: u32| (bits - (1 << 19), 1, 1 << 20);
+    let ranges = [
+        (0, 97, BELOW_2_TO_32 / 97),
+        near(0x3b00_0000),
+        near(0x3f80_0000),
+        near(0x4b00_0000),
+        near(0x4f00_0000),
+        (0x8000_0000, 1, 1),
+        (0, 1, 1 << 16),
+    ];
+    let (differ, least) = fixed_conversions_differ(&context, &ranges);
+    assert_eq!(differ, 0, "first differing f32 bits {least:#010x}");
+}
+
+#[test]
+#[ignore = "every f32 below 2^32, 1.3e9 values: kept out of the default run (8 s on lavapipe)"]
+fn fixed_bits_is_fixed_floor() {
+    let context = renderer_context();
+    let ranges = [(0, 1, BELOW_2_TO_32), (0x8000_0000, 1, 1)];
+    let (differ, least) = fixed_conversions_differ(&context, &ranges);
+    eprintln!("checked {BELOW_2_TO_32} + 1 values, {differ} differ");
+    assert_eq!(differ, 0, "first differing f32 bits {least:#010x}");
 }

@@ -86,7 +86,7 @@ pub(super) fn compute(
     compute_with(device, layout, module, entry, &Default::default())
 }
 
-/// The variant of the tiles pass (splat.wgsl's `QUADS` and `FOLD`, and whether the driver
+/// The variant of the tiles pass (splat.wgsl's `QUADS`, `FOLD`, `CARRY`, `INTFIX` and `FOLDK`, and whether the driver
 /// zeroes its workgroup memory first; the pass writes all it reads, so that is not needed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TilesVariant {
@@ -94,6 +94,8 @@ pub(crate) struct TilesVariant {
     pub(crate) fold: bool,
     pub(crate) zero_init: bool,
     pub(crate) carry: bool,
+    pub(crate) intfix: bool,
+    pub(crate) foldk: bool,
 }
 
 fn tiles_pipeline(
@@ -108,6 +110,8 @@ fn tiles_pipeline(
         ("QUADS", flag(variant.quads)),
         ("FOLD", flag(fold)),
         ("CARRY", flag(variant.carry)),
+        ("INTFIX", flag(variant.intfix)),
+        ("FOLDK", flag(variant.foldk)),
     ];
     let options = wgpu::PipelineCompilationOptions {
         constants: &constants,
