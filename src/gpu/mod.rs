@@ -21,7 +21,7 @@ pub use compile::{KernelCache, compile_cubin};
 pub use device::{DeviceInfo, GpuDevice, cuda_available};
 pub use error::GpuError;
 pub use launch::{BLOCK, KernelArg, KernelArgs, blocks, grid, launch, per_element};
-pub use memory::{PoolReservation, alloc, fill_bytes, release_pool, reserve_pool, zeros};
+pub use memory::{alloc, fill_bytes, reserve_pool, zeros};
 pub use peer::enable_peer_access;
 pub use scan::Scan;
 pub use sort::RadixSort;

@@ -37,6 +37,14 @@ pub fn run(options: &SpreadOptions<'_>) -> anyhow::Result<()> {
     for device in &devices {
         eprintln!("device: {}", device.info());
     }
+    // A measuring aid: each device's memory pool keeps what it maps between runs (as `render`
+    // does), so the repeats after the first show the runs without the driver mapping pages.
+    if std::env::var_os("HALOSCOPE_FOF_KEEP_POOL").is_some() {
+        for device in &devices {
+            crate::gpu::reserve_pool(device.stream(), 1 << 20)?;
+        }
+        eprintln!("device memory pools keep their pages between runs");
+    }
     eprintln!("CPU threads: {}", rayon::current_num_threads());
     for &n in options.sizes {
         let start = Instant::now();

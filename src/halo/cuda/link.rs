@@ -6,8 +6,7 @@ use super::grid::{GridSpec, grid_spec, point_bounds};
 use super::link_cells::{LinkGeometry, SortedCells, link_by_blocks};
 use super::stencil::half_stencil_offsets;
 use super::support::DeviceRun;
-use crate::gpu::{self, PoolReservation, alloc, per_element, upload_pinned};
-use crate::halo::domains::CUDA_BYTES_PER_PARTICLE;
+use crate::gpu::{self, alloc, per_element, upload_pinned};
 use crate::halo::error::FofError;
 use crate::halo::periodic::BoxFrame;
 use cudarc::driver::CudaSlice;
@@ -228,14 +227,7 @@ fn key_particles<'a>(
     run.progress.report("cuda: cell keys", 0, 1);
     let positions = match request.points {
         Points::Host(positions) => {
-            // The run's device memory is mapped while the positions upload.
-            let bytes = n.saturating_mul(CUDA_BYTES_PER_PARTICLE);
-            let device = run.device;
-            let (uploaded, reservation) = PoolReservation::made_while(run.stream, bytes, || {
-                upload_pinned(device, positions.as_flattened())
-            });
-            run.reservation = Some(reservation);
-            DevicePositions::Uploaded(uploaded?)
+            DevicePositions::Uploaded(upload_pinned(run.device, positions.as_flattened())?)
         }
         Points::Device { positions, .. } => DevicePositions::Borrowed(positions),
     };

@@ -2,7 +2,7 @@
 //! (stream, stage timer, progress) and the empty hash table. Generic scan, sort, buffers,
 //! transfers and timers are in `crate::gpu`.
 
-use crate::gpu::{GpuDevice, PoolReservation, RadixSort, StageTimer, alloc, fill_bytes};
+use crate::gpu::{GpuDevice, RadixSort, StageTimer, alloc, fill_bytes};
 use crate::halo::error::FofError;
 use crate::jobs::Progress;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
@@ -91,9 +91,6 @@ pub(super) struct DeviceRun<'a> {
     pub(super) stream: &'a Arc<CudaStream>,
     pub(super) timer: StageTimer<'a>,
     pub(super) progress: &'a Progress,
-    /// The device memory mapped ahead for this run while its particles upload, given back
-    /// when the run ends.
-    pub(super) reservation: Option<PoolReservation>,
 }
 
 impl<'a> DeviceRun<'a> {
@@ -107,7 +104,6 @@ impl<'a> DeviceRun<'a> {
             stream,
             timer: StageTimer::new(stream),
             progress,
-            reservation: None,
         })
     }
 

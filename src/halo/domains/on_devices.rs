@@ -6,8 +6,7 @@
 use super::catalogue::{DomainResult, domain_result, lap};
 use super::decompose::{Decomposition, bounds};
 use crate::data::Masses;
-use super::driver::CUDA_BYTES_PER_PARTICLE;
-use crate::gpu::{GpuDevice, PoolReservation, enable_peer_access};
+use crate::gpu::{GpuDevice, enable_peer_access};
 use crate::halo::cuda::{
     MAX_DEVICE_SLABS, RoutedShare, Share, SlabSettings, device_slab_catalogue, gather_slab,
     route_share,
@@ -17,10 +16,6 @@ use crate::halo::params::CatalogueRequest;
 use crate::jobs::Progress;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Device bytes per particle of a share while it is routed (positions, route word, flags and
-/// scans, and its parts), a bound.
-const ROUTING_BYTES_PER_PARTICLE: usize = 64;
 
 /// Whether `n_domains` slabs are split on `devices`: one slab per device, two or more.
 pub(super) fn splits_on_devices(n_domains: usize, devices: &[Arc<GpuDevice>]) -> bool {
@@ -63,31 +58,17 @@ pub(super) fn catalogue_split_on_devices(
         Masses::PerParticle(m) => (Some(m.as_slice()), 0.0),
         Masses::Uniform(m) => (None, *m),
     };
-    // Each device maps the memory of its slab's run (an even share and 5 % of ghosts) while
-    // its share uploads, less what the routing holds at once (the share, its route, flags,
-    // scans and parts: under 64 bytes a particle), which it frees for the run to reuse; given
-    // back when the reservations drop, after the catalogue.
-    let share = n / n_devices;
-    let reserve = (share + n / 20)
-        .saturating_mul(CUDA_BYTES_PER_PARTICLE)
-        .saturating_sub(share.saturating_mul(ROUTING_BYTES_PER_PARTICLE));
-    let (routed, reservations): (Vec<RoutedShare>, Vec<PoolReservation>) =
-        on_each(devices, |d, device| {
-            progress.check()?;
-            let range = d * n / n_devices..(d + 1) * n / n_devices;
-            let share = Share {
-                first: range.start,
-                positions: &positions[range.clone()],
-                masses: per_particle_mass.map(|m| &m[range.clone()]),
-                velocities: request.velocities.map(|v| &v[range.clone()]),
-            };
-            let (routed, reservation) = PoolReservation::made_while(device.stream(), reserve, || {
-                route_share(device, &share, decomposition)
-            });
-            Ok((routed?, reservation))
-        })?
-        .into_iter()
-        .unzip();
+    let routed: Vec<RoutedShare> = on_each(devices, |d, device| {
+        progress.check()?;
+        let range = d * n / n_devices..(d + 1) * n / n_devices;
+        let share = Share {
+            first: range.start,
+            positions: &positions[range.clone()],
+            masses: per_particle_mass.map(|m| &m[range.clone()]),
+            velocities: request.velocities.map(|v| &v[range.clone()]),
+        };
+        route_share(device, &share, decomposition)
+    })?;
     stages.push(("route on devices", lap(clock)));
     let slabs = on_each(devices, |e, device| {
         gather_slab(device, &routed, e, uniform_mass)
@@ -132,7 +113,6 @@ pub(super) fn catalogue_split_on_devices(
         Ok((result, owned, start.elapsed().as_secs_f64()))
     })?;
     drop(slabs);
-    drop(reservations);
     let mut out = SplitDone {
         results: Vec::with_capacity(n_devices),
         owned_ids: Vec::with_capacity(n_devices),
