@@ -76,7 +76,7 @@ pub(super) fn grid_spec(
     }
 }
 
-/// The bounding box of `positions` (lower and upper corner).
+/// The bounding box of `positions` (lower and upper corner; infinite when there are none).
 pub(crate) fn point_bounds(positions: &[[f32; 3]]) -> ([f32; 3], [f32; 3]) {
     positions
         .par_iter()

@@ -22,6 +22,7 @@ mod support;
 
 pub use catalogue::{CudaCatalogueOutput, catalogue_cuda};
 pub use fof_cuda::{CudaLinkOutput, CudaPartitionOutput, link_components_cuda, partition_cuda};
+pub(crate) use grid::point_bounds;
 pub use slab::{SlabSettings, device_slab_catalogue, slab_catalogue_cuda};
 pub use split::{MAX_DEVICE_SLABS, RoutedShare, Share, gather_slab, route_share};
 pub use stencil::half_stencil_offsets;

@@ -1,4 +1,5 @@
-//! The whole catalogue on spatial domains in one process: the slabs copied out in parallel
+//! The whole catalogue on spatial domains in one process: the slabs split on the CUDA devices
+//! when there is one per device (`on_devices.rs`), else copied out on the host in parallel
 //! (`split.rs`), one host thread per CUDA device linking its slabs and building the catalogue
 //! of their sets without ghosts on the device (`cuda/slab.rs`; on the CPU `slab_cpu.rs`, slab
 //! after slab), then the merge of the few sets with a ghost (`merge.rs`) and their halos on the

@@ -2,6 +2,7 @@
 //! particles each slab owns and sees as ghosts (those within one linking length of it, by
 //! minimum image in a periodic box).
 
+use crate::halo::cuda::point_bounds;
 use crate::halo::periodic::BoxFrame;
 use rayon::prelude::*;
 
@@ -261,27 +262,7 @@ pub fn histogram_bins(n_domains: usize) -> usize {
 
 /// Per-axis minimum and maximum of `positions` (infinite when there are none).
 pub fn bounds(positions: &[[f32; 3]]) -> ([f64; 3], [f64; 3]) {
-    let (lo, hi) = positions
-        .par_iter()
-        .fold(
-            || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-            |(mut lo, mut hi), p| {
-                for axis in 0..3 {
-                    lo[axis] = lo[axis].min(p[axis]);
-                    hi[axis] = hi[axis].max(p[axis]);
-                }
-                (lo, hi)
-            },
-        )
-        .reduce(
-            || ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]),
-            |(a_lo, a_hi), (b_lo, b_hi)| {
-                (
-                    [0, 1, 2].map(|i| a_lo[i].min(b_lo[i])),
-                    [0, 1, 2].map(|i| a_hi[i].max(b_hi[i])),
-                )
-            },
-        );
+    let (lo, hi) = point_bounds(positions);
     (lo.map(f64::from), hi.map(f64::from))
 }
 

@@ -3,8 +3,9 @@
 //! CPU or CUDA linker), and the groups that cross slabs merged on global particle ids
 //! (`merge.rs`). `driver.rs` runs the domains in one process: on the CPU, one per CUDA device,
 //! or several per device one after the other (friends-of-friends larger than device memory).
-//! `catalogue.rs` builds the whole catalogue on domains: slabs copied out in parallel
-//! (`split.rs`), each CUDA device (or the CPU, `slab_cpu.rs`) cataloguing its slabs' sets
+//! `catalogue.rs` builds the whole catalogue on domains: slabs split on the devices when there
+//! is one per device (`on_devices.rs`), else copied out in parallel (`split.rs`), each CUDA
+//! device (or the CPU, `slab_cpu.rs`) cataloguing its slabs' sets
 //! without ghosts, only the sets with a ghost merged and catalogued on the CPU. `ranks.rs`
 //! runs one slab per rank of a process group (MPI ranks), with the same merge.
 //! The set ids equal one process's linker's, so the catalogue built from them is the same.
