@@ -390,7 +390,8 @@ impl Analysis {
 /// The Gaussian's CDF is cheap and the gamma's dear (see gamma_lanes.rs): the Gaussian's
 /// distance comes first, then the gamma's only while it can still be the closer one. A single
 /// gamma term above the Gaussian's distance makes the gamma's distance larger, so the choice
-/// and the distance kept are those of comparing both full distances.
+/// and the distance kept are those of comparing both full distances. The gamma's distance
+/// skips the stretches of points that cannot hold its maximum (`KsPoints::distance_within`).
 fn closest_fit(points: &KsPoints, gamma: FitKind, gaussian: FitKind) -> Option<(FitKind, f64)> {
     let gaussian_terms = points.terms(&gaussian);
     let gaussian_distance = max_term(&gaussian_terms);
