@@ -797,6 +797,14 @@ fn tiles(
                 // Skipping a group whose every pixel is outside the disc (by its nearest
                 // column and row, an exact test) gained nothing on an H200 (10⁷, R0 = 16:
                 // 39.5 → 39.7 ms with INTFIX): the warps' lanes run in step.
+                // Nor did letting each invocation draw only the splats whose box meets its
+                // group, so that a warp draws as often as its busiest lane has splats rather
+                // than its 16×8 block (τ the same bits; 10⁸ colour, 2048², the same call): as
+                // a per-batch bit mask of the quarter's splats, drawn lowest first, R0 = 4
+                // 61.6-62.2 → 58.7-58.8 ms with `medium=4` but R0 = 16 368.7-369.2 →
+                // 375.5-376.0 (10⁷: 39.3 → 38.1-38.4); as a loop per invocation scanning to its
+                // next splat, 10⁷ R0 = 16 39.3 → 44.7 ms (55.2 also testing the disc, which
+                // changed τ's bits at F = 4 on the H200: not `weight_at`'s test there).
                 // Bit 0 of `on` for pixel (0, 0), 1 for (1, 0), 2 for (0, 1), 3 for (1, 1).
                 let on = (cols * (rows & 1u)) | ((cols * (rows >> 1u)) << 2u);
                 let w00 = select(0.0, weight_at(dx0, dy0, sp.z, sp.w), (on & 1u) != 0u);
