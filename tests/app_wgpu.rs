@@ -55,4 +55,7 @@ fn the_demo_renders_through_wgpu_on_the_windows_device() {
         lit > pixels.len() / 400,
         "the wgpu frame is nearly black: {lit} lit pixels"
     );
+    // As the window does once it closes: the app's workers end before the process does.
+    drop(harness);
+    haloscope::jobs::wait_for_workers(std::time::Duration::from_secs(10));
 }

@@ -46,7 +46,7 @@ pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
     };
     let mut options = options;
     viewport::wgpu_view::request_float_blending(&mut options.wgpu_options);
-    eframe::run_native(
+    let closed = eframe::run_native(
         "Haloscope",
         options,
         Box::new(move |cc| {
@@ -64,8 +64,12 @@ pub fn run(files: Vec<PathBuf>) -> anyhow::Result<()> {
             }
             Ok(Box::new(app))
         }),
-    )
-    .map_err(|err| anyhow::anyhow!("opening the window: {err}"))
+    );
+    // The window and its app are gone: let their renders and counts leave the GPU drivers
+    // before the process exits and the drivers clean up (bounded: a long job still running is
+    // left to the exit).
+    crate::jobs::wait_for_workers(std::time::Duration::from_secs(2));
+    closed.map_err(|err| anyhow::anyhow!("opening the window: {err}"))
 }
 
 /// The window's back-end: `auto`, resolved once per process (the first call probes the GPU,

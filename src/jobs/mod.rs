@@ -7,6 +7,7 @@ pub mod worker;
 
 pub use worker::{
     JobEvent, JobHandle, JobId, JobQueue, LatestWorker, VersionGate, Versioned, Waker,
+    wait_for_workers,
 };
 
 use std::sync::Arc;

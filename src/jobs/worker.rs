@@ -162,13 +162,15 @@ impl<T: Send + 'static> JobQueue<T> {
             let _ = sender.send(event);
             waker();
         };
-        let spawned = std::thread::Builder::new().name(thread_name).spawn(body);
-        if let Err(err) = spawned {
-            let _ = self.sender.send(JobEvent::Failed {
-                id,
-                version,
-                error: format!("could not start a worker thread: {err}"),
-            });
+        match std::thread::Builder::new().name(thread_name).spawn(body) {
+            Ok(thread) => keep_running(thread),
+            Err(err) => {
+                let _ = self.sender.send(JobEvent::Failed {
+                    id,
+                    version,
+                    error: format!("could not start a worker thread: {err}"),
+                });
+            }
         }
         JobHandle {
             id,
@@ -306,7 +308,10 @@ impl<Req: Send + 'static, Res: Send + 'static> LatestWorker<Req, Res> {
             .name(name.to_owned())
             .spawn(body)
             .ok()
-            .map(|_| request_tx);
+            .map(|thread| {
+                keep_running(thread);
+                request_tx
+            });
         Self {
             requests,
             results: result_rx,
@@ -362,6 +367,56 @@ impl<Req: Send + 'static, Res: Send + 'static> LatestWorker<Req, Res> {
     pub fn is_alive(&self) -> bool {
         self.requests.is_some()
     }
+}
+
+/// A dropped worker's requests can no longer deliver: they are cancelled, so that its thread
+/// ends soon (dropping the sender ends its loop once the running request returns).
+impl<Req, Res> Drop for LatestWorker<Req, Res> {
+    fn drop(&mut self) {
+        for request in &self.in_flight {
+            request.cancel();
+        }
+    }
+}
+
+/// The threads of jobs and workers that may still be running, for [`wait_for_workers`].
+static RUNNING: Mutex<Vec<std::thread::JoinHandle<()>>> = Mutex::new(Vec::new());
+
+/// Adds `thread` to [`RUNNING`], forgetting those that have finished.
+fn keep_running(thread: std::thread::JoinHandle<()>) {
+    let mut running = RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    running.retain(|t| !t.is_finished());
+    running.push(thread);
+}
+
+/// Waits up to `limit` for the threads of every job and worker started so far to end; the
+/// number still running after it. The window calls it after it closes, so that no render or
+/// count is still inside a GPU driver while the process exits and the driver cleans up.
+/// Workers end once their owners are dropped; jobs end when they finish or notice their
+/// cancellation.
+pub fn wait_for_workers(limit: Duration) -> usize {
+    let deadline = Instant::now() + limit;
+    let running = std::mem::take(
+        &mut *RUNNING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    while Instant::now() < deadline && running.iter().any(|t| !t.is_finished()) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (finished, left): (Vec<_>, Vec<_>) = running.into_iter().partition(|t| t.is_finished());
+    for thread in finished {
+        // A panic inside a job or worker was already reported as its result.
+        let _ = thread.join();
+    }
+    let still_running = left.len();
+    RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .extend(left);
+    still_running
 }
 
 /// Remembers the version of what is shown and accepts only newer results.
@@ -563,5 +618,41 @@ mod tests {
         assert!(!gate.accept(2));
         assert!(gate.accept(5));
         assert_eq!(gate.shown(), 5);
+    }
+
+    /// Dropping a worker cancels the request it is running, and its thread then ends: a work
+    /// function that only returns once cancelled finishes, and `wait_for_workers` sees it end.
+    #[test]
+    fn a_dropped_worker_cancels_its_request_and_its_thread_ends() {
+        let started = Arc::new(AtomicUsize::new(0));
+        let ended = Arc::new(AtomicUsize::new(0));
+        let mut worker = {
+            let (started, ended) = (started.clone(), ended.clone());
+            LatestWorker::new("until cancelled", no_waker(), move |(): (), progress| {
+                started.fetch_add(1, Ordering::SeqCst);
+                while !progress.is_cancelled() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                ended.fetch_add(1, Ordering::SeqCst);
+                Ok::<(), String>(())
+            })
+        };
+        worker.submit(()).expect("submitted");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while started.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(
+            started.load(Ordering::SeqCst),
+            1,
+            "the request never started"
+        );
+        drop(worker);
+        wait_for_workers(Duration::from_secs(10));
+        assert_eq!(
+            ended.load(Ordering::SeqCst),
+            1,
+            "the request was not cancelled"
+        );
     }
 }
