@@ -87,4 +87,20 @@ impl Scan {
         }
         Ok(out)
     }
+
+    /// The sum of the first `n` values of `input` from their exclusive scan `scan` (as
+    /// [`Self::exclusive`] makes it): the last scan value plus the last value, 0 when `n` is 0.
+    pub fn total(
+        &self,
+        input: &CudaSlice<u32>,
+        scan: &CudaSlice<u32>,
+        n: usize,
+    ) -> Result<usize, GpuError> {
+        if n == 0 {
+            return Ok(0);
+        }
+        let last_scan = self.stream.clone_dtoh(&scan.slice(n - 1..n))?;
+        let last_value = self.stream.clone_dtoh(&input.slice(n - 1..n))?;
+        Ok((last_scan[0] + last_value[0]) as usize)
+    }
 }

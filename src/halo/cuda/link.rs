@@ -323,9 +323,7 @@ fn find_cells(
     drop(positions);
     drop(sorted_keys);
     let head_scan = run.kernels.sort.scan().exclusive(&head, n)?;
-    let last_scan = stream.clone_dtoh(&head_scan.slice(n - 1..n))?;
-    let last_head = stream.clone_dtoh(&head.slice(n - 1..n))?;
-    let n_cells = (last_scan[0] + last_head[0]) as usize;
+    let n_cells = run.kernels.sort.scan().total(&head, &head_scan, n)?;
     let mut cell_start = alloc::<u32>(stream, n_cells + 1)?;
     let mut cell_coords = alloc::<u64>(stream, n_cells)?;
     let args = CellsArgs {

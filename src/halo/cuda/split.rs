@@ -200,8 +200,8 @@ pub fn route_share(
         unsafe { gpu::launch(stream, &kernels.route_flags, per_element(n, 0), args) }?;
         let owned_at = kernels.sort.scan().exclusive(&owned, n)?;
         let ghost_at = kernels.sort.scan().exclusive(&ghost, n)?;
-        let n_owned = count(stream, &owned, &owned_at, n)?;
-        let n_ghosts = count(stream, &ghost, &ghost_at, n)?;
+        let n_owned = kernels.sort.scan().total(&owned, &owned_at, n)?;
+        let n_ghosts = kernels.sort.scan().total(&ghost, &ghost_at, n)?;
         drop((owned, ghost));
         let local = n_owned + n_ghosts;
         let mut part = SlabPart {
@@ -249,22 +249,6 @@ pub fn route_share(
     }
     stream.synchronize().map_err(gpu::GpuError::from)?;
     Ok(RoutedShare { parts })
-}
-
-/// The total of a 0/1 flag array from its exclusive scan: the last scan value plus the last
-/// flag (0 when empty).
-fn count(
-    stream: &Arc<CudaStream>,
-    flags: &CudaSlice<u32>,
-    scan: &CudaSlice<u32>,
-    n: usize,
-) -> Result<usize, FofError> {
-    if n == 0 {
-        return Ok(0);
-    }
-    let last_scan = stream.clone_dtoh(&scan.slice(n - 1..n))?;
-    let last_flag = stream.clone_dtoh(&flags.slice(n - 1..n))?;
-    Ok((last_scan[0] + last_flag[0]) as usize)
 }
 
 /// Slab `slab` on `device`, gathered from its part of every routed share (in share order: the
