@@ -217,6 +217,28 @@ pub(super) fn lap(clock: &mut Instant) -> f64 {
     seconds
 }
 
+/// `work(d, devices[d])` on one thread per device, results in device order (the first error
+/// when any fails).
+pub(super) fn on_each<T: Send>(
+    devices: &[Arc<GpuDevice>],
+    work: impl Fn(usize, &GpuDevice) -> Result<T, FofError> + Sync,
+) -> Result<Vec<T>, FofError> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = devices
+            .iter()
+            .enumerate()
+            .map(|(d, device)| {
+                let work = &work;
+                scope.spawn(move || work(d, device))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(FofError::DomainPanicked)))
+            .collect()
+    })
+}
+
 /// Every slab on its device (one host thread per device), and the device threads' busy
 /// seconds summed.
 fn run_on_devices(
@@ -235,31 +257,17 @@ fn run_on_devices(
         let out = slab_catalogue_cuda(device, &local, slab.owned.len(), &Progress::none())?;
         host_domain_result(slab, decomposition, request.positions, out)
     };
-    let per_device: Vec<Result<DeviceDone, FofError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = devices
-            .iter()
-            .enumerate()
-            .map(|(g, device)| {
-                let run_one = &run_one;
-                scope.spawn(move || {
-                    let start = Instant::now();
-                    let done = (g..n_domains)
-                        .step_by(n_devices)
-                        .map(|d| run_one(d, device).map(|r| (d, r)))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Ok((done, start.elapsed().as_secs_f64()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(Err(FofError::DomainPanicked)))
-            .collect()
-    });
+    let per_device: Vec<DeviceDone> = on_each(devices, |g, device| {
+        let start = Instant::now();
+        let done = (g..n_domains)
+            .step_by(n_devices)
+            .map(|d| run_one(d, device).map(|r| (d, r)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((done, start.elapsed().as_secs_f64()))
+    })?;
     let mut slots: Vec<Option<DomainResult>> = (0..n_domains).map(|_| None).collect();
     let mut busy = 0.0;
-    for result in per_device {
-        let (done, seconds) = result?;
+    for (done, seconds) in per_device {
         busy += seconds;
         for (d, r) in done {
             slots[d] = Some(r);

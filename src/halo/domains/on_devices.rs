@@ -3,7 +3,7 @@
 //! catalogues it there, so the particles cross the host bus once, in parallel over the devices,
 //! instead of being copied out on the host first.
 
-use super::catalogue::{DomainResult, domain_result, lap};
+use super::catalogue::{DomainResult, domain_result, lap, on_each};
 use super::decompose::{Decomposition, bounds};
 use crate::data::Masses;
 use crate::gpu::{GpuDevice, enable_peer_access};
@@ -125,26 +125,4 @@ pub(super) fn catalogue_split_on_devices(
         out.busy += seconds;
     }
     Ok(out)
-}
-
-/// `work(d, devices[d])` on one thread per device, results in device order (the first error
-/// when any fails).
-fn on_each<T: Send>(
-    devices: &[Arc<GpuDevice>],
-    work: impl Fn(usize, &GpuDevice) -> Result<T, FofError> + Sync,
-) -> Result<Vec<T>, FofError> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = devices
-            .iter()
-            .enumerate()
-            .map(|(d, device)| {
-                let work = &work;
-                scope.spawn(move || work(d, device))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(Err(FofError::DomainPanicked)))
-            .collect()
-    })
 }
