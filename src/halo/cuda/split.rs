@@ -184,7 +184,11 @@ pub fn route_share(
     // SAFETY: positions hold 3n floats, route n words, cuts n_cuts values (one placeholder
     // when there are none, never read); guarded by i < n.
     unsafe { gpu::launch(stream, &kernels.route, per_element(n, 0), args) }?;
+    // One-word stand-ins for the mass and velocity arrays a share does not carry (never read
+    // or written: the kernel is told so).
     let placeholder = stream.clone_htod(&[0f32])?;
+    let mut no_mass = alloc::<f32>(stream, 1)?;
+    let mut no_vel = alloc::<f32>(stream, 1)?;
     let mut parts = Vec::with_capacity(n_slabs);
     for slab in 0..n_slabs {
         let mut owned = alloc::<u32>(stream, n)?;
@@ -219,8 +223,6 @@ pub fn route_share(
                 .transpose()?,
         };
         if local > 0 {
-            let mut no_mass = alloc::<f32>(stream, 1)?;
-            let mut no_vel = alloc::<f32>(stream, 1)?;
             let args = ScatterArgs {
                 route: &route,
                 n: n32,

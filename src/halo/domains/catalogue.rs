@@ -68,8 +68,12 @@ pub fn catalogue_in_domains(
     let mut stages = Vec::new();
     let mut clock = Instant::now();
     progress.report("domains", 0, 1);
-    let decomposition =
-        Decomposition::balanced(positions, n_domains, request.linking_length, request.frame);
+    let (decomposition, open_bounds) = Decomposition::balanced_with_bounds(
+        positions,
+        n_domains,
+        request.linking_length,
+        request.frame,
+    );
     progress.check()?;
     stages.push(("decompose", lap(&mut clock)));
     let n_domains = decomposition.n_domains();
@@ -81,6 +85,7 @@ pub fn catalogue_in_domains(
                 let done = catalogue_split_on_devices(
                     request,
                     &decomposition,
+                    open_bounds,
                     devices,
                     progress,
                     (&mut stages, &mut clock),

@@ -17,6 +17,9 @@ const CHUNK: usize = 1 << 16;
 /// percent at a fraction of a full pass's cost.
 const HISTOGRAM_SAMPLES: usize = 1 << 20;
 
+/// A box's lower and upper corners.
+pub type BoxCorners = ([f32; 3], [f32; 3]);
+
 /// Slabs along `axis`: domain `d` owns the particles whose coordinate (wrapped into the frame
 /// when periodic) lies in `[lower(d), upper(d))`, and sees as ghosts the others within `ghost`
 /// of that interval.
@@ -51,16 +54,28 @@ impl Decomposition {
         linking_length: f64,
         frame: Option<BoxFrame>,
     ) -> Self {
-        // A periodic box cuts x over the frame: the bounds are not needed.
-        let (lo, hi) = match frame {
-            Some(_) => ([0.0; 3], [0.0; 3]),
-            None => bounds(positions),
-        };
+        Self::balanced_with_bounds(positions, n_domains, linking_length, frame).0
+    }
+
+    /// [`Self::balanced`], and the bounding box of `positions` it measured for open boundaries
+    /// (`None` in a periodic box, which cuts x over the frame and needs none).
+    pub fn balanced_with_bounds(
+        positions: &[[f32; 3]],
+        n_domains: usize,
+        linking_length: f64,
+        frame: Option<BoxFrame>,
+    ) -> (Self, Option<BoxCorners>) {
+        let measured = frame.is_none().then(|| point_bounds(positions));
+        let (lo, hi) = measured.map_or(([0.0; 3], [0.0; 3]), |(lo, hi)| {
+            (lo.map(f64::from), hi.map(f64::from))
+        });
         let (axis, lo, hi) = axis_range(lo, hi, frame);
         let bins = histogram_bins(n_domains);
         let stride = positions.len().div_ceil(HISTOGRAM_SAMPLES).max(1);
         let histogram = histogram_every(positions, stride, axis, frame, lo, hi, bins);
-        Self::from_histogram(axis, lo, hi, &histogram, n_domains, linking_length, frame)
+        let decomposition =
+            Self::from_histogram(axis, lo, hi, &histogram, n_domains, linking_length, frame);
+        (decomposition, measured)
     }
 
     /// The slabs whose cuts split `histogram` (counts of `bins` equal bins over `[lo, hi]` along

@@ -4,7 +4,7 @@
 //! instead of being copied out on the host first.
 
 use super::catalogue::{DomainResult, domain_result, lap, on_each};
-use super::decompose::{Decomposition, bounds};
+use super::decompose::{BoxCorners, Decomposition};
 use crate::data::Masses;
 use crate::gpu::{GpuDevice, enable_peer_access};
 use crate::halo::cuda::{
@@ -35,12 +35,14 @@ pub(super) struct SplitDone {
     pub(super) busy: f64,
 }
 
-/// Slab `d` of `decomposition` routed, gathered and catalogued on `devices[d]`; the stages
-/// "route on devices" and "gather slabs" are added to `timing`'s stages (its clock restarts
-/// at each).
+/// Slab `d` of `decomposition` routed, gathered and catalogued on `devices[d]`;
+/// `open_bounds` is the positions' bounding box for open boundaries, as the decomposition
+/// measured it. The stages "route on devices" and "gather slabs" are added to `timing`'s
+/// stages (its clock restarts at each).
 pub(super) fn catalogue_split_on_devices(
     request: &CatalogueRequest<'_>,
     decomposition: &Decomposition,
+    open_bounds: Option<BoxCorners>,
     devices: &[Arc<GpuDevice>],
     progress: &Progress,
     timing: (&mut Vec<(&'static str, f64)>, &mut Instant),
@@ -76,15 +78,9 @@ pub(super) fn catalogue_split_on_devices(
     drop(routed);
     let n_ghosts = slabs.iter().map(|s| s.n_particles() - s.n_owned()).sum();
     stages.push(("gather slabs", lap(clock)));
-    // A box holding every position, for the open grid of each slab's linker.
-    let grid_box = match request.frame {
-        Some(_) => ([0.0; 3], [0.0; 3]),
-        None => {
-            // Exact: the bounds are f32 values widened to f64.
-            let (lo, hi) = bounds(positions);
-            (lo.map(|v| v as f32), hi.map(|v| v as f32))
-        }
-    };
+    // A box holding every position, for the open grid of each slab's linker (a periodic box's
+    // grid follows its frame).
+    let grid_box = open_bounds.unwrap_or(([0.0; 3], [0.0; 3]));
     let settings = SlabSettings {
         min_members: request.min_members,
         with_labels: request.with_labels,
