@@ -1,14 +1,16 @@
 // From the fixed-point τ of an image tile (shaders/splat.wgsl: per pixel, per channel, the
 // (lo, hi) words of τ·2^k) to what leaves the device: `resolve` writes τ as f32 (three per
 // pixel, for the CPU's auto exposure, FITS and 16-bit images), `tone8` applies render/tone.rs's
-// tone_value and writes one packed RGBA8 word per pixel, so only the 8-bit image comes back.
+// tone_value and writes one packed RGBA8 word per pixel, so only the 8-bit image comes back (or
+// none: the window copies those words into its texture, rows `size.w` words apart).
 
 struct Tone {
     // tau_scale, gamma, contrast, unused
     params: vec4<f32>,
     // 2^(32 − k), 2^(−k), unused, unused
     fixed: vec4<f32>,
-    // tile width, tile height in pixels, unused, unused
+    // tile width, tile height in pixels, the histogram's high bin (exposure.wgsl), tone8's row
+    // stride in words (at least the width: a texture copy wants rows of 256 bytes)
     size: vec4<u32>,
 };
 
@@ -41,9 +43,8 @@ fn tone8(@builtin(global_invocation_id) id: vec3<u32>) {
     if id.x >= tone.size.x || id.y >= tone.size.y {
         return;
     }
-    let pixel = id.y * tone.size.x + id.x;
-    let at = pixel * 6u;
-    out[pixel] = level(tau_at(at)) | (level(tau_at(at + 2u)) << 8u) | (level(tau_at(at + 4u)) << 16u) | (255u << 24u);
+    let at = (id.y * tone.size.x + id.x) * 6u;
+    out[id.y * tone.size.w + id.x] = level(tau_at(at)) | (level(tau_at(at + 2u)) << 8u) | (level(tau_at(at + 4u)) << 16u) | (255u << 24u);
 }
 
 @compute @workgroup_size(16, 16)

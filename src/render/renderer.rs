@@ -278,6 +278,34 @@ impl Renderer {
         Ok((rgba, stats))
     }
 
+    /// [`Renderer::render_rgba8_scaled`] left on the wgpu device, in a texture of the renderer's
+    /// pool: `None` when wgpu does not render (or cannot make this frame on the device, or failed
+    /// and the CPU takes over), and the caller renders to host memory instead.
+    pub fn render_texture_scaled(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+    ) -> Result<Option<(super::wgpu::FrameTexture, RenderStats)>, RenderError> {
+        let Some(wgpu) = &mut self.wgpu else {
+            return Ok(None);
+        };
+        let mut settings = settings.clone();
+        settings.tone.bits = super::BitDepth::Eight;
+        match wgpu.render_texture(snapshot, &settings, extra_scale, progress) {
+            Ok(frame) => Ok(frame),
+            Err(err) => self
+                .fall_back_after(err, "wgpu render failed")
+                .map(|()| None),
+        }
+    }
+
+    /// The wgpu device the renderer draws on, when wgpu renders.
+    pub fn wgpu_context(&self) -> Option<&super::wgpu::WgpuContext> {
+        self.wgpu.as_ref().map(|w| w.context())
+    }
+
     /// The CUDA frame of [`Renderer::render_image_scaled`]: render, auto exposure on the device
     /// (stage `exposure`), then `download` of the image at the τ scale (stage
     /// `tone_download`). `None` without CUDA, or when CUDA failed and the CPU takes over.

@@ -147,6 +147,12 @@ impl WgpuContext {
         }
     }
 
+    /// Whether `other` is this very context or a clone of it (one wrap of one device: the
+    /// window's device as shared with its renderers, say).
+    pub fn is_same(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.errors, &other.errors)
+    }
+
     /// Whether the adapter is a software one (lavapipe, SwiftShader, WARP).
     pub fn is_software(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu

@@ -23,10 +23,12 @@ mod exposure;
 mod frame;
 mod order;
 mod pipelines;
+mod present;
 mod readback;
 
 pub use context::{OPTIONAL_FEATURES, REQUIRED_FEATURES, WgpuContext};
 pub use error::WgpuError;
+pub use present::{FRAME_FORMAT, FrameTexture};
 
 pub(crate) use buffers::submit_and_map;
 
@@ -167,6 +169,11 @@ impl Default for WgpuTuning {
     }
 }
 
+/// What receives each drawn image tile of an 8-bit frame: the renderer, the tile, its tone
+/// parameters (τ scale, gamma, contrast) and the fixed-point exponent.
+type DeliverTile<'a> =
+    dyn FnMut(&mut WgpuRenderer, frame::Tile, [f32; 3], i32) -> Result<(), WgpuError> + 'a;
+
 /// The wgpu renderer: the pipeline, the resident particle data and the target, reused across
 /// frames.
 pub struct WgpuRenderer {
@@ -189,6 +196,8 @@ pub struct WgpuRenderer {
     stream: Option<ChunkBuffers>,
     last_upload_seconds: f64,
     exposure_scratch: Vec<f32>,
+    /// The textures frames are toned into for the window ([`WgpuRenderer::render_texture`]).
+    textures: present::TexturePool,
 }
 
 impl std::fmt::Debug for WgpuRenderer {
@@ -256,6 +265,7 @@ impl WgpuRenderer {
             stream: None,
             last_upload_seconds: 0.0,
             exposure_scratch: Vec::new(),
+            textures: present::TexturePool::default(),
         })
     }
 
@@ -436,6 +446,57 @@ impl WgpuRenderer {
         progress: &Progress,
         channels: usize,
     ) -> Result<Option<(Vec<u8>, RenderStats)>, RenderError> {
+        let width = settings.width;
+        let mut pixels = vec![0u8; width as usize * settings.height as usize * channels];
+        let stats = self.render_toned(
+            snapshot,
+            settings,
+            extra_scale,
+            progress,
+            "splat_tone_download",
+            &mut |renderer, tile, tone, k| {
+                readback::read_back_image(renderer, tile, tone, k, &mut pixels, (width, channels))
+            },
+        )?;
+        Ok(stats.map(|stats| (pixels, stats)))
+    }
+
+    /// [`WgpuRenderer::render_image8`] left on the device: the 8-bit image in a texture of the
+    /// renderer's pool (see [`FrameTexture`]), for a window on the same device to show as it is.
+    pub fn render_texture(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+    ) -> Result<Option<(FrameTexture, RenderStats)>, RenderError> {
+        let target = present::frame_texture(self, settings.width, settings.height);
+        let stats = self.render_toned(
+            snapshot,
+            settings,
+            extra_scale,
+            progress,
+            "splat_tone_texture",
+            &mut |renderer, tile, tone, k| {
+                present::tone_into_texture(renderer, tile, tone, k, &target)
+            },
+        )?;
+        Ok(stats.map(|stats| (target, stats)))
+    }
+
+    /// Renders one 8-bit frame tile by tile, handing each drawn tile with its tone parameters
+    /// (τ scale times `extra_scale`, gamma, contrast) and fixed-point exponent to `deliver`,
+    /// whose time from the first splat on is the stage `stage`. `None` (nothing drawn) for 16
+    /// bits and for auto exposure of a tiled image.
+    fn render_toned(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        extra_scale: f32,
+        progress: &Progress,
+        stage: &'static str,
+        deliver: &mut DeliverTile<'_>,
+    ) -> Result<Option<RenderStats>, RenderError> {
         let tone = &settings.tone;
         let (width, height) = (settings.width, settings.height);
         let tiles = frame::tiles(width, height, self.tile_side);
@@ -457,7 +518,6 @@ impl WgpuRenderer {
         let splat_start = Instant::now();
         let species = frame::frame_species(self, &settings.species)?;
         let k = self.fixed_exponent(&settings.species, brightness)?;
-        let mut pixels = vec![0u8; width as usize * height as usize * channels];
         let mut tau_scale = 1.0;
         if let Some(passes) = &mut self.pass_seconds {
             *passes = [0.0; 4];
@@ -471,13 +531,17 @@ impl WgpuRenderer {
             if let Some((percentile, target_value)) = auto {
                 tau_scale = exposure::auto_brightness(self, tile, k, percentile, target_value)?;
             }
-            let params = [tau_scale * extra_scale, tone.gamma, tone.contrast];
-            readback::read_back_image(self, tile, params, k, &mut pixels, (width, channels))?;
+            deliver(
+                self,
+                tile,
+                [tau_scale * extra_scale, tone.gamma, tone.contrast],
+                k,
+            )?;
             if let Some(passes) = &mut self.pass_seconds {
                 passes[3] += pixels_start.elapsed().as_secs_f64();
             }
         }
-        let stats = RenderStats {
+        Ok(Some(RenderStats {
             particles: self.particles(),
             counts: Default::default(),
             brightness: if auto.is_some() {
@@ -493,7 +557,7 @@ impl WgpuRenderer {
                     seconds: upload,
                 },
                 StageTime {
-                    stage: "splat_tone_download",
+                    stage,
                     seconds: splat_start.elapsed().as_secs_f64(),
                 },
             ]
@@ -501,8 +565,7 @@ impl WgpuRenderer {
             .chain(self.pass_stages())
             .collect(),
             seconds: start.elapsed().as_secs_f64(),
-        };
-        Ok(Some((pixels, stats)))
+        }))
     }
 
     /// The last frame's pass times when profiling.

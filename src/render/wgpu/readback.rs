@@ -32,15 +32,17 @@ pub(crate) enum PixelPass {
     HistogramLow(u32),
 }
 
-/// Runs `pass` over `tile`, writing `out_bytes` bytes (cleared first for the histograms), and
-/// maps them; the caller reads the returned buffer's first `out_bytes` and unmaps it.
-pub(crate) fn run_and_map(
+/// Encodes `pass` over `tile` into `encoder`, writing `out_bytes` bytes of the frame's `out`
+/// buffer (cleared first for the histograms; the tone map's rows `stride` words apart), and
+/// returns that buffer.
+pub(crate) fn encode_pixel_pass(
     renderer: &mut WgpuRenderer,
+    encoder: &mut wgpu::CommandEncoder,
     pass: PixelPass,
     tile: Tile,
-    params: [f32; 3],
-    fixed_exponent: i32,
+    (params, fixed_exponent): ([f32; 3], i32),
     out_bytes: u64,
+    stride: u32,
 ) -> Result<wgpu::Buffer, WgpuError> {
     let context = renderer.context.clone();
     let device = &context.device;
@@ -52,9 +54,6 @@ pub(crate) fn run_and_map(
     let out = bufs
         .out
         .at_least(&context, out_bytes, STORAGE, "frame out")?;
-    let readback = bufs
-        .readback
-        .at_least(&context, out_bytes, READBACK, "readback")?;
     let uniform = ToneUniform {
         params: [params[0], params[1], params[2], 0.0],
         fixed: [
@@ -70,7 +69,7 @@ pub(crate) fn run_and_map(
                 PixelPass::HistogramLow(bin) => bin,
                 _ => 0,
             },
-            0,
+            stride,
         ],
     };
     let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -88,7 +87,6 @@ pub(crate) fn run_and_map(
             entry(2, &out, Some(out_bytes)),
         ],
     });
-    let mut encoder = device.create_command_encoder(&Default::default());
     let pipeline = match pass {
         PixelPass::Resolve => &pipelines.resolve,
         PixelPass::Tone8 => &pipelines.tone8,
@@ -101,15 +99,42 @@ pub(crate) fn run_and_map(
             &pipelines.histogram_low
         }
     };
-    {
-        let mut compute = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("pixels"),
-            timestamp_writes: None,
-        });
-        compute.set_pipeline(pipeline);
-        compute.set_bind_group(0, &bind, &[]);
-        compute.dispatch_workgroups(tile.width.div_ceil(16), tile.height.div_ceil(16), 1);
-    }
+    let mut compute = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some("pixels"),
+        timestamp_writes: None,
+    });
+    compute.set_pipeline(pipeline);
+    compute.set_bind_group(0, &bind, &[]);
+    compute.dispatch_workgroups(tile.width.div_ceil(16), tile.height.div_ceil(16), 1);
+    drop(compute);
+    Ok(out)
+}
+
+/// Runs `pass` over `tile`, writing `out_bytes` bytes (cleared first for the histograms), and
+/// maps them; the caller reads the returned buffer's first `out_bytes` and unmaps it.
+pub(crate) fn run_and_map(
+    renderer: &mut WgpuRenderer,
+    pass: PixelPass,
+    tile: Tile,
+    params: [f32; 3],
+    fixed_exponent: i32,
+    out_bytes: u64,
+) -> Result<wgpu::Buffer, WgpuError> {
+    let context = renderer.context.clone();
+    let readback = renderer
+        .buffers
+        .readback
+        .at_least(&context, out_bytes, READBACK, "readback")?;
+    let mut encoder = context.device.create_command_encoder(&Default::default());
+    let out = encode_pixel_pass(
+        renderer,
+        &mut encoder,
+        pass,
+        tile,
+        (params, fixed_exponent),
+        out_bytes,
+        tile.width,
+    )?;
     encoder.copy_buffer_to_buffer(&out, 0, &readback, 0, out_bytes);
     // Mapped here and unmapped by the caller once the rows are copied.
     drop(submit_and_map(&context, encoder, &readback, out_bytes)?);
