@@ -42,11 +42,14 @@ fn viewport_renders_on_cuda_and_matches_the_cpu_viewport() {
             let on_gpu = gpu.render(&view, &Progress::none()).expect("CUDA render");
             assert_eq!(on_gpu.backend, "cuda", "pass {pass}: fell back to the CPU");
             let on_cpu = cpu.render(&view, &Progress::none()).expect("CPU render");
-            assert_eq!(on_gpu.rgba.len(), on_cpu.rgba.len());
-            let worst = on_gpu
-                .rgba
+            let (gpu_rgba, cpu_rgba) = (
+                on_gpu.pixels.host().expect("host pixels"),
+                on_cpu.pixels.host().expect("host pixels"),
+            );
+            assert_eq!(gpu_rgba.len(), cpu_rgba.len());
+            let worst = gpu_rgba
                 .iter()
-                .zip(&on_cpu.rgba)
+                .zip(cpu_rgba)
                 .map(|(a, b)| a.abs_diff(*b))
                 .max()
                 .unwrap_or(0);
@@ -54,7 +57,7 @@ fn viewport_renders_on_cuda_and_matches_the_cpu_viewport() {
                 worst <= MAX_LEVEL_DIFFERENCE,
                 "{particles} particles, pass {pass}: CUDA and CPU differ by {worst} levels"
             );
-            assert!(on_gpu.rgba.chunks(4).any(|p| p[0] > 0), "image is black");
+            assert!(gpu_rgba.chunks(4).any(|p| p[0] > 0), "image is black");
             eprintln!(
                 "{particles} particles {width}x{height}: cuda {:.1} ms, cpu {:.1} ms",
                 on_gpu.seconds * 1e3,

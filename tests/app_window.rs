@@ -312,7 +312,7 @@ impl haloscope::app::ViewportRenderer for SpeciesRenderer {
         Ok(haloscope::app::RenderedImage {
             width_px: w,
             height_px: h,
-            rgba: vec![200; (w * h * 4) as usize],
+            pixels: haloscope::app::Pixels::Host(vec![200; (w * h * 4) as usize]),
             backend: "test".to_owned(),
             seconds: 0.0,
             stages: Vec::new(),

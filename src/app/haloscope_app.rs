@@ -560,6 +560,7 @@ impl HaloscopeApp {
             camera: document.camera,
             size_points,
             at,
+            image: self.viewport.shown_image().cloned(),
         };
         let handle = self
             .pick_jobs

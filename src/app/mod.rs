@@ -27,7 +27,7 @@ pub use viewport::{camera, overlay, progressive, screenshot, splotch};
 pub use haloscope_app::HaloscopeApp;
 pub use splotch::default_renderer_factory;
 pub use viewport::viewport_renderer::{
-    Legend, RenderedImage, RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
+    Legend, Pixels, RenderedImage, RendererFactory, ViewRequest, ViewStyle, ViewportRenderer,
 };
 
 use std::path::PathBuf;

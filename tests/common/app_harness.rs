@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use egui_kittest::Harness;
-use haloscope::app::{HaloscopeApp, RenderedImage, RendererFactory, ViewRequest, ViewportRenderer};
+use haloscope::app::{
+    HaloscopeApp, Pixels, RenderedImage, RendererFactory, ViewRequest, ViewportRenderer,
+};
 use haloscope::jobs::Progress;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -70,7 +72,7 @@ impl ViewportRenderer for GradientRenderer {
         Ok(RenderedImage {
             width_px: w,
             height_px: h,
-            rgba,
+            pixels: Pixels::Host(rgba),
             backend: "test".to_owned(),
             seconds: 0.0,
             stages: Vec::new(),

@@ -173,9 +173,10 @@ pub fn render_movie(job: &MovieJob, progress: &Progress) -> anyhow::Result<Movie
                 }
                 None => style.exposure *= scale,
             }
-            let image = renderer.render(&request_at(sample, style), &cancel_only)?;
+            let mut image = renderer.render(&request_at(sample, style), &cancel_only)?;
             backend.clone_from(&image.backend);
-            rgba_to_rgb(image.width_px, image.height_px, &image.rgba)
+            let (width_px, height_px) = (image.width_px, image.height_px);
+            rgba_to_rgb(width_px, height_px, image.host_rgba()?)
         },
         progress,
     )
@@ -448,10 +449,10 @@ mod tests {
             width_px: 40,
             height_px: 30,
         };
-        let viewport = SplotchRenderer::new()
+        let mut viewport = SplotchRenderer::new()
             .render(&request, &Progress::none())
             .expect("render");
-        let expected = rgba_to_rgb(40, 30, &viewport.rgba).expect("rgb");
+        let expected = rgba_to_rgb(40, 30, viewport.host_rgba().expect("host")).expect("rgb");
         let largest = frame
             .as_raw()
             .iter()

@@ -55,9 +55,10 @@ pub fn save_screenshot(
     path: &Path,
     progress: &Progress,
 ) -> anyhow::Result<PathBuf> {
-    let image = render_screenshot(factory, request, overlay, progress)?;
+    let mut image = render_screenshot(factory, request, overlay, progress)?;
     progress.report("writing", 1, 2);
-    let buffer = image::RgbaImage::from_raw(image.width_px, image.height_px, image.rgba)
+    let rgba = std::mem::take(image.host_rgba().map_err(anyhow::Error::msg)?);
+    let buffer = image::RgbaImage::from_raw(image.width_px, image.height_px, rgba)
         .context("the renderer returned an image of the wrong size")?;
     save_png(path, &buffer)?;
     progress.report("writing", 2, 2);
@@ -99,11 +100,12 @@ pub fn render_screenshot(
             length_unit: &unit,
         };
         let built = build_overlay(rect, &request.camera, content, options, 1.0);
+        let (width_px, height_px) = (image.width_px, image.height_px);
         rasterise_overlay(
             &built.items,
-            &mut image.rgba,
-            image.width_px,
-            image.height_px,
+            image.host_rgba().map_err(anyhow::Error::msg)?,
+            width_px,
+            height_px,
             pixels_per_point,
         );
     }

@@ -4,7 +4,8 @@
 
 use super::camera::{OrbitCamera, Projection};
 use super::viewport_renderer::{
-    Legend, RenderedImage, RendererFactory, SpeciesStyle, ViewRequest, ViewStyle, ViewportRenderer,
+    Legend, Pixels, RenderedImage, RendererFactory, SpeciesStyle, ViewRequest, ViewStyle,
+    ViewportRenderer,
 };
 use crate::backend::{Backend, BackendKind};
 use crate::data::{Snapshot, Species, SpeciesKind};
@@ -92,12 +93,7 @@ impl ViewportRenderer for SplotchRenderer {
     ) -> Result<RenderedImage, String> {
         let start = Instant::now();
         let settings = render_settings(request)?;
-        // Auto exposure gives the τ scale; the exposure slider multiplies on top of it.
-        let extra_scale = if request.style.auto_exposure {
-            request.style.exposure.max(0.0)
-        } else {
-            1.0
-        };
+        let extra_scale = extra_scale(&request.style);
         let on_device = matches!(self.renderer.kind(), BackendKind::Cuda | BackendKind::Wgpu);
         let (rgba, stages) = if on_device {
             // Tone map (and auto exposure) on the device: only the 8-bit image comes back.
@@ -124,12 +120,61 @@ impl ViewportRenderer for SplotchRenderer {
         Ok(RenderedImage {
             width_px: settings.width,
             height_px: settings.height,
-            rgba,
+            pixels: Pixels::Host(rgba),
             backend: self.backend_name(),
             seconds: start.elapsed().as_secs_f64(),
             stages,
             legend: self.legend_of(request),
         })
+    }
+
+    /// On the window's own wgpu device the frame stays there, in a texture the window shows as
+    /// it is; elsewhere, and for a frame the device cannot finish alone, as [`Self::render`].
+    fn render_for_window(
+        &mut self,
+        request: &ViewRequest,
+        progress: &Progress,
+    ) -> Result<RenderedImage, String> {
+        let on_window_device = self
+            .renderer
+            .wgpu_context()
+            .is_some_and(super::wgpu_view::is_window_device);
+        if !on_window_device {
+            return self.render(request, progress);
+        }
+        let start = Instant::now();
+        let settings = render_settings(request)?;
+        let frame = self
+            .renderer
+            .render_texture_scaled(
+                &request.snapshot,
+                &settings,
+                extra_scale(&request.style),
+                progress,
+            )
+            .map_err(|e| e.to_string())?;
+        let Some((frame, stats)) = frame else {
+            return self.render(request, progress);
+        };
+        Ok(RenderedImage {
+            width_px: settings.width,
+            height_px: settings.height,
+            pixels: Pixels::Device(frame),
+            backend: self.backend_name(),
+            seconds: start.elapsed().as_secs_f64(),
+            stages: stats.timings,
+            legend: self.legend_of(request),
+        })
+    }
+}
+
+/// What the exposure slider multiplies the τ scale by: under auto exposure the measured scale,
+/// else nothing (the slider's value is then the brightness itself).
+fn extra_scale(style: &ViewStyle) -> f32 {
+    if style.auto_exposure {
+        style.exposure.max(0.0)
+    } else {
+        1.0
     }
 }
 
@@ -346,7 +391,7 @@ mod tests {
     #[test]
     fn viewport_render_equals_the_library_render_of_the_same_settings() {
         let request = demo_request(64, 48);
-        let image = SplotchRenderer::new()
+        let mut image = SplotchRenderer::new()
             .render(&request, &Progress::none())
             .expect("renders");
         assert_eq!((image.width_px, image.height_px), (64, 48));
@@ -354,8 +399,9 @@ mod tests {
         let direct =
             render::render_cpu(&request.snapshot, &settings, &Progress::none()).expect("renders");
         let expected = tau_to_rgba(&direct.tau, direct.stats.tau_scale, &settings.tone);
-        assert_eq!(image.rgba, expected);
-        assert!(image.rgba.chunks(4).any(|p| p[0] > 0), "image is black");
+        assert_eq!(image.pixels.host(), Some(&expected[..]));
+        let rgba = image.host_rgba().expect("host");
+        assert!(rgba.chunks(4).any(|p| p[0] > 0), "image is black");
         // The demo gas is coloured by log density: the bar shows that range and its unit.
         let legend = image.legend.expect("legend");
         assert_eq!(legend.label, "gas log10 Density [mean density]");

@@ -5,6 +5,7 @@
 use super::camera::OrbitCamera;
 use crate::data::{Snapshot, SpeciesKind};
 use crate::jobs::Progress;
+use crate::render::wgpu::FrameTexture;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -140,15 +141,42 @@ pub struct ViewRequest {
     pub height_px: u32,
 }
 
-/// An 8-bit RGBA image, row 0 at the top, not premultiplied.
-#[derive(Debug, Clone, PartialEq)]
+/// Where the pixels of an 8-bit RGBA image are, row 0 at the top, opaque.
+#[derive(Debug, Clone)]
+pub enum Pixels {
+    /// In host memory: `width_px · height_px · 4` bytes.
+    Host(Vec<u8>),
+    /// In a texture on the window's wgpu device, where the window shows it as it is.
+    Device(FrameTexture),
+}
+
+impl Pixels {
+    /// The bytes, when they are in host memory.
+    pub fn host(&self) -> Option<&[u8]> {
+        match self {
+            Self::Host(rgba) => Some(rgba),
+            Self::Device(_) => None,
+        }
+    }
+}
+
+/// The whole image of `frame` in host memory (this waits for the device: workers and tests
+/// only).
+pub fn read_back(frame: &FrameTexture) -> Result<Vec<u8>, String> {
+    frame
+        .read_rgba((0, 0), (frame.width(), frame.height()))
+        .map_err(|err| format!("reading the image back from the device: {err}"))
+}
+
+/// An 8-bit RGBA image, row 0 at the top, opaque.
+#[derive(Debug, Clone)]
 pub struct RenderedImage {
     /// Width in pixels.
     pub width_px: u32,
     /// Height in pixels.
     pub height_px: u32,
-    /// `width_px · height_px · 4` bytes.
-    pub rgba: Vec<u8>,
+    /// The pixels: always in host memory from [`ViewportRenderer::render`].
+    pub pixels: Pixels,
     /// The back-end that made it ("cpu", "cuda").
     pub backend: String,
     /// Wall time of the render in seconds.
@@ -158,6 +186,20 @@ pub struct RenderedImage {
     pub stages: Vec<crate::render::StageTime>,
     /// What the colours mean, for the colour bar (`None`: no species is coloured by a field).
     pub legend: Option<Legend>,
+}
+
+impl RenderedImage {
+    /// The bytes in host memory, read back first where they are on the device (this waits
+    /// for the device: workers and tests only).
+    pub fn host_rgba(&mut self) -> Result<&mut Vec<u8>, String> {
+        if let Pixels::Device(frame) = &self.pixels {
+            self.pixels = Pixels::Host(read_back(frame)?);
+        }
+        match &mut self.pixels {
+            Pixels::Host(rgba) => Ok(rgba),
+            Pixels::Device(_) => Err("the image stayed on the device".to_owned()),
+        }
+    }
 }
 
 /// The colour bar of a render: a palette spanning a value range.
@@ -178,12 +220,23 @@ pub trait ViewportRenderer: Send {
     /// Name of the back-end shown in the status bar ("cpu", "cuda").
     fn backend_name(&self) -> String;
 
-    /// Renders `request`; stops early with an error when `progress` is cancelled.
+    /// Renders `request` into host memory ([`Pixels::Host`]); stops early with an error when
+    /// `progress` is cancelled.
     fn render(
         &mut self,
         request: &ViewRequest,
         progress: &Progress,
     ) -> Result<RenderedImage, String>;
+
+    /// Renders `request` for the viewport: as [`ViewportRenderer::render`], or left on the
+    /// window's wgpu device ([`Pixels::Device`]) by a renderer that draws there.
+    fn render_for_window(
+        &mut self,
+        request: &ViewRequest,
+        progress: &Progress,
+    ) -> Result<RenderedImage, String> {
+        self.render(request, progress)
+    }
 }
 
 /// Makes renderers: one for the viewport's worker, more for off-screen screenshots.

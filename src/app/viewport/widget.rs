@@ -4,8 +4,12 @@
 
 use super::camera::OrbitCamera;
 use super::overlay::{self, HaloMarker, Overlay, OverlayOptions};
+use super::pick::ShownImage;
 use super::progressive::{ProgressiveScheduler, Quality};
-use super::viewport_renderer::{Legend, RenderedImage, RendererFactory, ViewRequest, ViewStyle};
+use super::viewport_renderer::{
+    Legend, Pixels, RenderedImage, RendererFactory, ViewRequest, ViewStyle,
+};
+use super::wgpu_view;
 use crate::data::Snapshot;
 use crate::jobs::{LatestWorker, VersionGate, Waker};
 use std::collections::VecDeque;
@@ -67,17 +71,29 @@ pub struct ViewportOutput {
     pub response: egui::Response,
     /// A halo circle was clicked (catalogue index).
     pub clicked_halo: Option<usize>,
-    /// A double-click: the brightest point near it, in points from the viewport's corner.
+    /// A double-click, in points from the viewport's corner (the pick starts from the
+    /// brightest pixel near it: [`super::pick::ShownImage::snap`]).
     pub double_clicked: Option<egui::Pos2>,
     /// The user moved the camera with the mouse.
     pub camera_moved: bool,
 }
 
-/// The last full-quality image, kept for picking the brightest point.
-struct ShownPixels {
-    width_px: u32,
-    height_px: u32,
-    rgba: Vec<u8>,
+/// The texture on screen.
+enum ScreenTexture {
+    /// egui's own, uploaded from an image in host memory.
+    Managed(egui::TextureHandle),
+    /// The renderer's texture on the window's device, registered as it is (the viewport's
+    /// `pixels` hold it, so that the renderer draws into it again only once it is replaced).
+    Native(egui::TextureId),
+}
+
+impl ScreenTexture {
+    fn id(&self) -> egui::TextureId {
+        match self {
+            Self::Managed(handle) => handle.id(),
+            Self::Native(id) => *id,
+        }
+    }
 }
 
 /// The viewport and its render worker.
@@ -88,12 +104,12 @@ pub struct Viewport {
     submitted: VecDeque<(u64, Quality)>,
     latest_submitted: u64,
     last_submitted_quality: Option<Quality>,
-    texture: Option<egui::TextureHandle>,
+    texture: Option<ScreenTexture>,
     shown: Option<ShownRender>,
     error: Option<String>,
     backend: String,
     legend: Option<Legend>,
-    pixels: Option<ShownPixels>,
+    pixels: Option<ShownImage>,
     overlay: Overlay,
     rect: egui::Rect,
 }
@@ -104,7 +120,7 @@ impl Viewport {
         let mut renderer = factory();
         let backend = renderer.backend_name();
         let worker = LatestWorker::new("viewport render", waker, move |request, progress| {
-            renderer.render(&request, progress)
+            renderer.render_for_window(&request, progress)
         });
         Self {
             worker,
@@ -154,11 +170,15 @@ impl Viewport {
         self.rect
     }
 
-    /// The RGBA pixels of the image shown (width, height, bytes).
+    /// The RGBA pixels of the image shown (width, height, bytes), when they are in host memory.
     pub fn shown_pixels(&self) -> Option<(u32, u32, &[u8])> {
-        self.pixels
-            .as_ref()
-            .map(|p| (p.width_px, p.height_px, p.rgba.as_slice()))
+        let image = self.pixels.as_ref()?;
+        Some((image.width_px, image.height_px, image.pixels.host()?))
+    }
+
+    /// The image shown, wherever its pixels are.
+    pub fn shown_image(&self) -> Option<&ShownImage> {
+        self.pixels.as_ref()
     }
 
     /// The colour bar of the render shown.
@@ -168,7 +188,7 @@ impl Viewport {
 
     /// The texture on screen (for tests and screenshots of the window).
     pub fn texture_id(&self) -> Option<egui::TextureId> {
-        self.texture.as_ref().map(egui::TextureHandle::id)
+        self.texture.as_ref().map(ScreenTexture::id)
     }
 
     /// Takes in finished renders (newest only; stale ones are dropped). Never blocks.
@@ -187,23 +207,10 @@ impl Viewport {
         self.submitted.retain(|(v, _)| *v > result.version);
         match result.outcome {
             Ok(image) => {
-                let size = [image.width_px as usize, image.height_px as usize];
-                if image.rgba.len() != size[0] * size[1] * 4 {
-                    self.error = Some(format!(
-                        "the renderer returned {} bytes for a {}×{} image",
-                        image.rgba.len(),
-                        size[0],
-                        size[1]
-                    ));
+                if let Err(error) = self.show(ctx, &image) {
+                    self.error = Some(error);
                     self.clear_image();
                     return;
-                }
-                let color_image = egui::ColorImage::from_rgba_unmultiplied(size, &image.rgba);
-                let options = egui::TextureOptions::LINEAR;
-                match &mut self.texture {
-                    // Update in place: the texture id stays, no reallocation when the size holds.
-                    Some(texture) => texture.set(color_image, options),
-                    None => self.texture = Some(ctx.load_texture("viewport", color_image, options)),
                 }
                 self.backend.clone_from(&image.backend);
                 self.shown = Some(ShownRender {
@@ -217,11 +224,10 @@ impl Viewport {
                 if quality == Quality::Full {
                     crate::app::startup_log::step("first full-resolution image in the viewport");
                 }
-                // Moved, not copied: the texture took its own copy above.
-                self.pixels = Some(ShownPixels {
+                self.pixels = Some(ShownImage {
                     width_px: image.width_px,
                     height_px: image.height_px,
-                    rgba: image.rgba,
+                    pixels: Arc::new(image.pixels),
                 });
                 self.error = None;
             }
@@ -234,8 +240,54 @@ impl Viewport {
         }
     }
 
+    /// Puts `image` on screen: egui's texture updated in place from host pixels (the id stays,
+    /// no reallocation while the size holds), or the renderer's texture registered as it is.
+    fn show(&mut self, ctx: &egui::Context, image: &RenderedImage) -> Result<(), String> {
+        let size = [image.width_px as usize, image.height_px as usize];
+        match &image.pixels {
+            Pixels::Host(rgba) => {
+                if rgba.len() != size[0] * size[1] * 4 {
+                    return Err(format!(
+                        "the renderer returned {} bytes for a {}×{} image",
+                        rgba.len(),
+                        size[0],
+                        size[1]
+                    ));
+                }
+                let color_image = egui::ColorImage::from_rgba_unmultiplied(size, rgba);
+                let options = egui::TextureOptions::LINEAR;
+                match &mut self.texture {
+                    Some(ScreenTexture::Managed(texture)) => texture.set(color_image, options),
+                    _ => {
+                        self.free_native();
+                        let handle = ctx.load_texture("viewport", color_image, options);
+                        self.texture = Some(ScreenTexture::Managed(handle));
+                    }
+                }
+            }
+            Pixels::Device(frame) => {
+                let reused = match &self.texture {
+                    Some(ScreenTexture::Native(id)) => Some(*id),
+                    _ => None,
+                };
+                let id = wgpu_view::show_texture(frame, reused)
+                    .ok_or("the renderer drew on a device the window does not show")?;
+                self.texture = Some(ScreenTexture::Native(id));
+            }
+        }
+        Ok(())
+    }
+
+    /// Lets go of the renderer's texture, if one is registered.
+    fn free_native(&mut self) {
+        if let Some(ScreenTexture::Native(id)) = self.texture.take() {
+            wgpu_view::free_texture(id);
+        }
+    }
+
     /// Drops the image on screen, its legend and its pixels.
     fn clear_image(&mut self) {
+        self.free_native();
         self.texture = None;
         self.legend = None;
         self.shown = None;
@@ -277,7 +329,7 @@ impl Viewport {
         output.camera_moved = *target.camera != before;
         if let Some(pos) = response.interact_pointer_pos() {
             if response.double_clicked() {
-                output.double_clicked = Some(self.brightest_near(rect, pos));
+                output.double_clicked = Some((pos - rect.min).to_pos2());
             } else if response.clicked() {
                 output.clicked_halo = overlay::halo_at(&self.overlay.placed, pos);
             }
@@ -367,28 +419,6 @@ impl Viewport {
         overlay::paint(&painter, &self.overlay.items);
         self.corner_label_ui(&painter, rect);
         output
-    }
-
-    /// The brightest pixel of the image shown within 12 points of `pos`, in points from the
-    /// viewport's corner (`pos` itself when there is no image).
-    fn brightest_near(&self, rect: egui::Rect, pos: egui::Pos2) -> egui::Pos2 {
-        let local = pos - rect.min;
-        let Some(pixels) = &self.pixels else {
-            return local.to_pos2();
-        };
-        let per_point = pixels.width_px as f32 / rect.width().max(1.0);
-        let found = super::pick::brightest_near(
-            &pixels.rgba,
-            pixels.width_px,
-            pixels.height_px,
-            local.x * per_point,
-            local.y * per_point,
-            12.0 * per_point,
-        );
-        match found {
-            Some((x, y)) => egui::pos2((x as f32 + 0.5) / per_point, (y as f32 + 0.5) / per_point),
-            None => local.to_pos2(),
-        }
     }
 
     fn centre_text(&self, painter: &egui::Painter, rect: egui::Rect, text: &str) {

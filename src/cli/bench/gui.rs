@@ -9,7 +9,8 @@
 use crate::app::files::documents::{bounds_of, fill_missing_smoothing};
 use crate::app::viewport::camera::OrbitCamera;
 use crate::app::viewport::splotch::SplotchRenderer;
-use crate::app::viewport::viewport_renderer::{ViewRequest, ViewStyle, ViewportRenderer};
+use crate::app::viewport::viewport_renderer::{Pixels, ViewRequest, ViewStyle, ViewportRenderer};
+use crate::app::viewport::wgpu_view;
 use crate::app::{HaloscopeApp, default_renderer_factory};
 use crate::backend::{Backend, BackendChoice};
 use crate::jobs::Progress;
@@ -42,9 +43,10 @@ pub struct BenchGuiArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Instead of the UI phases, time the window's own viewport frames on this back-end: the
-    /// viewport renderer's render, tone map and the RGBA image the texture is made from, with
-    /// the camera turning every frame (the texture upload to the display is not included).
+    /// Instead of the UI phases, time the window's own viewport frames on this back-end, with
+    /// the camera turning every frame: the viewport renderer's render and tone map, then egui's
+    /// image made from the host pixels (their upload to the display is not included) or, on
+    /// wgpu (a device opened as the window's), the frame's texture registered with egui.
     #[arg(long, value_enum)]
     pub backend: Option<BackendChoice>,
     /// Viewport size in pixels of the --backend frames.
@@ -290,8 +292,19 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
     let mut snapshot = crate::data::demo::demo_snapshot(args.particles as u64, 1);
     fill_missing_smoothing(&mut snapshot, &Progress::none())?;
     let (lo, hi) = bounds_of(&snapshot).context("the demo snapshot has no finite particle")?;
-    let backend = Backend::resolve(choice)?;
+    // wgpu draws on a device opened as the window opens its own, so that frames take the
+    // window's path (left on the device in a texture); the others as the window resolves them.
+    let backend = match choice {
+        BackendChoice::Wgpu => {
+            wgpu_view::open_window_device_headless().map_err(anyhow::Error::msg)?;
+            let context = wgpu_view::shared_context()
+                .context("the window's wgpu device cannot render particles")?;
+            Backend::wgpu(context, BackendChoice::Wgpu)
+        }
+        _ => Backend::resolve(choice)?,
+    };
     let mut renderer = SplotchRenderer::with_backend(backend)?;
+    let mut shown: Option<egui::TextureId> = None;
     let (width_px, height_px) = (
         args.viewport.first().copied().unwrap_or(1920),
         args.viewport.get(1).copied().unwrap_or(1080),
@@ -310,15 +323,33 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
         request.camera.rotate([2.0, 0.5]);
         let start = Instant::now();
         let image = renderer
-            .render(&request, &Progress::none())
+            .render_for_window(&request, &Progress::none())
             .map_err(anyhow::Error::msg)?;
+        // What the window then does with it on its own thread: egui's image from host pixels
+        // (its upload to the display is not timed), or the device texture registered.
+        let display_start = Instant::now();
+        match &image.pixels {
+            Pixels::Host(rgba) => {
+                anyhow::ensure!(
+                    rgba.len() == width_px as usize * height_px as usize * 4,
+                    "the viewport image has the wrong size"
+                );
+                let size = [width_px as usize, height_px as usize];
+                std::hint::black_box(egui::ColorImage::from_rgba_unmultiplied(size, rgba));
+            }
+            Pixels::Device(texture) => {
+                shown = wgpu_view::show_texture(texture, shown);
+                anyhow::ensure!(shown.is_some(), "the window's device is gone");
+            }
+        }
+        let display = display_start.elapsed().as_secs_f64() * 1e3;
         times.push(start.elapsed().as_secs_f64() * 1e3);
-        anyhow::ensure!(
-            image.rgba.len() == width_px as usize * height_px as usize * 4,
-            "the viewport image has the wrong size"
-        );
         if frame > 0 {
-            for stage in &image.stages {
+            let display = crate::render::StageTime {
+                stage: "display",
+                seconds: display / 1e3,
+            };
+            for stage in image.stages.iter().chain([&display]) {
                 match stage_ms.iter_mut().find(|(name, _)| *name == stage.stage) {
                     Some((_, ms)) => ms.push(stage.seconds * 1e3),
                     None => stage_ms.push((stage.stage, vec![stage.seconds * 1e3])),
