@@ -396,6 +396,46 @@ fn species_switches_belong_to_each_snapshot_and_a_failed_render_clears_the_old_i
     assert!(app_state.viewport.shown().is_none());
 }
 
+/// A renderer whose images are one pixel short of the size asked for.
+struct ShortRenderer;
+
+impl haloscope::app::ViewportRenderer for ShortRenderer {
+    fn backend_name(&self) -> String {
+        "test".to_owned()
+    }
+
+    fn render(
+        &mut self,
+        request: &haloscope::app::ViewRequest,
+        _: &Progress,
+    ) -> Result<haloscope::app::RenderedImage, String> {
+        let (w, h) = (request.width_px, request.height_px);
+        Ok(haloscope::app::RenderedImage {
+            width_px: w,
+            height_px: h,
+            pixels: haloscope::app::Pixels::Host(vec![200; (w * h * 4 - 4) as usize]),
+            backend: "test".to_owned(),
+            seconds: 0.0,
+            stages: Vec::new(),
+            legend: None,
+        })
+    }
+}
+
+#[test]
+fn an_image_of_the_wrong_size_is_an_error_not_a_texture() {
+    let factory: RendererFactory = std::sync::Arc::new(|| Box::new(ShortRenderer));
+    let mut harness = harness_with(factory, WINDOW, |_| {});
+    step_until(&mut harness, "the render's outcome", |app| {
+        app.viewport.error().is_some()
+    });
+    let viewport = &app(&harness).viewport;
+    let error = viewport.error().expect("error");
+    assert!(error.contains("bytes for a"), "{error}");
+    assert!(viewport.texture_id().is_none());
+    assert!(viewport.shown().is_none());
+}
+
 #[test]
 fn closing_the_event_list_under_analysis_cancels_its_trials_and_show_plots_works_after() {
     let mut harness = harness_with(gradient_factory(Duration::ZERO), WINDOW, |app| {

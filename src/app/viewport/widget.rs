@@ -78,6 +78,28 @@ pub struct ViewportOutput {
     pub camera_moved: bool,
 }
 
+/// A finished render as the worker hands it over: for pixels in host memory, egui's image of
+/// them is made there too (2-5 ms at 1920×1080), so that the window's thread only hands it to
+/// the texture.
+struct WorkerFrame {
+    image: RenderedImage,
+    /// egui's image of host pixels of the right size.
+    color: Option<egui::ColorImage>,
+}
+
+impl WorkerFrame {
+    fn new(image: RenderedImage) -> Self {
+        let size = [image.width_px as usize, image.height_px as usize];
+        let color = match &image.pixels {
+            Pixels::Host(rgba) if rgba.len() == size[0] * size[1] * 4 => {
+                Some(egui::ColorImage::from_rgba_unmultiplied(size, rgba))
+            }
+            _ => None,
+        };
+        Self { image, color }
+    }
+}
+
 /// The texture on screen.
 enum ScreenTexture {
     /// egui's own, uploaded from an image in host memory.
@@ -98,7 +120,7 @@ impl ScreenTexture {
 
 /// The viewport and its render worker.
 pub struct Viewport {
-    worker: LatestWorker<ViewRequest, RenderedImage>,
+    worker: LatestWorker<ViewRequest, WorkerFrame>,
     gate: VersionGate,
     scheduler: ProgressiveScheduler<ViewKey>,
     submitted: VecDeque<(u64, Quality)>,
@@ -120,7 +142,9 @@ impl Viewport {
         let mut renderer = factory();
         let backend = renderer.backend_name();
         let worker = LatestWorker::new("viewport render", waker, move |request, progress| {
-            renderer.render_for_window(&request, progress)
+            renderer
+                .render_for_window(&request, progress)
+                .map(WorkerFrame::new)
         });
         Self {
             worker,
@@ -206,8 +230,8 @@ impl Viewport {
             .map_or(Quality::Full, |(_, q)| *q);
         self.submitted.retain(|(v, _)| *v > result.version);
         match result.outcome {
-            Ok(image) => {
-                if let Err(error) = self.show(ctx, &image) {
+            Ok(WorkerFrame { image, color }) => {
+                if let Err(error) = self.show(ctx, &image, color) {
                     self.error = Some(error);
                     self.clear_image();
                     return;
@@ -240,21 +264,25 @@ impl Viewport {
         }
     }
 
-    /// Puts `image` on screen: egui's texture updated in place from host pixels (the id stays,
-    /// no reallocation while the size holds), or the renderer's texture registered as it is.
-    fn show(&mut self, ctx: &egui::Context, image: &RenderedImage) -> Result<(), String> {
-        let size = [image.width_px as usize, image.height_px as usize];
+    /// Puts `image` on screen: egui's texture updated in place from host pixels (`color`, egui's
+    /// image of them; the id stays, no reallocation while the size holds), or the renderer's
+    /// texture registered as it is.
+    fn show(
+        &mut self,
+        ctx: &egui::Context,
+        image: &RenderedImage,
+        color: Option<egui::ColorImage>,
+    ) -> Result<(), String> {
         match &image.pixels {
             Pixels::Host(rgba) => {
-                if rgba.len() != size[0] * size[1] * 4 {
+                let Some(color_image) = color else {
                     return Err(format!(
                         "the renderer returned {} bytes for a {}×{} image",
                         rgba.len(),
-                        size[0],
-                        size[1]
+                        image.width_px,
+                        image.height_px
                     ));
-                }
-                let color_image = egui::ColorImage::from_rgba_unmultiplied(size, rgba);
+                };
                 let options = egui::TextureOptions::LINEAR;
                 match &mut self.texture {
                     Some(ScreenTexture::Managed(texture)) => texture.set(color_image, options),

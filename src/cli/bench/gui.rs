@@ -325,8 +325,9 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
         let image = renderer
             .render_for_window(&request, &Progress::none())
             .map_err(anyhow::Error::msg)?;
-        // What the window then does with it on its own thread: egui's image from host pixels
-        // (its upload to the display is not timed), or the device texture registered.
+        // What the window then does with it: egui's image made from host pixels (on the render
+        // worker; the texture's upload to the display is not timed), or the device texture
+        // registered with egui (on the window's thread).
         let display_start = Instant::now();
         match &image.pixels {
             Pixels::Host(rgba) => {
