@@ -309,15 +309,7 @@ impl haloscope::app::ViewportRenderer for SpeciesRenderer {
             return Err("no species is switched on".to_owned());
         }
         let (w, h) = (request.width_px, request.height_px);
-        Ok(haloscope::app::RenderedImage {
-            width_px: w,
-            height_px: h,
-            pixels: haloscope::app::Pixels::Host(vec![200; (w * h * 4) as usize]),
-            backend: "test".to_owned(),
-            seconds: 0.0,
-            stages: Vec::new(),
-            legend: None,
-        })
+        Ok(test_image(w, h, vec![200; (w * h * 4) as usize]))
     }
 }
 
@@ -410,15 +402,7 @@ impl haloscope::app::ViewportRenderer for ShortRenderer {
         _: &Progress,
     ) -> Result<haloscope::app::RenderedImage, String> {
         let (w, h) = (request.width_px, request.height_px);
-        Ok(haloscope::app::RenderedImage {
-            width_px: w,
-            height_px: h,
-            pixels: haloscope::app::Pixels::Host(vec![200; (w * h * 4 - 4) as usize]),
-            backend: "test".to_owned(),
-            seconds: 0.0,
-            stages: Vec::new(),
-            legend: None,
-        })
+        Ok(test_image(w, h, vec![200; (w * h * 4 - 4) as usize]))
     }
 }
 

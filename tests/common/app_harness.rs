@@ -69,15 +69,20 @@ impl ViewportRenderer for GradientRenderer {
                 rgba.extend([(255 * x / w) as u8, (255 * y / h) as u8, 96, 255]);
             }
         }
-        Ok(RenderedImage {
-            width_px: w,
-            height_px: h,
-            pixels: Pixels::Host(rgba),
-            backend: "test".to_owned(),
-            seconds: 0.0,
-            stages: Vec::new(),
-            legend: None,
-        })
+        Ok(test_image(w, h, rgba))
+    }
+}
+
+/// A test renderer's image: `rgba` in host memory, made by back-end "test" in no time.
+pub fn test_image(width_px: u32, height_px: u32, rgba: Vec<u8>) -> RenderedImage {
+    RenderedImage {
+        width_px,
+        height_px,
+        pixels: Pixels::Host(rgba),
+        backend: "test".to_owned(),
+        seconds: 0.0,
+        stages: Vec::new(),
+        legend: None,
     }
 }
 
