@@ -7,7 +7,8 @@
 //! it needs memory for the whole selection, the other ranks for their share and slab.
 
 use super::fof::{FofArgs, print_summary, result_json};
-use crate::backend::{Backend, BackendKind, DeviceSelection};
+use crate::backend::{BackendKind, DeviceSelection};
+use crate::cli::devices_args::DevicesArgs;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
 use crate::data::share::{Share, join_shares, read_share};
@@ -146,8 +147,13 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     let frame = (!size.is_nan()).then_some(BoxFrame { lower, size });
     stages.push(("prepare", lap(&mut step)));
 
-    let devices = args.devices.clone().unwrap_or(DeviceSelection::First);
-    let backend = Backend::resolve_on(args.backend, &devices)
+    // Each rank on its own device of its host, as `render` under ranks (without it every rank
+    // of a host linked its slab on the first device).
+    let devices = DevicesArgs {
+        devices: args.devices.clone(),
+    };
+    let backend = devices
+        .resolve_for_rank(args.backend, group, DeviceSelection::First)
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()));
     let backend = agree(group, "opening its back-end", backend)?;
     let linker = match backend.devices() {
