@@ -230,6 +230,11 @@ pub fn result_json(
         "groups": groups,
         "backend": result.backend.name(),
         "seconds": seconds,
+        "stages": result
+            .stage_seconds
+            .iter()
+            .map(|&(stage, s)| (stage.to_owned(), serde_json::Value::from(s)))
+            .collect::<serde_json::Map<_, _>>(),
     })
 }
 

@@ -7,11 +7,12 @@
 //! it needs memory for the whole selection, the other ranks for their share and slab.
 
 use super::fof::{FofArgs, print_summary, result_json};
-use crate::backend::{Backend, BackendKind, DeviceSelection};
+use crate::backend::{BackendKind, DeviceSelection};
+use crate::cli::devices_args::DevicesArgs;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
 use crate::data::share::{Share, join_shares, read_share};
-use crate::data::{LoadOptions, Masses, Snapshot, SpeciesKind};
+use crate::data::{LoadOptions, Masses, Snapshot, Species, SpeciesKind};
 use crate::halo::domains::{DomainLinker, from_bytes, link_on_ranks, to_bytes};
 use crate::halo::{self, BoxFrame, FofParams, LinkingLength, export, parse_species};
 use crate::jobs::Progress;
@@ -58,6 +59,9 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         .map_err(anyhow::Error::from);
     let share = agree(group, "reading its share", share)?;
     let start = Instant::now();
+    // Rank 0's wall time per step, reported with --json as `stages`.
+    let mut stages: Vec<(&'static str, f64)> = Vec::new();
+    let mut step = Instant::now();
 
     // This rank's selected particles and their global ids (index in one process's selection).
     let mut ids = Vec::new();
@@ -72,15 +76,24 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         }
     }
 
-    // Rank 0: the whole selection, validated and prepared exactly as one process does.
-    let gathered = group.gather_bytes(0, &encode_selected(&share.snapshot, &species));
-    let whole = if group.is_root() {
-        rebuild(&share, &species, &gathered)
+    // Rank 0: the whole selection, validated and prepared exactly as one process does. Rank 0
+    // keeps its own share where it is (it sends nothing to itself).
+    let mine = if group.is_root() {
+        Vec::new()
     } else {
+        encode_selected(&share.snapshot, &species)
+    };
+    let gathered = group.gather_bytes(0, &mine);
+    drop(mine);
+    let whole = if group.is_root() {
+        rebuild(share, &species, &gathered)
+    } else {
+        drop(share);
         Ok(None)
     };
     drop(gathered);
     let whole = agree(group, "gathering the selection", whole)?;
+    stages.push(("gather_selection", lap(&mut step)));
     let selected = match &whole {
         Some(snapshot) => Some(
             halo::select_particles(snapshot, &species)
@@ -132,15 +145,22 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         bail!("rank {rank}: the linking length and frame did not arrive");
     };
     let frame = (!size.is_nan()).then_some(BoxFrame { lower, size });
+    stages.push(("prepare", lap(&mut step)));
 
-    let devices = args.devices.clone().unwrap_or(DeviceSelection::First);
-    let backend = Backend::resolve_on(args.backend, &devices)
+    // Each rank on its own device of its host, as `render` under ranks (without it every rank
+    // of a host linked its slab on the first device).
+    let devices = DevicesArgs {
+        devices: args.devices.clone(),
+    };
+    let backend = devices
+        .resolve_for_rank(args.backend, group, DeviceSelection::First)
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()));
     let backend = agree(group, "opening its back-end", backend)?;
     let linker = match backend.devices() {
         [] => DomainLinker::Cpu,
         devices => DomainLinker::Cuda(devices),
     };
+    stages.push(("open_backend", lap(&mut step)));
     let linked = link_on_ranks(
         group,
         &ids,
@@ -152,36 +172,56 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     )
     .map_err(|e| anyhow!("{}: {e}", file.display()))?;
     drop(positions);
-    let pairs: Vec<[u64; 2]> = linked
-        .ids
-        .iter()
-        .zip(&linked.labels)
-        .map(|(&id, &label)| [id, label])
-        .collect();
-    let gathered = group.gather_bytes(0, &to_bytes(&pairs));
+    stages.extend(linked.stage_seconds.iter().copied());
+    step = Instant::now();
+    // (id, label) pairs as the bytes of [u64; 2] records; rank 0 keeps its own.
+    let mut pairs = Vec::new();
+    if !group.is_root() {
+        pairs.reserve(linked.ids.len() * 16);
+        for (&id, &label) in linked.ids.iter().zip(&linked.labels) {
+            pairs.extend_from_slice(&id.to_le_bytes());
+            pairs.extend_from_slice(&label.to_le_bytes());
+        }
+    }
+    let gathered = group.gather_bytes(0, &pairs);
     drop(pairs);
     let (Some(prepared), Some(selected)) = (prepared, &selected) else {
         return Ok(());
     };
     let n = selected.positions.len();
     let mut set_ids = vec![u32::MAX; n];
-    for bytes in &gathered {
-        for [id, label] in from_bytes::<[u64; 2]>(bytes, "final labels")? {
-            let slot = set_ids
-                .get_mut(id as usize)
-                .with_context(|| format!("a rank labelled particle {id} of {n}"))?;
-            *slot = label as u32;
+    let mut label = |id: u64, label: u64| -> anyhow::Result<()> {
+        let slot = set_ids
+            .get_mut(id as usize)
+            .with_context(|| format!("a rank labelled particle {id} of {n}"))?;
+        *slot = label as u32;
+        Ok(())
+    };
+    for (&id, &l) in linked.ids.iter().zip(&linked.labels) {
+        label(id, l)?;
+    }
+    for bytes in gathered.iter().skip(1) {
+        if !bytes.len().is_multiple_of(16) {
+            bail!(
+                "a rank's final labels are {} bytes, not whole records",
+                bytes.len()
+            );
+        }
+        for pair in bytes.chunks_exact(16) {
+            let (id, l) = pair.split_at(8);
+            label(u64_le(id), u64_le(l))?;
         }
     }
     if let Some(missing) = set_ids.iter().position(|&s| s == u32::MAX) {
         bail!("no rank labelled particle {missing} of {n}");
     }
+    stages.push(("gather_labels", lap(&mut step)));
     let kind = if backend.devices().is_empty() {
         BackendKind::Cpu
     } else {
         BackendKind::Cuda
     };
-    let result = prepared.finish(set_ids, kind, Vec::new(), &progress);
+    let result = prepared.finish(set_ids, kind, stages, &progress);
     let seconds = start.elapsed().as_secs_f64();
     let whole = whole.context("rank 0 holds the whole selection")?;
     if let Some(out) = &args.out {
@@ -204,6 +244,21 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The little-endian u64 of 8 bytes (the pair records above).
+fn u64_le(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+/// Seconds since `since`, which moves to now.
+fn lap(since: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let seconds = now.duration_since(*since).as_secs_f64();
+    *since = now;
+    seconds
 }
 
 /// This share's selected species as bytes: per species (in file order) its count, positions,
@@ -238,26 +293,38 @@ fn encode_selected(snapshot: &Snapshot, species: &[SpeciesKind]) -> Vec<u8> {
     out
 }
 
-/// Rank 0: every rank's selected species (from [`encode_selected`]) joined into the snapshot one
-/// process reads (the share reader's join), the other species left empty.
+/// Rank 0: its own share (`own`, moved in) and every other rank's selected species (from
+/// [`encode_selected`], `gathered[r]` for rank r > 0) joined into the snapshot one process
+/// reads (the share reader's join); of every species only the columns the selection carries
+/// are kept (positions, masses, velocities), and the other species are left empty.
 fn rebuild(
-    own: &Share,
+    own: Share,
     species: &[SpeciesKind],
     gathered: &[Vec<u8>],
 ) -> anyhow::Result<Option<Snapshot>> {
-    let mut template = own.snapshot.clone();
-    for s in &mut template.species {
-        s.positions.clear();
-        s.velocities = s.velocities.as_ref().map(|_| Vec::new());
-        s.ids = None;
-        s.smoothing_lengths = None;
-        s.fields.clear();
-        if let Masses::PerParticle(m) = &mut s.masses {
-            m.clear();
+    let template = Snapshot {
+        header: own.snapshot.header.clone(),
+        species: own.snapshot.species.iter().map(empty_like).collect(),
+        source: own.snapshot.source.clone(),
+    };
+    let (first, totals) = (own.first.clone(), own.totals.clone());
+    let mut mine = own.snapshot;
+    for s in &mut mine.species {
+        if species.contains(&s.kind) {
+            s.ids = None;
+            s.smoothing_lengths = None;
+            s.fields.clear();
+        } else {
+            *s = empty_like(s);
         }
     }
     let mut shares = Vec::with_capacity(gathered.len());
-    for bytes in gathered {
+    shares.push(Share {
+        snapshot: mine,
+        first: own.first,
+        totals: own.totals,
+    });
+    for bytes in gathered.iter().skip(1) {
         let mut snapshot = template.clone();
         let mut reader = Reader { bytes, at: 0 };
         for s in snapshot
@@ -278,11 +345,30 @@ fn rebuild(
         }
         shares.push(Share {
             snapshot,
-            first: own.first.clone(),
-            totals: own.totals.clone(),
+            first: first.clone(),
+            totals: totals.clone(),
         });
     }
     Ok(join_shares(shares))
+}
+
+/// `s` without particles: the same family, mass rule (a uniform mass kept, per-particle masses
+/// emptied), velocity column (emptied), kernel support and notes, and no ids, lengths or fields.
+fn empty_like(s: &Species) -> Species {
+    Species {
+        kind: s.kind,
+        positions: Vec::new(),
+        masses: match &s.masses {
+            Masses::Uniform(m) => Masses::Uniform(*m),
+            Masses::PerParticle(_) => Masses::PerParticle(Vec::new()),
+        },
+        velocities: s.velocities.as_ref().map(|_| Vec::new()),
+        ids: None,
+        smoothing_lengths: None,
+        kernel_support: s.kernel_support,
+        fields: Vec::new(),
+        left_out: s.left_out.clone(),
+    }
 }
 
 /// A cursor over a rank's message.

@@ -111,6 +111,7 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
             "brightness_mode": if stats.auto_exposure { "auto" } else { "explicit" },
             "camera": settings.camera,
             "seconds": seconds,
+            "render_seconds": stats.seconds,
             "stages": stages,
         });
         println!("{report}");

@@ -1,7 +1,8 @@
 //! The ranks of an MPI job, through rsmpi over the system's MPI library (Open MPI).
 //!
-//! Messages are counted in bytes with MPI's 32-bit counts; larger payloads are sent in pieces
-//! of at most [`PIECE`] bytes, so a rank's share may exceed 2 GiB.
+//! Messages are counted in bytes with MPI's 32-bit counts; larger payloads are sent in rounds
+//! of at most [`PIECE`] bytes received by a rank (one piece of [`per_rank`] bytes from every
+//! rank), so a rank's share may exceed 2 GiB.
 
 use super::{ClusterError, Collective};
 use mpi::Count;
@@ -11,8 +12,17 @@ use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 
-/// Largest byte count sent in one MPI call.
+/// Largest byte count one rank receives in one MPI call.
 const PIECE: usize = 1 << 30;
+
+/// Bytes each rank sends per round of a collective in which one rank receives from all `size`
+/// ranks: the receive buffer (one piece from every rank, plus the byte of [`receive_buffer`])
+/// is one slice whose length rsmpi must express as a 32-bit MPI count, so the pieces of all
+/// ranks together stay within [`PIECE`] (with 1 GiB from each of two ranks the slice was
+/// 2 GiB + 1 and rsmpi panicked).
+fn per_rank(size: usize) -> usize {
+    PIECE / size.max(1)
+}
 
 /// An empty slice that points into real memory. An empty `&[u8]` made from nothing points at
 /// address 1, which is Open MPI's `MPI_IN_PLACE`: as a send buffer it turns a gather into an
@@ -73,15 +83,14 @@ fn counts_of(lens: &[usize]) -> (Vec<Count>, Vec<Count>) {
     (counts, displs)
 }
 
-fn split(buf: &[u8], lens: &[usize]) -> Vec<Vec<u8>> {
+/// Appends the consecutive parts of `buf` (`lens[r]` bytes from rank r) to `out[r]`, copied
+/// once (these rounds carry up to a gigabyte).
+fn append_parts(out: &mut [Vec<u8>], buf: &[u8], lens: &[usize]) {
     let mut at = 0;
-    lens.iter()
-        .map(|&n| {
-            let part = buf[at..at + n].to_vec();
-            at += n;
-            part
-        })
-        .collect()
+    for (into, &n) in out.iter_mut().zip(lens) {
+        into.extend_from_slice(&buf[at..at + n]);
+        at += n;
+    }
 }
 
 impl Collective for MpiRanks {
@@ -123,10 +132,11 @@ impl Collective for MpiRanks {
 
     fn all_gather_bytes(&self, mine: &[u8]) -> Vec<Vec<u8>> {
         let size = self.size();
+        let per = per_rank(size);
         let mut out = vec![Vec::new(); size];
-        for piece in 0..self.rounds(mine.len(), PIECE) {
-            let part = mine.get(piece * PIECE..).unwrap_or(&[]);
-            let part = &part[..part.len().min(PIECE)];
+        for piece in 0..self.rounds(mine.len(), per) {
+            let part = mine.get(piece * per..).unwrap_or(&[]);
+            let part = &part[..part.len().min(per)];
             let mut lens = vec![0_u64; size];
             self.world
                 .all_gather_into(&(part.len() as u64), &mut lens[..]);
@@ -136,9 +146,7 @@ impl Collective for MpiRanks {
             let mut partition = PartitionMut::new(&mut buf[..], counts, &displs[..]);
             self.world
                 .all_gather_varcount_into(sendable(part), &mut partition);
-            for (rank, bytes) in split(&buf, &lens).into_iter().enumerate() {
-                out[rank].extend_from_slice(&bytes);
-            }
+            append_parts(&mut out, &buf, &lens);
         }
         out
     }
@@ -151,9 +159,10 @@ impl Collective for MpiRanks {
         } else {
             Vec::new()
         };
-        for piece in 0..self.rounds(mine.len(), PIECE) {
-            let part = mine.get(piece * PIECE..).unwrap_or(&[]);
-            let part = &part[..part.len().min(PIECE)];
+        let per = per_rank(size);
+        for piece in 0..self.rounds(mine.len(), per) {
+            let part = mine.get(piece * per..).unwrap_or(&[]);
+            let part = &part[..part.len().min(per)];
             let len = part.len() as u64;
             if self.rank() == root {
                 let mut lens = vec![0_u64; size];
@@ -163,9 +172,7 @@ impl Collective for MpiRanks {
                 let (counts, displs) = counts_of(&lens);
                 let mut partition = PartitionMut::new(&mut buf[..], counts, &displs[..]);
                 root_process.gather_varcount_into_root(sendable(part), &mut partition);
-                for (rank, bytes) in split(&buf, &lens).into_iter().enumerate() {
-                    out[rank].extend_from_slice(&bytes);
-                }
+                append_parts(&mut out, &buf, &lens);
             } else {
                 root_process.gather_into(&len);
                 root_process.gather_varcount_into(sendable(part));
@@ -188,7 +195,7 @@ impl Collective for MpiRanks {
         let size = self.size();
         let mut incoming = vec![Vec::new(); size];
         let longest = outgoing.iter().map(Vec::len).max().unwrap_or(0);
-        let per = PIECE / size.max(1);
+        let per = per_rank(size);
         for piece in 0..self.rounds(longest, per) {
             let parts: Vec<&[u8]> = outgoing
                 .iter()
@@ -213,10 +220,32 @@ impl Collective for MpiRanks {
             let mut recv_part = PartitionMut::new(&mut recv[..], rcounts, &rdispls[..]);
             self.world
                 .all_to_all_varcount_into(&send_part, &mut recv_part);
-            for (rank, bytes) in split(&recv, &recv_lens).into_iter().enumerate() {
-                incoming[rank].extend_from_slice(&bytes);
-            }
+            append_parts(&mut incoming, &recv, &recv_lens);
         }
         incoming
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_receives_a_slice_that_mpi_can_count() {
+        for size in 1..=4096 {
+            let received = size * per_rank(size) + 1;
+            assert!(
+                received <= Count::MAX as usize,
+                "{size} ranks: {received} bytes"
+            );
+            assert!(per_rank(size) > 0);
+        }
+    }
+
+    #[test]
+    fn parts_go_to_their_ranks_in_order() {
+        let mut out = vec![vec![9u8], Vec::new(), vec![7]];
+        append_parts(&mut out, &[1, 2, 3, 4, 5], &[2, 0, 3]);
+        assert_eq!(out, vec![vec![9, 1, 2], vec![], vec![7, 3, 4, 5]]);
     }
 }

@@ -40,6 +40,10 @@ pub struct RankLabels {
     pub labels: Vec<u64>,
     /// Ghost copies this rank's slab linked.
     pub n_ghosts: usize,
+    /// This rank's wall time per step: `route` (decomposition and the particles sorted by
+    /// slab), `exchange` (the all-to-all and the slab in id order), `link` (its slab),
+    /// `merge` (labels, ghost pairs and label edges).
+    pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
 /// Stops every rank when one failed: this rank's own error, or [`FofError::OtherRankFailed`].
@@ -67,6 +71,7 @@ pub fn link_on_ranks(
 ) -> Result<RankLabels, FofError> {
     let ranks = collective.size();
     let rank = collective.rank();
+    let mut stages = Stages::start();
     let (mut lo, mut hi) = bounds(positions);
     collective.min_f64(&mut lo);
     collective.max_f64(&mut hi);
@@ -76,7 +81,9 @@ pub fn link_on_ranks(
     let decomposition =
         Decomposition::from_histogram(axis, lo, hi, &counts, ranks, linking_length, frame);
 
-    let mut outgoing: Vec<Vec<Traveller>> = vec![Vec::new(); ranks];
+    // Each slab's travellers as bytes from the start (the message `to_bytes` would make of
+    // them), so the particles are not copied once more before they leave.
+    let mut outgoing: Vec<Vec<u8>> = vec![Vec::new(); ranks];
     let mut ghosts = Vec::new();
     for (&id, p) in ids.iter().zip(positions) {
         let x = decomposition.coordinate(p);
@@ -87,26 +94,20 @@ pub fn link_on_ranks(
             owner: owner as u32,
             position: *p,
         };
-        outgoing[owner].push(traveller);
+        let bytes = bytemuck::bytes_of(&traveller);
+        outgoing[owner].extend_from_slice(bytes);
         for &d in &ghosts {
-            outgoing[d].push(traveller);
+            outgoing[d].extend_from_slice(bytes);
         }
     }
-    let bytes: Vec<Vec<u8>> = outgoing.iter().map(|t| to_bytes(t)).collect();
+    stages.end("route");
+    let incoming = collective.all_to_all_bytes(&outgoing);
     drop(outgoing);
-    let incoming = collective.all_to_all_bytes(&bytes);
-    drop(bytes);
-    let received = incoming
-        .iter()
-        .map(|b| from_bytes::<Traveller>(b, "particles for a slab"))
-        .collect::<Result<Vec<_>, _>>()
-        .map(|parts| {
-            let mut all = parts.concat();
-            all.sort_unstable_by_key(|t| t.id);
-            all
-        });
+    let received = travellers(&incoming);
+    drop(incoming);
     let mut slab = agree(collective, "particles for a slab", received)?;
     slab.dedup_by_key(|t| t.id);
+    stages.end("exchange");
 
     let local: Vec<[f32; 3]> = slab.iter().map(|t| t.position).collect();
     let linked = progress
@@ -125,6 +126,7 @@ pub fn link_on_ranks(
             }
         });
     let set_ids = agree(collective, "linking a slab", linked)?;
+    stages.end("link");
     drop(local);
     let slab_ids: Vec<u64> = slab.iter().map(|t| t.id).collect();
     let owned: Vec<bool> = slab.iter().map(|t| t.owner as usize == rank).collect();
@@ -152,15 +154,64 @@ pub fn link_on_ranks(
         .map(|parts| parts.concat());
     let all_edges = agree(collective, "label edges", all_edges)?;
     let map = LabelMap::from_edges(&all_edges);
+    let resolved = labels
+        .owned_labels
+        .iter()
+        .map(|&l| map.resolve(l))
+        .collect();
+    stages.end("merge");
     Ok(RankLabels {
-        labels: labels
-            .owned_labels
-            .iter()
-            .map(|&l| map.resolve(l))
-            .collect(),
+        labels: resolved,
         ids: labels.owned_ids,
         n_ghosts,
+        stage_seconds: stages.done,
     })
+}
+
+/// The travellers of every rank's message in id order (each message is in id order, and the
+/// ranks' parts are joined, then sorted, without an intermediate copy per rank).
+fn travellers(incoming: &[Vec<u8>]) -> Result<Vec<Traveller>, FofError> {
+    let size = std::mem::size_of::<Traveller>();
+    let mut all = Vec::with_capacity(incoming.iter().map(|b| b.len() / size).sum());
+    for bytes in incoming {
+        if !bytes.len().is_multiple_of(size) {
+            return Err(FofError::DomainMessage {
+                what: "particles for a slab",
+                len: bytes.len(),
+                record: size,
+            });
+        }
+        all.extend(
+            bytes
+                .chunks_exact(size)
+                .map(bytemuck::pod_read_unaligned::<Traveller>),
+        );
+    }
+    all.sort_unstable_by_key(|t| t.id);
+    Ok(all)
+}
+
+/// Wall time of consecutive steps.
+struct Stages {
+    since: std::time::Instant,
+    done: Vec<(&'static str, f64)>,
+}
+
+impl Stages {
+    fn start() -> Self {
+        Self {
+            since: std::time::Instant::now(),
+            done: Vec::new(),
+        }
+    }
+
+    /// Ends the step `name` now and starts the next.
+    fn end(&mut self, name: &'static str) {
+        let now = std::time::Instant::now();
+        self.done
+            .push((name, now.duration_since(self.since).as_secs_f64()));
+        self.since = now;
+    }
 }
 
 #[cfg(test)]
