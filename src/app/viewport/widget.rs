@@ -79,8 +79,8 @@ pub struct ViewportOutput {
 }
 
 /// A finished render as the worker hands it over: for pixels in host memory, egui's image of
-/// them is made there too (2-5 ms at 1920×1080), so that the window's thread only hands it to
-/// the texture.
+/// them is made there too (5 ms at 1920×1080 on the 2-core box), so that the window's thread
+/// only hands it to the texture.
 struct WorkerFrame {
     image: RenderedImage,
     /// egui's image of host pixels of the right size.
