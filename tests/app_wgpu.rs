@@ -143,6 +143,10 @@ fn frames_left_on_the_device_equal_the_frames_read_back(backend: Backend) {
         read, expected,
         "the device frame differs from the host frame"
     );
+    // As screenshots and movie frames would take it, were a renderer to leave it on the device.
+    let mut taken = first.clone();
+    assert_eq!(taken.host_rgba().expect("read back").as_slice(), expected);
+    assert!(taken.pixels.host().is_some());
     // A second frame while the first is held goes into another texture.
     request.camera.rotate([30.0, 0.0]);
     let second = renderer

@@ -162,7 +162,7 @@ impl Pixels {
 
 /// The whole image of `frame` in host memory (this waits for the device: workers and tests
 /// only).
-pub fn read_back(frame: &FrameTexture) -> Result<Vec<u8>, String> {
+fn read_back(frame: &FrameTexture) -> Result<Vec<u8>, String> {
     frame
         .read_rgba((0, 0), (frame.width(), frame.height()))
         .map_err(|err| format!("reading the image back from the device: {err}"))
