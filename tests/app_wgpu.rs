@@ -164,6 +164,19 @@ fn frames_left_on_the_device_equal_the_frames_read_back(backend: Backend) {
         read,
         "the texture on screen was drawn into"
     );
+    // A frame made on the CPU goes into a texture on the window's device too, unchanged.
+    let mut cpu = SplotchRenderer::new();
+    let on_window = cpu
+        .render_for_window(&request, &Progress::none())
+        .expect("CPU frame for the window");
+    let in_host = cpu.render(&request, &Progress::none()).expect("CPU frame");
+    let Pixels::Device(cpu_frame) = &on_window.pixels else {
+        panic!("the CPU frame stayed in host memory");
+    };
+    assert_eq!(
+        Some(&cpu_frame.read_rgba((0, 0), (201, 133)).expect("read")[..]),
+        in_host.pixels.host()
+    );
     // Picking: the brightest pixel near a point, on the device and in host memory.
     let on_device = ShownImage {
         width_px: 201,

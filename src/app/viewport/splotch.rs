@@ -10,6 +10,7 @@ use super::viewport_renderer::{
 use crate::backend::{Backend, BackendKind};
 use crate::data::{Snapshot, Species, SpeciesKind};
 use crate::jobs::Progress;
+use crate::render::wgpu::TexturePool;
 use crate::render::{
     self, Brightness, Camera, RenderError, RenderSettings, Renderer, RendererOptions, TauBuffer,
     ToneSettings, normalise::Normaliser, tone::tone_value,
@@ -33,6 +34,9 @@ pub struct SplotchRenderer {
     /// its range scans the whole colour field, which a camera move leaves alone. The weak
     /// pointer keeps the snapshot's allocation, so no other snapshot can share its address.
     legend: Option<(Weak<Snapshot>, ViewStyle, Option<Legend>)>,
+    /// Textures on the window's device that frames made elsewhere (CUDA, the CPU) are written
+    /// into for the window ([`ViewportRenderer::render_for_window`]).
+    window_textures: TexturePool,
 }
 
 impl SplotchRenderer {
@@ -46,6 +50,7 @@ impl SplotchRenderer {
         Ok(Self {
             renderer: Renderer::new(backend, RendererOptions::default())?,
             legend: None,
+            window_textures: TexturePool::default(),
         })
     }
 
@@ -129,7 +134,9 @@ impl ViewportRenderer for SplotchRenderer {
     }
 
     /// On the window's own wgpu device the frame stays there, in a texture the window shows as
-    /// it is; elsewhere, and for a frame the device cannot finish alone, as [`Self::render`].
+    /// it is. Made elsewhere (CUDA, the CPU, or a frame the device cannot finish alone), it is
+    /// written into such a texture here, on the render worker, so that the window's thread
+    /// never handles its bytes; without a window device it stays in host memory.
     fn render_for_window(
         &mut self,
         request: &ViewRequest,
@@ -140,7 +147,8 @@ impl ViewportRenderer for SplotchRenderer {
             .wgpu_context()
             .is_some_and(super::wgpu_view::is_window_device);
         if !on_window_device {
-            return self.render(request, progress);
+            let image = self.render(request, progress)?;
+            return Ok(self.onto_window_device(image));
         }
         let start = Instant::now();
         let settings = render_settings(request)?;
@@ -154,7 +162,8 @@ impl ViewportRenderer for SplotchRenderer {
             )
             .map_err(|e| e.to_string())?;
         let Some((frame, stats)) = frame else {
-            return self.render(request, progress);
+            let image = self.render(request, progress)?;
+            return Ok(self.onto_window_device(image));
         };
         Ok(RenderedImage {
             width_px: settings.width,
@@ -179,6 +188,23 @@ fn extra_scale(style: &ViewStyle) -> f32 {
 }
 
 impl SplotchRenderer {
+    /// `image` written into a texture on the window's device, when one was shared and the
+    /// image is whole; else (or when the device fails, with a warning) as it is.
+    fn onto_window_device(&mut self, mut image: RenderedImage) -> RenderedImage {
+        let (Some(context), Pixels::Host(rgba)) =
+            (super::wgpu_view::shared_context(), &image.pixels)
+        else {
+            return image;
+        };
+        let size = (image.width_px, image.height_px);
+        match self.window_textures.upload(&context, size, rgba) {
+            Ok(Some(frame)) => image.pixels = Pixels::Device(frame),
+            Ok(None) => {}
+            Err(err) => log::warn!("the window's device did not take the image ({err})"),
+        }
+        image
+    }
+
     /// The colour bar of `request`, from the cache when its snapshot and style are unchanged.
     fn legend_of(&mut self, request: &ViewRequest) -> Option<Legend> {
         let same =

@@ -44,9 +44,9 @@ pub struct BenchGuiArgs {
     #[arg(long)]
     pub json: bool,
     /// Instead of the UI phases, time the window's own viewport frames on this back-end, with
-    /// the camera turning every frame: the viewport renderer's render and tone map, then egui's
-    /// image made from the host pixels (their upload to the display is not included) or, on
-    /// wgpu (a device opened as the window's), the frame's texture registered with egui.
+    /// the camera turning every frame, on a wgpu device opened as the window's: the viewport
+    /// renderer's render and tone map (wgpu leaves the frame in a texture, the others' frames
+    /// are written into one), then the texture registered with egui (stage `display`).
     #[arg(long, value_enum)]
     pub backend: Option<BackendChoice>,
     /// Viewport size in pixels of the --backend frames.
@@ -292,16 +292,23 @@ fn viewport_frames(args: &BenchGuiArgs, choice: BackendChoice) -> anyhow::Result
     let mut snapshot = crate::data::demo::demo_snapshot(args.particles as u64, 1);
     fill_missing_smoothing(&mut snapshot, &Progress::none())?;
     let (lo, hi) = bounds_of(&snapshot).context("the demo snapshot has no finite particle")?;
-    // wgpu draws on a device opened as the window opens its own, so that frames take the
-    // window's path (left on the device in a texture); the others as the window resolves them.
+    // A device opened as the window opens its own, so that frames take the window's path:
+    // wgpu draws there and leaves the frame in a texture, the others' frames are written into
+    // one by the render worker (without such a device they stay in host memory).
+    let window_device = wgpu_view::open_window_device_headless();
     let backend = match choice {
         BackendChoice::Wgpu => {
-            wgpu_view::open_window_device_headless().map_err(anyhow::Error::msg)?;
+            window_device.map_err(anyhow::Error::msg)?;
             let context = wgpu_view::shared_context()
                 .context("the window's wgpu device cannot render particles")?;
             Backend::wgpu(context, BackendChoice::Wgpu)
         }
-        _ => Backend::resolve(choice)?,
+        _ => {
+            if let Err(err) = window_device {
+                eprintln!("{err}: the frames stay in host memory");
+            }
+            Backend::resolve(choice)?
+        }
     };
     let mut renderer = SplotchRenderer::with_backend(backend)?;
     let mut shown: Option<egui::TextureId> = None;

@@ -28,7 +28,7 @@ mod readback;
 
 pub use context::{OPTIONAL_FEATURES, REQUIRED_FEATURES, WgpuContext};
 pub use error::WgpuError;
-pub use present::{FRAME_FORMAT, FrameTexture};
+pub use present::{FRAME_FORMAT, FrameTexture, TexturePool};
 
 pub(crate) use buffers::submit_and_map;
 

@@ -1,6 +1,8 @@
-//! The 8-bit image left on the device in a texture (the window shows it as it is, with no copy
-//! to the host and back): the tone map's words copied into an RGBA texture from a small pool,
-//! and read back only where the host needs a few pixels (picking) or a test the whole image.
+//! The 8-bit image in a texture on the device the window draws with, which shows it as it is:
+//! the tone map's words copied into an RGBA texture from a small pool (no copy to the host and
+//! back), or an image made elsewhere written into one by the render worker (so that the
+//! window's thread never handles its bytes); read back only where the host needs a few pixels
+//! (picking) or a test the whole image.
 
 use super::WgpuRenderer;
 use super::buffers::{READBACK, Scratch, submit_and_map};
@@ -125,13 +127,46 @@ fn extent(width: u32, height: u32) -> wgpu::Extent3d {
     }
 }
 
-/// The renderer's frame textures, reused once nobody else holds them.
-#[derive(Default)]
-pub(crate) struct TexturePool {
+/// Frame textures, reused once nobody else holds them.
+#[derive(Debug, Default)]
+pub struct TexturePool {
     textures: Vec<FrameTexture>,
 }
 
 impl TexturePool {
+    /// The opaque RGBA image `rgba` (`width`×`height`, row 0 at the top) in a texture of the
+    /// pool on `context`'s device, written there and waited for. `None` when `rgba` does not
+    /// hold `width`×`height` pixels.
+    pub fn upload(
+        &mut self,
+        context: &WgpuContext,
+        (width, height): (u32, u32),
+        rgba: &[u8],
+    ) -> Result<Option<FrameTexture>, WgpuError> {
+        if width == 0 || height == 0 || rgba.len() != width as usize * height as usize * 4 {
+            return Ok(None);
+        }
+        let target = self.take(context, width, height);
+        context.queue.write_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: target.texture(),
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            rgba,
+            wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(width * 4),
+                rows_per_image: Some(height),
+            },
+            extent(width, height),
+        );
+        context.queue.submit([]);
+        context.finish()?;
+        Ok(Some(target))
+    }
+
     /// A texture of `width`×`height` that no one else holds: a free one of that size, else a
     /// new one (dropping free ones of other sizes, so that at most [`POOL`] are kept).
     fn take(&mut self, context: &WgpuContext, width: u32, height: u32) -> FrameTexture {
