@@ -13,7 +13,7 @@ use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
 use crate::data::share::{Share, join_shares, read_share};
 use crate::data::{LoadOptions, Masses, Snapshot, Species, SpeciesKind};
-use crate::halo::domains::{DomainLinker, from_bytes, link_on_ranks, to_bytes};
+use crate::halo::domains::{DomainLinker, from_bytes, lap, link_on_ranks, to_bytes};
 use crate::halo::{self, BoxFrame, FofParams, LinkingLength, export, parse_species};
 use crate::jobs::Progress;
 use crate::output::{OutputPlan, check_writable};
@@ -251,14 +251,6 @@ fn u64_le(bytes: &[u8]) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(bytes);
     u64::from_le_bytes(b)
-}
-
-/// Seconds since `since`, which moves to now.
-fn lap(since: &mut Instant) -> f64 {
-    let now = Instant::now();
-    let seconds = now.duration_since(*since).as_secs_f64();
-    *since = now;
-    seconds
 }
 
 /// This share's selected species as bytes: per species (in file order) its count, positions,

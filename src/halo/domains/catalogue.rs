@@ -215,8 +215,8 @@ pub fn catalogue_in_domains(
 /// One device thread's domains (index and result) and its busy seconds.
 type DeviceDone = (Vec<(usize, DomainResult)>, f64);
 
-/// Seconds since `clock`, which restarts.
-pub(super) fn lap(clock: &mut Instant) -> f64 {
+/// Seconds since `clock`, which restarts (the stage timers of the domain drivers).
+pub fn lap(clock: &mut Instant) -> f64 {
     let seconds = clock.elapsed().as_secs_f64();
     *clock = Instant::now();
     seconds

@@ -19,7 +19,7 @@ mod ranks;
 mod slab_cpu;
 mod split;
 
-pub use catalogue::{DomainsCatalogue, catalogue_in_domains};
+pub use catalogue::{DomainsCatalogue, catalogue_in_domains, lap};
 pub use decompose::{Decomposition, DomainMembers};
 pub use driver::{
     CUDA_BYTES_PER_PARTICLE, DomainLinker, DomainsOutput, cuda_domains_for, domains_for,

@@ -6,6 +6,7 @@
 //! [`Collective::any_failed`] before the next collective one, so no rank waits on a rank that
 //! stopped.
 
+use super::catalogue::lap;
 use super::decompose::{Decomposition, axis_range, bounds, histogram, histogram_bins};
 use super::driver::DomainLinker;
 use super::merge::{
@@ -71,7 +72,8 @@ pub fn link_on_ranks(
 ) -> Result<RankLabels, FofError> {
     let ranks = collective.size();
     let rank = collective.rank();
-    let mut stages = Stages::start();
+    let mut clock = std::time::Instant::now();
+    let mut stages: Vec<(&'static str, f64)> = Vec::new();
     let (mut lo, mut hi) = bounds(positions);
     collective.min_f64(&mut lo);
     collective.max_f64(&mut hi);
@@ -100,14 +102,14 @@ pub fn link_on_ranks(
             outgoing[d].extend_from_slice(bytes);
         }
     }
-    stages.end("route");
+    stages.push(("route", lap(&mut clock)));
     let incoming = collective.all_to_all_bytes(&outgoing);
     drop(outgoing);
     let received = travellers(&incoming);
     drop(incoming);
     let mut slab = agree(collective, "particles for a slab", received)?;
     slab.dedup_by_key(|t| t.id);
-    stages.end("exchange");
+    stages.push(("exchange", lap(&mut clock)));
 
     let local: Vec<[f32; 3]> = slab.iter().map(|t| t.position).collect();
     let linked = progress
@@ -126,7 +128,7 @@ pub fn link_on_ranks(
             }
         });
     let set_ids = agree(collective, "linking a slab", linked)?;
-    stages.end("link");
+    stages.push(("link", lap(&mut clock)));
     drop(local);
     let slab_ids: Vec<u64> = slab.iter().map(|t| t.id).collect();
     let owned: Vec<bool> = slab.iter().map(|t| t.owner as usize == rank).collect();
@@ -159,12 +161,12 @@ pub fn link_on_ranks(
         .iter()
         .map(|&l| map.resolve(l))
         .collect();
-    stages.end("merge");
+    stages.push(("merge", lap(&mut clock)));
     Ok(RankLabels {
         labels: resolved,
         ids: labels.owned_ids,
         n_ghosts,
-        stage_seconds: stages.done,
+        stage_seconds: stages,
     })
 }
 
@@ -189,29 +191,6 @@ fn travellers(incoming: &[Vec<u8>]) -> Result<Vec<Traveller>, FofError> {
     }
     all.sort_unstable_by_key(|t| t.id);
     Ok(all)
-}
-
-/// Wall time of consecutive steps.
-struct Stages {
-    since: std::time::Instant,
-    done: Vec<(&'static str, f64)>,
-}
-
-impl Stages {
-    fn start() -> Self {
-        Self {
-            since: std::time::Instant::now(),
-            done: Vec::new(),
-        }
-    }
-
-    /// Ends the step `name` now and starts the next.
-    fn end(&mut self, name: &'static str) {
-        let now = std::time::Instant::now();
-        self.done
-            .push((name, now.duration_since(self.since).as_secs_f64()));
-        self.since = now;
-    }
 }
 
 #[cfg(test)]
