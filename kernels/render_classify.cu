@@ -52,63 +52,15 @@ __device__ __forceinline__ WarpBoxes warp_boxes(const int* b, int count) {
     return w;
 }
 
-// Adds the window (corner x0, y0, w x h pixels, CHANNELS values a pixel) to tau_fixed, one
-// global atomic per non-zero value; threads `first`, `first + stride`, ... take a pixel each.
-__device__ __forceinline__ void flush_window(const ViewC& view, const unsigned long long* window,
-                                             int x0, int y0, int w, int h, int first,
-                                             int stride,
-                                             unsigned long long* __restrict__ tau_fixed) {
-    for (int cell = first; cell < w * h; cell += stride) {
-        int r = cell / w;
-        size_t row = (size_t)(y0 + r), col = (size_t)(x0 + cell - r * w);
-        unsigned long long* dst = &tau_fixed[(row * (size_t)view.width_px + col) * CHANNELS];
-#pragma unroll
-        for (int c = 0; c < CHANNELS; ++c) {
-            unsigned long long v = window[cell * CHANNELS + c];
-            if (v != 0) atomicAdd(&dst[c], v);
-        }
-    }
-}
-
-// Zeroes the first `values` words of the window (16-byte aligned; one spare word past an odd
-// count is zeroed too, and lies inside the window array); threads `first`, `first + stride`...
-__device__ __forceinline__ void zero_window(unsigned long long* window, int values, int first,
-                                            int stride) {
-    ulonglong2 zero;
-    zero.x = 0ull;
-    zero.y = 0ull;
-    for (int k = first; 2 * k < values; k += stride) {
-        reinterpret_cast<ulonglong2*>(window)[k] = zero;
-    }
-}
-
-// Whether boxes with bounds `w` (WarpBoxes) fit a window of `px` pixels and have no more pixels
-// than the boxes together (else the flush would cost about as many atomics as it saves); the
-// corner and size of that window.
-__device__ __forceinline__ bool window_fits(const WarpBoxes& w, int px, int* x0, int* y0, int* ww,
-                                           int* wh) {
-    *x0 = -w.v[0];
-    *y0 = -w.v[2];
-    // No box: v[4] = 0 (then the widths are meaningless and unused).
-    *ww = w.v[1] - *x0 + 1;
-    *wh = w.v[3] - *y0 + 1;
-    return w.v[4] > 0 && *ww <= px && *wh <= px && *ww * *wh <= px && *ww * *wh <= w.v[4];
-}
-
 // The direct splats of the block (this thread's: box b of `count` pixels, 0 when none): into
-// its shared window when the union of their boxes fits in BLOCK_WINDOW_PX pixels (window_fits),
-// then one global atomic per non-zero window value. Else each warp whose own boxes fit its
-// slice of the window (BLOCK_WINDOW_PX / warps pixels) does the same there; the other warps
-// go straight to tau_fixed through the warp merge. At small radii (the Splotch kit's 10^7
-// clustered scene at F = 0.04, 2048^2) 57 % of the blocks missed the block's window, and the
-// warp merge's match and shuffle tree over the lanes meeting on a pixel (up to 16 in dense
-// warps) was the largest part of the pass's instructions; a dense warp's boxes fit its slice.
-// Integer sums: the same bits in any grouping (shared_add_u64 is exact modulo 2^64 and every
-// partial sum of a pixel is at most its total, below 2^62).
+// its shared window when the union of their boxes fits in BLOCK_WINDOW_PX pixels and has no
+// more pixels than the boxes together (else the flush would cost about as many atomics as it
+// saves), then one global atomic per non-zero window value; else straight to tau_fixed through
+// the warp merge. Integer sums: the same bits in any grouping (shared_add_u64 is exact modulo
+// 2^64 and every partial sum of a pixel is at most its total, below 2^62).
 // `slots`: each warp's WarpBoxes, written before a __syncthreads that every thread of the
-// block passed, so the block's decision is block-uniform and a warp's warp-uniform; with the
-// window, every thread of the block must call it (it has __syncthreads). window:
-// BLOCK_WINDOW_PX * CHANNELS values, 16-byte aligned.
+// block passed, so the decision is block-uniform; with the window, every thread of the block
+// must call it (it has __syncthreads). window: BLOCK_WINDOW_PX * CHANNELS values.
 template <bool F32>
 __device__ __forceinline__ void direct_block(const ViewC& view, const SplatC& s, const int* b,
                                              int count, double scale,
@@ -119,39 +71,37 @@ __device__ __forceinline__ void direct_block(const ViewC& view, const SplatC& s,
 #if BLOCK_WINDOW_PX > 0
     // Lane l combines warp l's slot (blocks have at most 32 warps), then the warp combines all.
     int lane = (int)(threadIdx.x & 31u);
-    int warps = (int)(blockDim.x / 32u);
-    bool has = lane < warps;
-    WarpBoxes block;
-    block.v[0] = warp_max(has ? slots[lane].v[0] : -FAR_PX);
-    block.v[1] = warp_max(has ? slots[lane].v[1] : -FAR_PX);
-    block.v[2] = warp_max(has ? slots[lane].v[2] : -FAR_PX);
-    block.v[3] = warp_max(has ? slots[lane].v[3] : -FAR_PX);
-    block.v[4] = warp_sum(has ? slots[lane].v[4] : 0);
-    int x0, y0, w, h;
-    if (window_fits(block, BLOCK_WINDOW_PX, &x0, &y0, &w, &h)) {
-        zero_window(window, w * h * CHANNELS, (int)threadIdx.x, (int)blockDim.x);
+    bool has = lane < (int)(blockDim.x / 32u);
+    int nx0 = warp_max(has ? slots[lane].v[0] : -FAR_PX);
+    int x1 = warp_max(has ? slots[lane].v[1] : -FAR_PX);
+    int ny0 = warp_max(has ? slots[lane].v[2] : -FAR_PX);
+    int y1 = warp_max(has ? slots[lane].v[3] : -FAR_PX);
+    int boxes_total = warp_sum(has ? slots[lane].v[4] : 0);
+    int win_x0 = -nx0, win_y0 = -ny0;
+    // No box: boxes_total = 0 (then the widths are meaningless and unused).
+    int win_w = x1 - win_x0 + 1, win_h = y1 - win_y0 + 1;
+    bool use = boxes_total > 0 && win_w <= BLOCK_WINDOW_PX && win_h <= BLOCK_WINDOW_PX &&
+               win_w * win_h <= BLOCK_WINDOW_PX && win_w * win_h <= boxes_total;
+    if (use) {
+        int values = win_w * win_h * CHANNELS;
+        for (int k = threadIdx.x; k < values; k += blockDim.x) window[k] = 0;
         __syncthreads();
-        direct_splat<F32, true>(view, s, b, count, scale, scale_f, tau_fixed, window, x0, y0,
-                                w);
+        direct_splat<F32, true>(view, s, b, count, scale, scale_f, tau_fixed, window, win_x0,
+                                win_y0, win_w);
         __syncthreads();
-        flush_window(view, window, x0, y0, w, h, (int)threadIdx.x, (int)blockDim.x, tau_fixed);
+        for (int k = threadIdx.x; k < values; k += blockDim.x) {
+            unsigned long long v = window[k];
+            if (v == 0) continue;
+            int cell = k / CHANNELS;
+            int row = win_y0 + cell / win_w;
+            int col = win_x0 + cell % win_w;
+            atomicAdd(&tau_fixed[((size_t)row * (size_t)view.width_px + (size_t)col) * CHANNELS +
+                                 (k % CHANNELS)],
+                      v);
+        }
         return;
     }
-    if (block.v[4] == 0) return;
-    // An even pixel count keeps every slice 16-byte aligned (CHANNELS * 8 bytes a pixel).
-    int slice_px = (BLOCK_WINDOW_PX / warps) & ~1;
-    int warp = (int)(threadIdx.x / 32u);
-    const WarpBoxes mine = slots[warp];
-    if (window_fits(mine, slice_px, &x0, &y0, &w, &h)) {
-        unsigned long long* slice = window + (size_t)warp * (size_t)slice_px * CHANNELS;
-        zero_window(slice, w * h * CHANNELS, lane, 32);
-        __syncwarp();
-        direct_splat<F32, true>(view, s, b, count, scale, scale_f, tau_fixed, slice, x0, y0, w);
-        __syncwarp();
-        flush_window(view, slice, x0, y0, w, h, lane, 32, tau_fixed);
-        return;
-    }
-    if (mine.v[4] == 0) return;
+    if (boxes_total == 0) return;
 #endif
     (void)slots;
     (void)window;
@@ -206,7 +156,7 @@ extern "C" __global__ void classify(ViewC view, StyleC style, const float* __res
     int b[4] = {0, 0, 0, 0};
     int count = direct_box(view, s, key == KEY_SMALL, b);
 #if BLOCK_WINDOW_PX > 0
-    __shared__ __align__(16) unsigned long long window[BLOCK_WINDOW_PX * CHANNELS];
+    __shared__ unsigned long long window[BLOCK_WINDOW_PX * CHANNELS];
     __shared__ WarpBoxes slots[32];
     WarpBoxes mine = warp_boxes(b, count);
     if (lane == 0) slots[threadIdx.x / 32u] = mine;
