@@ -23,18 +23,22 @@ __device__ __forceinline__ float tone_value(float t, float tau_scale, float gamm
     return v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v);
 }
 
-// One thread per output byte: n bytes of RGB (out_channels 3) or of RGBA with an opaque alpha
-// (out_channels 4, the window's texture layout), from three τ values a pixel.
-extern "C" __global__ void tone8(const float* __restrict__ tau, unsigned long long n,
+// One thread per pixel: out_channels bytes of RGB (out_channels 3) or of RGBA with an opaque
+// alpha (out_channels 4, the window's texture layout) from its three τ values; `pixels` pixels.
+// (One thread per byte took a 64-bit division by out_channels per byte: 47 us for a 2048^2
+// image on an H200, issue-bound.)
+extern "C" __global__ void tone8(const float* __restrict__ tau, unsigned long long pixels,
                                  int out_channels, float tau_scale, float gamma, float contrast,
                                  unsigned char* __restrict__ out) {
-    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    unsigned long long pixel = i / out_channels;
-    int c = (int)(i - pixel * out_channels);
-    out[i] = c == 3 ? (unsigned char)255
-                    : (unsigned char)roundf(tone_value(tau[3 * pixel + c], tau_scale, gamma,
-                                                       contrast) * 255.0f);
+    unsigned long long pixel = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (pixel >= pixels) return;
+    unsigned char* o = out + pixel * (unsigned long long)out_channels;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+        o[c] = (unsigned char)roundf(tone_value(tau[3 * pixel + c], tau_scale, gamma, contrast) *
+                                     255.0f);
+    }
+    if (out_channels == 4) o[3] = (unsigned char)255;
 }
 
 extern "C" __global__ void tone16(const float* __restrict__ tau, unsigned long long n,

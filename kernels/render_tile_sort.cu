@@ -5,56 +5,101 @@
 // Needs render_common.cuh before it.
 
 #define SCAN_THREADS 1024
+// Chunks of SCAN_THREADS tiles whose counts are loaded together before they are scanned, so
+// that the loads' latencies overlap.
+#define SCAN_BATCH 8
 
 // Exclusive scans of the tile counts (-> tile_start, cursor) and of the segments per tile,
 // ceil(count / segment) (-> seg_start); entry n_tiles of each holds the total. Keys from
-// `wide_from` on (the wide-border tiles) use `wide_segment`.
+// `wide_from` on (the wide-border tiles) use `wide_segment`. One block of SCAN_THREADS threads
+// walks the tiles in chunks of SCAN_THREADS consecutive ones (thread t takes tile base + t:
+// coalesced loads), each chunk scanned by warp shuffles and a scan of the warp totals, on top
+// of the running total of the chunks before. Integer sums: the same values as any other order.
+// (The first version gave each thread 32 consecutive tiles and scanned the thread totals:
+// strided loads, one block, 132 us a frame on an H200 at 2048^2, 2 * 16384 tiles.)
 extern "C" __global__ void tile_scan(const unsigned int* __restrict__ tile_count,
                                      unsigned int n_tiles, unsigned int segment,
                                      unsigned int wide_from, unsigned int wide_segment,
                                      unsigned int* __restrict__ tile_start,
                                      unsigned int* __restrict__ cursor,
                                      unsigned int* __restrict__ seg_start) {
-    __shared__ unsigned int part_count[SCAN_THREADS];
-    __shared__ unsigned int part_seg[SCAN_THREADS];
+    // Per chunk: the warp totals, then (from warp 0) their exclusive prefixes and the chunk's
+    // total. Two sets used in turn, so that chunk i + 2 rewrites a set only after every thread
+    // has passed chunk i + 1's first barrier, and so has read chunk i's values.
+    __shared__ unsigned int warp_count[2][SCAN_THREADS / 32];
+    __shared__ unsigned int warp_seg[2][SCAN_THREADS / 32];
+    __shared__ unsigned int chunk_count[2];
+    __shared__ unsigned int chunk_seg[2];
     unsigned int t = threadIdx.x;
-    unsigned int per = (n_tiles + SCAN_THREADS - 1) / SCAN_THREADS;
-    unsigned int lo = t * per;
-    unsigned int hi = lo + per < n_tiles ? lo + per : n_tiles;
-    unsigned int sum_count = 0, sum_seg = 0;
-    for (unsigned int k = lo; k < hi; ++k) {
-        unsigned int c = tile_count[k];
-        sum_count += c;
-        unsigned int seg = k < wide_from ? segment : wide_segment;
-        sum_seg += (c + seg - 1) / seg;
+    unsigned int lane = t & 31u, warp = t >> 5;
+    unsigned int run_count = 0, run_seg = 0;
+    unsigned int set = 0;
+    for (unsigned int batch = 0; batch < n_tiles; batch += SCAN_BATCH * SCAN_THREADS) {
+        unsigned int counts[SCAN_BATCH];
+#pragma unroll
+        for (int j = 0; j < SCAN_BATCH; ++j) {
+            unsigned int k = batch + j * SCAN_THREADS + t;
+            counts[j] = k < n_tiles ? tile_count[k] : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < SCAN_BATCH; ++j) {
+            unsigned int k = batch + j * SCAN_THREADS + t;
+            unsigned int c = counts[j];
+            unsigned int seg = k < wide_from ? segment : wide_segment;
+            unsigned int segs = (c + seg - 1) / seg;
+            // Inclusive scans over the warp.
+            unsigned int in_count = c, in_seg = segs;
+#pragma unroll
+            for (unsigned int d = 1; d < 32; d <<= 1) {
+                unsigned int a = __shfl_up_sync(0xffffffffu, in_count, d);
+                unsigned int b = __shfl_up_sync(0xffffffffu, in_seg, d);
+                if (lane >= d) {
+                    in_count += a;
+                    in_seg += b;
+                }
+            }
+            if (lane == 31) {
+                warp_count[set][warp] = in_count;
+                warp_seg[set][warp] = in_seg;
+            }
+            __syncthreads();
+            // Warp 0 turns the 32 warp totals (SCAN_THREADS / 32) into exclusive prefixes.
+            if (warp == 0) {
+                unsigned int wc = warp_count[set][lane], ws = warp_seg[set][lane];
+                unsigned int ic = wc, is = ws;
+#pragma unroll
+                for (unsigned int d = 1; d < 32; d <<= 1) {
+                    unsigned int a = __shfl_up_sync(0xffffffffu, ic, d);
+                    unsigned int b = __shfl_up_sync(0xffffffffu, is, d);
+                    if (lane >= d) {
+                        ic += a;
+                        is += b;
+                    }
+                }
+                warp_count[set][lane] = ic - wc;
+                warp_seg[set][lane] = is - ws;
+                if (lane == 31) {
+                    chunk_count[set] = ic;
+                    chunk_seg[set] = is;
+                }
+            }
+            __syncthreads();
+            unsigned int ex_count = run_count + warp_count[set][warp] + in_count - c;
+            unsigned int ex_seg = run_seg + warp_seg[set][warp] + in_seg - segs;
+            if (k < n_tiles) {
+                tile_start[k] = ex_count;
+                cursor[k] = ex_count;
+                seg_start[k] = ex_seg;
+            }
+            run_count += chunk_count[set];
+            run_seg += chunk_seg[set];
+            set ^= 1u;
+        }
     }
-    part_count[t] = sum_count;
-    part_seg[t] = sum_seg;
-    __syncthreads();
-    // Hillis-Steele inclusive scan over the thread partials.
-    for (unsigned int offset = 1; offset < SCAN_THREADS; offset <<= 1) {
-        unsigned int a = t >= offset ? part_count[t - offset] : 0;
-        unsigned int b = t >= offset ? part_seg[t - offset] : 0;
-        __syncthreads();
-        part_count[t] += a;
-        part_seg[t] += b;
-        __syncthreads();
-    }
-    unsigned int run_count = part_count[t] - sum_count;
-    unsigned int run_seg = part_seg[t] - sum_seg;
-    for (unsigned int k = lo; k < hi; ++k) {
-        unsigned int c = tile_count[k];
-        tile_start[k] = run_count;
-        cursor[k] = run_count;
-        seg_start[k] = run_seg;
-        run_count += c;
-        unsigned int seg = k < wide_from ? segment : wide_segment;
-        run_seg += (c + seg - 1) / seg;
-    }
-    if (t == SCAN_THREADS - 1) {
-        tile_start[n_tiles] = part_count[t];
-        cursor[n_tiles] = part_count[t];
-        seg_start[n_tiles] = part_seg[t];
+    if (t == 0) {
+        tile_start[n_tiles] = run_count;
+        cursor[n_tiles] = run_count;
+        seg_start[n_tiles] = run_seg;
     }
 }
 

@@ -142,11 +142,11 @@ crate::kernel_args! {
 }
 
 crate::kernel_args! {
-    /// `tone8` (render_compose.cu), one thread per output byte: out holds n bytes of
-    /// `out_channels` (3 or 4) a pixel, tau three values a pixel.
+    /// `tone8` (render_compose.cu), one thread per pixel: out holds `pixels` pixels of
+    /// `out_channels` (3 or 4) bytes, tau three values a pixel.
     pub(super) struct Tone8Args<'a> {
         pub(super) tau: &'a CudaSlice<f32>,
-        pub(super) n: u64,
+        pub(super) pixels: u64,
         pub(super) out_channels: i32,
         pub(super) tau_scale: f32,
         pub(super) gamma: f32,

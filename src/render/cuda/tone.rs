@@ -69,18 +69,19 @@ fn tone8(
         return Err(RenderError::setting("no frame rendered yet"));
     };
     let stream = &r.compute;
-    let n = image.width as usize * image.height as usize * usize::from(out_channels);
+    let pixels = image.width as usize * image.height as usize;
+    let n = pixels * usize::from(out_channels);
     let args = Tone8Args {
         tau: &image.tau,
-        n: n as u64,
+        pixels: pixels as u64,
         out_channels: i32::from(out_channels),
         tau_scale,
         gamma: tone.gamma,
         contrast: tone.contrast,
         out: &mut image.image8,
     };
-    // SAFETY: tau holds 3·W·H values and image8 4·W·H bytes (ensure_image); out_channels is 3
-    // or 4, so the kernel reads and writes within them.
-    unsafe { gpu::launch(stream, &r.kernels.tone8, gpu::per_element(n, 0), args) }?;
+    // SAFETY: tau holds 3·W·H values and image8 4·W·H bytes (ensure_image); one thread per
+    // pixel, out_channels 3 or 4, so the kernel reads and writes within them.
+    unsafe { gpu::launch(stream, &r.kernels.tone8, gpu::per_element(pixels, 0), args) }?;
     Ok(r.staging.download(stream, &image.image8.slice(0..n))?)
 }
