@@ -3,6 +3,7 @@
 use crate::backend::{Backend, BackendChoice, DeviceSelection};
 use crate::cli::progress_bar::terminal_progress;
 use crate::data::LoadOptions;
+use crate::halo::domains::lap;
 use crate::halo::{
     self, FofParams, FofResult, LinkingLength, SeparationFrom, export, parse_species,
     snapshot_box_size,
@@ -128,7 +129,11 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         labels: args.labels.is_some(),
     };
     let start = Instant::now();
+    // Wall time of the steps before the back-end's own stages, reported first in `stages`.
+    let mut step = Instant::now();
+    let mut stages = Vec::new();
     let selected = halo::select_particles(&snapshot, &species).map_err(in_file)?;
+    stages.push(("select", lap(&mut step)));
     let prepared = halo::prepare_fof(
         &selected.positions,
         &selected.masses,
@@ -136,6 +141,7 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         &params,
     )
     .map_err(in_file)?;
+    stages.push(("prepare", lap(&mut step)));
     // Resolved once the input is known good, so that bad input is reported alone.
     let devices = args
         .devices
@@ -143,10 +149,14 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| default_devices(selected.positions.len()));
     let backend = Backend::resolve_on(args.backend, &devices)
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
+    stages.push(("open_backend", lap(&mut step)));
     let domains = args.domains.map(|d| d as usize);
-    let result = prepared
+    let mut result = prepared
         .find_spread(&backend, domains, &progress)
         .map_err(in_file)?;
+    stages.push(("find", lap(&mut step)));
+    stages.append(&mut result.stage_seconds);
+    result.stage_seconds = stages;
     let seconds = start.elapsed().as_secs_f64();
 
     if let Some(out) = &args.out {
