@@ -1,6 +1,7 @@
 //! `haloscope fof`: friends-of-friends halos of one snapshot, catalogue and labels out.
 
-use crate::backend::{Backend, BackendChoice, DeviceSelection};
+use crate::backend::{BackendChoice, DeviceSelection};
+use crate::cli::backend_start::BackendStart;
 use crate::cli::progress_bar::terminal_progress;
 use crate::data::LoadOptions;
 use crate::halo::domains::lap;
@@ -109,6 +110,12 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let in_file = |e: halo::FofError| anyhow!("{}: {e}", file.display());
     let species = parse_species(&args.species).map_err(in_file)?;
     let progress = terminal_progress();
+    // The devices open while the file loads. Without --devices the first is opened (the rest,
+    // if the selection turns out large enough for every device, once its size is known).
+    let opening = BackendStart::spawn(
+        args.backend,
+        args.devices.clone().unwrap_or(DeviceSelection::First),
+    );
     let snapshot = args.region.load(file, &LoadOptions::default(), &progress)?;
     let box_size = match (args.no_periodic, args.box_size) {
         (true, _) => None,
@@ -147,7 +154,8 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         .devices
         .clone()
         .unwrap_or_else(|| default_devices(selected.positions.len()));
-    let backend = Backend::resolve_on(args.backend, &devices)
+    let backend = opening
+        .finish(&devices)
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
     stages.push(("open_backend", lap(&mut step)));
     let domains = args.domains.map(|d| d as usize);

@@ -1,5 +1,6 @@
 //! Headless subcommands. Thin: each parses its arguments, calls the library and reports.
 
+pub mod backend_start;
 pub mod bench;
 pub mod cluster_check;
 pub mod devices_args;
