@@ -4,9 +4,19 @@
 
 use crate::cluster::Collective;
 use anyhow::bail;
+use clap::Args;
+
+/// `haloscope cluster-check` options.
+#[derive(Debug, Args)]
+pub struct ClusterCheckArgs {
+    /// Panic on this rank after the first collective, while the others go on to the next:
+    /// proves that a panic ends the whole job (no rank left waiting).
+    #[arg(long)]
+    pub panic_on_rank: Option<usize>,
+}
 
 /// Runs every collective once and checks each answer on this rank; prints one line per rank.
-pub fn run(group: &dyn Collective) -> anyhow::Result<()> {
+pub fn run(group: &dyn Collective, args: &ClusterCheckArgs) -> anyhow::Result<()> {
     let (r, k) = (group.rank(), group.size());
     let mut wrong = Vec::new();
     let mut check = |what: &str, ok: bool| {
@@ -20,6 +30,9 @@ pub fn run(group: &dyn Collective) -> anyhow::Result<()> {
     );
     check("local size at most size", group.local_size() <= k);
     group.barrier();
+    if args.panic_on_rank == Some(r) {
+        panic!("rank {r} panics as --panic-on-rank asks");
+    }
 
     let ri = r as i64;
     let ki = k as i64;

@@ -1,8 +1,10 @@
 //! `haloscope fof`: friends-of-friends halos of one snapshot, catalogue and labels out.
 
-use crate::backend::{Backend, BackendChoice, DeviceSelection};
+use crate::backend::{BackendChoice, DeviceSelection};
+use crate::cli::backend_start::BackendStart;
 use crate::cli::progress_bar::terminal_progress;
 use crate::data::LoadOptions;
+use crate::halo::domains::lap;
 use crate::halo::{
     self, FofParams, FofResult, LinkingLength, SeparationFrom, export, parse_species,
     snapshot_box_size,
@@ -108,6 +110,12 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let in_file = |e: halo::FofError| anyhow!("{}: {e}", file.display());
     let species = parse_species(&args.species).map_err(in_file)?;
     let progress = terminal_progress();
+    // The devices open while the file loads. Without --devices the first is opened (the rest,
+    // if the selection turns out large enough for every device, once its size is known).
+    let opening = BackendStart::spawn(
+        args.backend,
+        args.devices.clone().unwrap_or(DeviceSelection::First),
+    );
     let snapshot = args.region.load(file, &LoadOptions::default(), &progress)?;
     let box_size = match (args.no_periodic, args.box_size) {
         (true, _) => None,
@@ -128,7 +136,11 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         labels: args.labels.is_some(),
     };
     let start = Instant::now();
+    // Wall time of the steps before the back-end's own stages, reported first in `stages`.
+    let mut step = Instant::now();
+    let mut stages = Vec::new();
     let selected = halo::select_particles(&snapshot, &species).map_err(in_file)?;
+    stages.push(("select", lap(&mut step)));
     let prepared = halo::prepare_fof(
         &selected.positions,
         &selected.masses,
@@ -136,17 +148,23 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         &params,
     )
     .map_err(in_file)?;
+    stages.push(("prepare", lap(&mut step)));
     // Resolved once the input is known good, so that bad input is reported alone.
     let devices = args
         .devices
         .clone()
         .unwrap_or_else(|| default_devices(selected.positions.len()));
-    let backend = Backend::resolve_on(args.backend, &devices)
+    let backend = opening
+        .finish(&devices)
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
+    stages.push(("open_backend", lap(&mut step)));
     let domains = args.domains.map(|d| d as usize);
-    let result = prepared
+    let mut result = prepared
         .find_spread(&backend, domains, &progress)
         .map_err(in_file)?;
+    stages.push(("find", lap(&mut step)));
+    stages.append(&mut result.stage_seconds);
+    result.stage_seconds = stages;
     let seconds = start.elapsed().as_secs_f64();
 
     if let Some(out) = &args.out {

@@ -223,9 +223,9 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     };
     let result = prepared.finish(set_ids, kind, stages, &progress);
     let seconds = start.elapsed().as_secs_f64();
-    let whole = whole.context("rank 0 holds the whole selection")?;
+    let whole = whole.as_ref().context("rank 0 holds the whole selection")?;
     if let Some(out) = &args.out {
-        let meta = export::CatalogueMeta::of_snapshot(file, &whole);
+        let meta = export::CatalogueMeta::of_snapshot(file, whole);
         export::write_catalogue_with_meta(out, &result, &meta).context("writing the catalogue")?;
     }
     if let Some(path) = &args.labels {

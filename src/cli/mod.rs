@@ -1,5 +1,6 @@
 //! Headless subcommands. Thin: each parses its arguments, calls the library and reports.
 
+pub mod backend_start;
 pub mod bench;
 pub mod cluster_check;
 pub mod devices_args;
@@ -54,7 +55,7 @@ pub enum Command {
     Bench(bench::BenchCommand),
     /// Checks every collective of the process group (`mpirun -n K haloscope cluster-check`).
     #[command(hide = true)]
-    ClusterCheck,
+    ClusterCheck(cluster_check::ClusterCheckArgs),
 }
 
 /// Runs the command line.
@@ -76,9 +77,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             end_ranks(cluster.collective(), movie::run(args, cluster.collective()))
         }
         Some(Command::Bench(command)) => bench::run(command),
-        Some(Command::ClusterCheck) => {
+        Some(Command::ClusterCheck(args)) => {
             let cluster = crate::cluster::Cluster::from_environment()?;
-            cluster_check::run(cluster.collective())
+            cluster_check::run(cluster.collective(), &args)
         }
     }
 }

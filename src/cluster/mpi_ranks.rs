@@ -53,6 +53,9 @@ impl MpiRanks {
     pub fn initialize() -> Result<Self, ClusterError> {
         let universe = mpi::initialize().ok_or(ClusterError::MpiInit)?;
         let world = universe.world();
+        if world.size() > 1 {
+            end_the_job_on_panic();
+        }
         let local = world.split_shared(world.rank());
         Ok(Self {
             world,
@@ -68,6 +71,16 @@ impl MpiRanks {
         self.max_f64(&mut n);
         n[0] as usize
     }
+}
+
+/// A panic on one rank would leave the others waiting in their next collective for ever, and
+/// mpirun with them: after the usual message, MPI_Abort ends every rank (exit code 1).
+fn end_the_job_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        SimpleCommunicator::world().abort(1);
+    }));
 }
 
 fn counts_of(lens: &[usize]) -> (Vec<Count>, Vec<Count>) {

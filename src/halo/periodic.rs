@@ -13,6 +13,11 @@ impl BoxFrame {
     /// The frame rule of DESIGN §5: `[0, L)` when no coordinate is negative, else `[−L/2, L/2)`.
     pub fn for_positions(positions: &[[f32; 3]], size: f64) -> Self {
         let any_negative = positions.iter().any(|p| p.iter().any(|&x| x < 0.0));
+        Self::with_lower_rule(any_negative, size)
+    }
+
+    /// The frame rule given whether any coordinate is negative.
+    pub fn with_lower_rule(any_negative: bool, size: f64) -> Self {
         let lower = if any_negative { -0.5 * size } else { 0.0 };
         Self { lower, size }
     }

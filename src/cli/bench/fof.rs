@@ -88,7 +88,7 @@ pub fn run(args: BenchFofArgs) -> anyhow::Result<()> {
             || file.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        sets.push((name, selected.positions));
+        sets.push((name, selected.positions.into_owned()));
     }
     if args.synthetic > 0 {
         let points = synthetic::clustered_points(args.synthetic, args.box_size, 1);
