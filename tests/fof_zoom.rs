@@ -44,7 +44,7 @@ fn periodic_unit_box(linking_length: LinkingLength) -> FofParams {
 fn test4_links_at_the_spacing_of_its_lowest_mass_particles() {
     let snapshot = load("test4.tbin");
     let selected = select_particles(&snapshot, &[SpeciesKind::Dark]).expect("dark matter");
-    let Masses::PerParticle(masses) = &selected.masses else {
+    let Masses::PerParticle(masses) = &*selected.masses else {
         panic!("test4 has one mass per particle");
     };
     // Independently: the lightest mass, its count, the total, and 0.2 (m_min V / M)^(1/3), V = 1.
