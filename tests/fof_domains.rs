@@ -167,21 +167,21 @@ fn slab_catalogues_merged_across_domains_equal_one_process() {
     let masses = Masses::PerParticle((0..crossing.len()).map(|i| 1.0 + (i % 4) as f32).collect());
     let cases = [
         (
-            &selected.positions,
-            &selected.masses,
+            &selected.positions[..],
+            &*selected.masses,
             None,
             Some(1.0),
             LinkingLength::Relative(0.2),
         ),
         (
-            &crossing,
+            &crossing[..],
             &masses,
             Some(&velocities[..]),
             None,
             LinkingLength::Absolute(0.03),
         ),
         (
-            &crossing,
+            &crossing[..],
             &masses,
             Some(&velocities[..]),
             Some(1.0),
