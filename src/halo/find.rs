@@ -416,9 +416,9 @@ impl PositionSummary {
                     {
                         summary.first_non_finite = Some((piece * Self::PIECE + k, value));
                     }
-                    for axis in 0..3 {
-                        summary.lo[axis] = summary.lo[axis].min(p[axis]);
-                        summary.hi[axis] = summary.hi[axis].max(p[axis]);
+                    for ((lo, hi), &x) in summary.lo.iter_mut().zip(&mut summary.hi).zip(p) {
+                        *lo = lo.min(x);
+                        *hi = hi.max(x);
                     }
                     summary.any_negative |= p.iter().any(|&x| x < 0.0);
                 }
