@@ -343,7 +343,13 @@ pub fn fof_snapshot(
 /// Mean inter-particle separation (V/N)^(1/3), V from [`volume`]. `powf(1/3)` rather than `cbrt`, to agree
 /// bit for bit with the references (numpy `**(1/3)`).
 pub fn mean_separation(positions: &[[f32; 3]], frame: Option<BoxFrame>) -> f64 {
-    (volume(positions, frame) / positions.len() as f64).powf(1.0 / 3.0)
+    mean_separation_in(volume(positions, frame), positions.len())
+}
+
+/// (V/N)^(1/3) of `n` particles in `volume`: [`mean_separation`]'s rule, for callers that hold
+/// the volume and the count but not the particles (MPI ranks).
+pub(crate) fn mean_separation_in(volume: f64, n: usize) -> f64 {
+    (volume / n as f64).powf(1.0 / 3.0)
 }
 
 /// The volume the particles fill: L³ when periodic, else the bounding box of the float32

@@ -39,6 +39,15 @@ pub struct RankLabels {
     pub ids: Vec<u64>,
     /// Their final labels.
     pub labels: Vec<u64>,
+    /// Positions of the owned particles, in `ids` order.
+    pub positions: Vec<[f32; 3]>,
+    /// Per particle given to [`link_on_ranks`] (in its order): the rank whose slab owns it.
+    pub owners: Vec<u32>,
+    /// Final labels of the sets with members on more than one rank, increasing; the same list
+    /// on every rank. A set that spans slabs holds, on some slab, an owned member linked to a
+    /// ghost (the ghost margin is the linking length), so these are the resolved labels of the
+    /// ghosts every rank named to their owners.
+    pub crossing: Vec<u64>,
     /// Ghost copies this rank's slab linked.
     pub n_ghosts: usize,
     /// This rank's wall time per step: `route` (decomposition and the particles sorted by
@@ -87,9 +96,11 @@ pub fn link_on_ranks(
     // them), so the particles are not copied once more before they leave.
     let mut outgoing: Vec<Vec<u8>> = vec![Vec::new(); ranks];
     let mut ghosts = Vec::new();
+    let mut owners = Vec::with_capacity(ids.len());
     for (&id, p) in ids.iter().zip(positions) {
         let x = decomposition.coordinate(p);
         let owner = decomposition.owner_of(x);
+        owners.push(owner as u32);
         decomposition.ghost_domains(x, owner, &mut ghosts);
         let traveller = Traveller {
             id,
@@ -134,6 +145,11 @@ pub fn link_on_ranks(
     let owned: Vec<bool> = slab.iter().map(|t| t.owner as usize == rank).collect();
     let labels = label_domain(&slab_ids, &owned, |k| slab[k].owner as usize, &set_ids);
     let n_ghosts = slab.len() - labels.owned_ids.len();
+    let owned_positions: Vec<[f32; 3]> = slab
+        .iter()
+        .filter(|t| t.owner as usize == rank)
+        .map(|t| t.position)
+        .collect();
     drop(slab);
 
     let mut pairs: Vec<Vec<GhostPair>> = vec![Vec::new(); ranks];
@@ -161,10 +177,32 @@ pub fn link_on_ranks(
         .iter()
         .map(|&l| map.resolve(l))
         .collect();
+    let mut named: Vec<u64> = labels
+        .ghosts
+        .iter()
+        .map(|(_, pair)| map.resolve(pair.label))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let crossing = collective
+        .all_gather_bytes(&to_bytes(&named))
+        .iter()
+        .map(|b| from_bytes::<u64>(b, "labels of sets across slabs"))
+        .collect::<Result<Vec<_>, _>>()
+        .map(|parts| {
+            let mut all = parts.concat();
+            all.sort_unstable();
+            all.dedup();
+            all
+        });
+    let crossing = agree(collective, "labels of sets across slabs", crossing)?;
     stages.push(("merge", lap(&mut clock)));
     Ok(RankLabels {
         labels: resolved,
         ids: labels.owned_ids,
+        positions: owned_positions,
+        owners,
+        crossing,
         n_ghosts,
         stage_seconds: stages,
     })
@@ -215,5 +253,8 @@ mod tests {
         assert_eq!(out.ids, vec![10, 11, 12]);
         assert_eq!(out.labels, vec![10, 11, 10]);
         assert_eq!(out.n_ghosts, 0);
+        assert_eq!(out.positions, positions);
+        assert_eq!(out.owners, vec![0, 0, 0]);
+        assert!(out.crossing.is_empty());
     }
 }
