@@ -21,7 +21,11 @@ use crate::halo::{
 use crate::jobs::Progress;
 use crate::output::{OutputPlan, check_writable};
 use anyhow::{Context, anyhow, bail};
+use rayon::prelude::*;
 use std::time::Instant;
+
+/// Particles per task of the parallel passes here.
+const CHUNK: usize = 1 << 20;
 
 /// Ends every rank when one failed: this rank's error, or a line saying another rank failed.
 fn agree<T>(group: &dyn Collective, step: &str, result: anyhow::Result<T>) -> anyhow::Result<T> {
@@ -180,19 +184,21 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     stages.extend(catalogue.stage_seconds.iter().copied());
     step = Instant::now();
 
-    // (id, halo index) pairs as the bytes of [u32; 2] records (ids are below 2^31); rank 0
-    // keeps its own.
+    // (id, halo index) pairs as [u32; 2] records (ids are below 2^31); rank 0 keeps its own.
     let labels = match &catalogue.labels {
         Some(labels) => {
-            let mut pairs = Vec::new();
-            if !group.is_root() {
-                pairs.reserve(labels.len() * 8);
-                for (&id, &label) in linked.ids.iter().zip(labels) {
-                    pairs.extend_from_slice(&(id as u32).to_le_bytes());
-                    pairs.extend_from_slice(&label.to_le_bytes());
-                }
-            }
-            let gathered = group.gather_bytes(0, &pairs);
+            // Native byte order, as every message between the ranks of one job (merge.rs).
+            let pairs: Vec<[u32; 2]> = if group.is_root() {
+                Vec::new()
+            } else {
+                linked
+                    .ids
+                    .par_iter()
+                    .zip(labels.par_iter())
+                    .map(|(&id, &label)| [id as u32, label as u32])
+                    .collect()
+            };
+            let gathered = group.gather_bytes(0, bytemuck::cast_slice(&pairs));
             drop(pairs);
             let all = if group.is_root() {
                 join_labels(prepared.n, &linked.ids, labels, &gathered).map(Some)
@@ -275,21 +281,14 @@ fn join_labels(
             );
         }
         for pair in bytes.chunks_exact(8) {
-            let (id, l) = pair.split_at(4);
-            put(u64::from(u32_le(id)), u32_le(l) as i32)?;
+            let [id, label] = bytemuck::pod_read_unaligned::<[u32; 2]>(pair);
+            put(u64::from(id), label as i32)?;
         }
     }
     if let Some(missing) = all.iter().position(|&s| s == i32::MIN) {
         bail!("no rank labelled particle {missing} of {n}");
     }
     Ok(all)
-}
-
-/// The little-endian u32 of 4 bytes (the records above).
-fn u32_le(bytes: &[u8]) -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(bytes);
-    u32::from_le_bytes(b)
 }
 
 /// The masses and velocities of the particles each rank's slab owns (`linked.ids` order), sent
@@ -328,52 +327,103 @@ fn masses_to_owners(
         }
     }
     origins.sort_unstable();
-    let mut outgoing: Vec<Vec<u8>> = vec![Vec::new(); group.size()];
-    for (i, &owner) in linked.owners.iter().enumerate() {
-        let out = &mut outgoing[owner as usize];
-        if send_masses {
-            out.extend_from_slice(&masses.get(i).to_le_bytes());
-        }
-        if send_velocities {
-            // A rank with particles has velocities when the selection has them.
-            let v = velocities
-                .and_then(|v| v.get(i))
-                .copied()
-                .unwrap_or_default();
-            out.extend_from_slice(bytemuck::bytes_of(&v));
-        }
-    }
+    // The records for each owner in input order, in parallel chunks joined in order.
+    let ranks = group.size();
+    let parts: Vec<Vec<Vec<u8>>> = linked
+        .owners
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(chunk, owners)| {
+            let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks];
+            for (k, &owner) in owners.iter().enumerate() {
+                let i = chunk * CHUNK + k;
+                let Some(into) = out.get_mut(owner as usize) else {
+                    continue;
+                };
+                if send_masses {
+                    into.extend_from_slice(&masses.get(i).to_le_bytes());
+                }
+                if send_velocities {
+                    // A rank with particles has velocities when the selection has them.
+                    let v = velocities
+                        .and_then(|v| v.get(i))
+                        .copied()
+                        .unwrap_or_default();
+                    into.extend_from_slice(bytemuck::bytes_of(&v));
+                }
+            }
+            out
+        })
+        .collect();
+    let outgoing: Vec<Vec<u8>> = (0..ranks)
+        .into_par_iter()
+        .map(|d| {
+            let mut all = Vec::with_capacity(parts.iter().map(|p| p[d].len()).sum());
+            for p in &parts {
+                all.extend_from_slice(&p[d]);
+            }
+            all
+        })
+        .collect();
+    drop(parts);
     let incoming = group.all_to_all_bytes(&outgoing);
     drop(outgoing);
-    let mut cursor = vec![0usize; incoming.len()];
-    let mut owned_masses = Vec::with_capacity(if send_masses { n_owned } else { 0 });
-    let mut owned_velocities = Vec::with_capacity(if send_velocities { n_owned } else { 0 });
-    let mut at = 0;
-    for &id in &linked.ids {
-        while at < origins.len() && origins[at].1 <= id {
-            at += 1;
-        }
-        let Some(&(_, _, rank)) = origins.get(at).filter(|o| o.0 <= id) else {
-            return (Err(anyhow!("particle {id} is in no rank's share")), None);
-        };
-        let Some(record) = incoming[rank].get(cursor[rank]..cursor[rank] + width) else {
+    // Each owned particle's record: the rank that read it (its id in that rank's ranges) and
+    // the place in that rank's message (the earlier particles from that rank come first).
+    let from: Vec<Option<u32>> = linked
+        .ids
+        .par_iter()
+        .map(|&id| {
+            let at = origins.partition_point(|o| o.0 <= id);
+            at.checked_sub(1)
+                .and_then(|at| origins.get(at))
+                .filter(|o| id < o.1)
+                .map(|o| o.2 as u32)
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(n_owned);
+    let mut next = vec![0usize; incoming.len()];
+    for (k, rank) in from.iter().enumerate() {
+        let Some(rank) = rank.map(|r| r as usize).filter(|&r| r < next.len()) else {
             return (
-                Err(anyhow!(
-                    "rank {rank} sent {} bytes of masses and velocities, fewer than its particles need",
-                    incoming[rank].len()
-                )),
+                Err(anyhow!("particle {} is in no rank's share", linked.ids[k])),
                 None,
             );
         };
-        cursor[rank] += width;
-        let (mass, velocity) = record.split_at(4 * usize::from(send_masses));
-        if send_masses {
-            owned_masses.push(f32::from_le_bytes([mass[0], mass[1], mass[2], mass[3]]));
-        }
-        if send_velocities {
-            owned_velocities.push(bytemuck::pod_read_unaligned::<[f32; 3]>(velocity));
-        }
+        offsets.push(next[rank]);
+        next[rank] += width;
     }
+    if let Some(rank) = (0..next.len()).find(|&r| next[r] != incoming[r].len()) {
+        return (
+            Err(anyhow!(
+                "rank {rank} sent {} bytes of masses and velocities for particles that need {}",
+                incoming[rank].len(),
+                next[rank]
+            )),
+            None,
+        );
+    }
+    let record = |k: usize| {
+        let rank = from[k].unwrap_or(0) as usize;
+        &incoming[rank][offsets[k]..offsets[k] + width]
+    };
+    let owned_masses: Vec<f32> = if send_masses {
+        (0..n_owned)
+            .into_par_iter()
+            .map(|k| bytemuck::pod_read_unaligned::<f32>(&record(k)[..4]))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let skip = 4 * usize::from(send_masses);
+    let owned_velocities: Vec<[f32; 3]> = if send_velocities {
+        (0..n_owned)
+            .into_par_iter()
+            .map(|k| bytemuck::pod_read_unaligned::<[f32; 3]>(&record(k)[skip..skip + 12]))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let owned = if send_masses {
         Masses::PerParticle(owned_masses)
     } else {

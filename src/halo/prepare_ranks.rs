@@ -19,6 +19,7 @@ use super::resolution::{
 use super::selection::SelectedParticles;
 use crate::cluster::Collective;
 use crate::data::{Masses, Snapshot, SpeciesKind};
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Distinct masses a rank lists per species for the mass levels. A level holds masses within
@@ -315,13 +316,28 @@ pub fn prepare_on_ranks(
         .map(|b| Summary::decode(b))
         .collect::<Result<Vec<_>, _>>();
     let summaries = agree(collective, "summing the selection", summaries)?;
-    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-    for p in &selected.positions {
-        for axis in 0..3 {
-            lo[axis] = lo[axis].min(f64::from(p[axis]));
-            hi[axis] = hi[axis].max(f64::from(p[axis]));
-        }
-    }
+    let (mut lo, mut hi) = selected
+        .positions
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+            for p in chunk {
+                for axis in 0..3 {
+                    lo[axis] = lo[axis].min(f64::from(p[axis]));
+                    hi[axis] = hi[axis].max(f64::from(p[axis]));
+                }
+            }
+            (lo, hi)
+        })
+        .reduce(
+            || ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+            |(a_lo, a_hi), (b_lo, b_hi)| {
+                (
+                    [0, 1, 2].map(|i| a_lo[i].min(b_lo[i])),
+                    [0, 1, 2].map(|i| a_hi[i].max(b_hi[i])),
+                )
+            },
+        );
     collective.min_f64(&mut lo);
     collective.max_f64(&mut hi);
 
