@@ -65,6 +65,9 @@ pub struct RankPrepared {
     pub species: Vec<SpeciesKind>,
 }
 
+/// Distinct masses (bits) with their counts, in order of first appearance.
+type DistinctMasses = Vec<(u32, u64)>;
+
 /// One rank's summary, as every rank decodes it.
 struct Summary {
     n: u64,
@@ -75,7 +78,7 @@ struct Summary {
     mass_min: f64,
     /// Per selected species: this rank's particle count, and its distinct masses (bits and
     /// count, in order of first appearance; `None` past [`MAX_DISTINCT`]).
-    chunks: Vec<(u64, Option<Vec<(u32, u64)>>)>,
+    chunks: Vec<(u64, Option<DistinctMasses>)>,
 }
 
 /// This rank's selected species of its share, in file order (some may be empty here).
@@ -92,7 +95,7 @@ fn chunks<'a>(
 
 /// Distinct masses of `len` particles in order of first appearance with their counts; `None`
 /// past [`MAX_DISTINCT`].
-fn distinct(masses: &Masses, len: usize) -> Option<Vec<(u32, u64)>> {
+fn distinct(masses: &Masses, len: usize) -> Option<DistinctMasses> {
     match masses {
         Masses::Uniform(m) => Some(if len == 0 {
             Vec::new()
@@ -100,7 +103,7 @@ fn distinct(masses: &Masses, len: usize) -> Option<Vec<(u32, u64)>> {
             vec![(m.to_bits(), len as u64)]
         }),
         Masses::PerParticle(values) => {
-            let mut list: Vec<(u32, u64)> = Vec::new();
+            let mut list: DistinctMasses = Vec::new();
             let mut at: HashMap<u32, usize> = HashMap::new();
             let mut last: Option<(u32, usize)> = None;
             for &m in values.iter().take(len) {
