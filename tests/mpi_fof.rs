@@ -47,7 +47,8 @@ fn fof_files(dir: &Path, file: &Path, ranks: usize, extra: &[&str]) -> (Vec<u8>,
 
 /// A tipsy file of dark matter: three filaments along x through the whole box, compact clumps,
 /// and a uniform background, in the periodic box [−0.5, 0.5)³ (tipsy keeps test4.tbin's header).
-fn write_filaments(path: &Path) {
+/// `mass(i)` is particle i's mass; `poison`, when given, replaces that particle's x.
+fn write_filaments(path: &Path, mass: impl Fn(usize) -> f32, poison: Option<(usize, f32)>) {
     let mut positions = Vec::new();
     let mut state = 12345u64;
     let mut next = || {
@@ -85,8 +86,16 @@ fn write_filaments(path: &Path) {
         } else {
             Vec::new()
         };
-        species.masses = Masses::Uniform(1.0);
-        species.velocities = Some(vec![[0.0; 3]; mine.len()]);
+        let mut mine = mine;
+        if let Some((i, x)) = poison.filter(|_| !mine.is_empty()) {
+            mine[i][0] = x;
+        }
+        species.masses = Masses::PerParticle((0..mine.len()).map(&mass).collect());
+        species.velocities = Some(
+            (0..mine.len())
+                .map(|i| [i as f32 * 1e-3, 1.0 - i as f32 * 1e-4, 0.5])
+                .collect(),
+        );
         species.smoothing_lengths = None;
         species.ids = None;
         species.fields.clear();
@@ -99,8 +108,12 @@ fn write_filaments(path: &Path) {
 fn ranks_write_the_files_of_one_process() {
     let dir = tempfile::tempdir().unwrap();
     let synthetic = dir.path().join("filaments.tbin");
-    write_filaments(&synthetic);
-    let cases: [(std::path::PathBuf, &[&str]); 3] = [
+    write_filaments(&synthetic, |_| 1.0, None);
+    // Two mass levels eight apart (a zoom-in): the linking length comes from the lowest-mass
+    // particles, their count and the total mass summed in particle order over the ranks.
+    let zoom = dir.path().join("zoom.tbin");
+    write_filaments(&zoom, |i| if i % 3 == 0 { 8.0 } else { 1.0 }, None);
+    let cases: [(std::path::PathBuf, &[&str]); 5] = [
         (
             shared_data("snapshots/test4.tbin"),
             &["--box", "1", "--species", "all"],
@@ -110,8 +123,14 @@ fn ranks_write_the_files_of_one_process() {
             &["--species", "all"],
         ),
         (
-            synthetic,
+            synthetic.clone(),
             &["--box", "1", "--ll", "0.003", "--min-members", "5"],
+        ),
+        (zoom, &["--box", "1", "--b", "0.5", "--min-members", "5"]),
+        // Open boundaries: the volume is the bounding box of every rank's particles.
+        (
+            synthetic,
+            &["--no-periodic", "--b", "0.4", "--min-members", "8"],
         ),
     ];
     for (file, extra) in &cases {
@@ -152,4 +171,24 @@ fn a_file_no_rank_can_read_ends_every_rank_with_one_error() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("short.tbin"), "{stderr}");
+}
+
+#[test]
+fn a_bad_coordinate_on_the_last_rank_ends_every_rank_and_names_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nan.tbin");
+    // The last particle (index 3799 of the 3800) sits in the last rank's share.
+    write_filaments(&file, |_| 1.0, Some((3799, f32::NAN)));
+    let file = file.display().to_string();
+    let args = ["fof", &file, "--box", "1", "--backend", "cpu"];
+    let one = solo(&haloscope_bin(), &args, dir.path());
+    assert_eq!(one.status.code(), Some(1));
+    let one = String::from_utf8_lossy(&one.stderr).to_string();
+    assert!(one.contains("3799"), "{one}");
+    for ranks in [2, 3] {
+        let output = mpirun(&haloscope_bin(), ranks, &args, dir.path());
+        assert_eq!(output.status.code(), Some(1), "{ranks} ranks");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("3799"), "{ranks} ranks: {stderr}");
+    }
 }

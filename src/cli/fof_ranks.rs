@@ -1,24 +1,32 @@
-//! `mpirun -n K haloscope fof …`: every rank reads only its share of the file, the ranks link
-//! one slab each and merge across slabs (`halo::domains::link_on_ranks`), and rank 0 builds the
-//! catalogue in global member order and writes the same outputs as one process.
-//!
-//! Rank 0 also gathers the selected particles (positions, masses, velocities) to validate the
-//! input and derive the linking length exactly as one process does, and for the catalogue sums:
-//! it needs memory for the whole selection, the other ranks for their share and slab.
+//! `mpirun -n K haloscope fof …`: every rank reads only its share of the file and checks it,
+//! the linking length and frame come from collectives (`halo::prepare_on_ranks`, bit for bit
+//! one process's), the ranks link one slab each and merge across slabs
+//! (`halo::domains::link_on_ranks`), masses and velocities follow the particles to their slab
+//! when the catalogue needs them, each slab catalogues its own sets and rank 0 the few across
+//! slabs (`halo::domains::catalogue_on_ranks`), and rank 0 writes the same outputs as one
+//! process. No rank holds the whole selection; rank 0 gathers the labels when `--labels` asks.
 
 use super::fof::{FofArgs, print_summary, result_json};
 use crate::backend::{BackendKind, DeviceSelection};
 use crate::cli::devices_args::DevicesArgs;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
-use crate::data::share::{Share, join_shares, read_share};
-use crate::data::{LoadOptions, Masses, Snapshot, Species, SpeciesKind};
-use crate::halo::domains::{DomainLinker, from_bytes, lap, link_on_ranks, to_bytes};
-use crate::halo::{self, BoxFrame, FofParams, LinkingLength, export, parse_species};
+use crate::data::share::read_share;
+use crate::data::{LoadOptions, Masses};
+use crate::halo::domains::{DomainLinker, RankLabels, catalogue_on_ranks, lap, link_on_ranks};
+use crate::halo::{
+    self, FofParams, FofResult, LinkingLength, RankPrepared, RankSelection, SelectedParticles,
+    export, parse_species,
+};
 use crate::jobs::Progress;
 use crate::output::{OutputPlan, check_writable};
 use anyhow::{Context, anyhow, bail};
+use rayon::prelude::*;
+use std::borrow::Cow;
 use std::time::Instant;
+
+/// Particles per task of the parallel passes here.
+const CHUNK: usize = 1 << 20;
 
 /// Ends every rank when one failed: this rank's error, or a line saying another rank failed.
 fn agree<T>(group: &dyn Collective, step: &str, result: anyhow::Result<T>) -> anyhow::Result<T> {
@@ -59,55 +67,39 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         .map_err(anyhow::Error::from);
     let share = agree(group, "reading its share", share)?;
     let start = Instant::now();
-    // Rank 0's wall time per step, reported with --json as `stages`.
+    // This rank's wall time per step; rank 0's are reported with --json as `stages`.
     let mut stages: Vec<(&'static str, f64)> = Vec::new();
     let mut step = Instant::now();
 
-    // This rank's selected particles and their global ids (index in one process's selection).
+    // This rank's selected particles, their global ids (index in one process's selection) and
+    // the id ranges it holds (one per selected species, for the masses' way back below).
     let mut ids = Vec::new();
-    let mut positions = Vec::new();
+    let mut ranges: Vec<u64> = Vec::new();
     let mut base = 0u64;
     for (i, s) in share.snapshot.species.iter().enumerate() {
         if species.contains(&s.kind) {
             let first = base + share.first[i];
             ids.extend((0..s.len() as u64).map(|k| first + k));
-            positions.extend_from_slice(&s.positions);
+            ranges.extend([first, s.len() as u64]);
             base += share.totals[i];
         }
     }
-
-    // Rank 0: the whole selection, validated and prepared exactly as one process does. Rank 0
-    // keeps its own share where it is (it sends nothing to itself).
-    let mine = if group.is_root() {
-        Vec::new()
+    let selected = if ids.is_empty() {
+        Ok(SelectedParticles {
+            positions: Cow::Borrowed(&[]),
+            masses: Cow::Owned(Masses::PerParticle(Vec::new())),
+            velocities: None,
+            species: Vec::new(),
+        })
     } else {
-        encode_selected(&share.snapshot, &species)
-    };
-    let gathered = group.gather_bytes(0, &mine);
-    drop(mine);
-    let whole = if group.is_root() {
-        rebuild(share, &species, &gathered)
-    } else {
-        drop(share);
-        Ok(None)
-    };
-    drop(gathered);
-    let whole = agree(group, "gathering the selection", whole)?;
-    stages.push(("gather_selection", lap(&mut step)));
-    let selected = match &whole {
-        Some(snapshot) => Some(
-            halo::select_particles(snapshot, &species)
-                .map_err(|e| anyhow!("{}: {e}", file.display())),
-        )
-        .transpose(),
-        None => Ok(None),
+        halo::select_particles(&share.snapshot, &species)
+            .map_err(|e| anyhow!("{}: {e}", file.display()))
     };
     let selected = agree(group, "selecting the particles", selected)?;
-    let box_size = match (args.no_periodic, args.box_size, &whole) {
-        (true, _, _) => None,
-        (false, Some(size), _) => Some(size),
-        (false, None, Some(snapshot)) => halo::snapshot_box_size(snapshot),
-        (false, None, None) => None,
+    let box_size = match (args.no_periodic, args.box_size) {
+        (true, _) => None,
+        (false, Some(size)) => Some(size),
+        (false, None) => halo::snapshot_box_size(&share.snapshot),
     };
     let params = FofParams {
         linking_length: match args.ll {
@@ -119,32 +111,17 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         box_size,
         labels: args.labels.is_some(),
     };
-    let prepared = match &selected {
-        Some(s) => Some(
-            halo::prepare_fof(&s.positions, &s.masses, s.velocities.as_deref(), &params)
-                .map_err(|e| anyhow!("{}: {e}", file.display())),
-        )
-        .transpose(),
-        None => Ok(None),
+    let rank_share = RankSelection {
+        snapshot: &share.snapshot,
+        kinds: &species,
+        selected: &selected,
+        ids: &ids,
     };
-    let prepared = agree(group, "checking the particles", prepared)?;
-    let mut setup = prepared
-        .as_ref()
-        .map(|p| {
-            let frame = p.frame();
-            to_bytes(&[
-                p.linking_length(),
-                frame.map_or(f64::NAN, |f| f.lower),
-                frame.map_or(f64::NAN, |f| f.size),
-            ])
-        })
-        .unwrap_or_default();
-    group.broadcast_bytes(0, &mut setup);
-    let setup = from_bytes::<f64>(&setup, "linking length and frame")?;
-    let [linking_length, lower, size] = setup[..] else {
-        bail!("rank {rank}: the linking length and frame did not arrive");
-    };
-    let frame = (!size.is_nan()).then_some(BoxFrame { lower, size });
+    let prepared = halo::prepare_on_ranks(group, &rank_share, &params)
+        .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    // The selection borrows the share's columns (one species) or holds their join, so the
+    // share stays until the end.
+    let meta = export::CatalogueMeta::of_snapshot(file, &share.snapshot);
     stages.push(("prepare", lap(&mut step)));
 
     // Each rank on its own device of its host, as `render` under ranks (without it every rank
@@ -164,75 +141,108 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     let linked = link_on_ranks(
         group,
         &ids,
-        &positions,
-        linking_length,
-        frame,
+        &selected.positions,
+        prepared.linking_length,
+        prepared.frame,
         linker,
         &progress,
     )
     .map_err(|e| anyhow!("{}: {e}", file.display()))?;
-    drop(positions);
     stages.extend(linked.stage_seconds.iter().copied());
     step = Instant::now();
-    // (id, label) pairs as the bytes of [u64; 2] records; rank 0 keeps its own.
-    let mut pairs = Vec::new();
-    if !group.is_root() {
-        pairs.reserve(linked.ids.len() * 16);
-        for (&id, &label) in linked.ids.iter().zip(&linked.labels) {
-            pairs.extend_from_slice(&id.to_le_bytes());
-            pairs.extend_from_slice(&label.to_le_bytes());
+    let SelectedParticles {
+        positions,
+        masses,
+        velocities,
+        ..
+    } = selected;
+    drop(positions);
+    let (owned_masses, owned_velocities) = masses_to_owners(
+        group,
+        &prepared,
+        &ranges,
+        &linked,
+        &masses,
+        velocities.as_deref(),
+    );
+    let owned = agree(
+        group,
+        "sending masses and velocities to the slabs",
+        owned_masses,
+    )?;
+    drop((masses, velocities, ids));
+    stages.push(("masses", lap(&mut step)));
+    let catalogue = catalogue_on_ranks(
+        group,
+        &linked,
+        &owned,
+        owned_velocities.as_deref(),
+        prepared.frame,
+        args.min_members,
+        args.labels.is_some(),
+    )
+    .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    drop((owned, owned_velocities));
+    stages.extend(catalogue.stage_seconds.iter().copied());
+    step = Instant::now();
+
+    // (id, halo index) pairs as [u32; 2] records (ids are below 2^31); rank 0 keeps its own.
+    let labels = match &catalogue.labels {
+        Some(labels) => {
+            // Native byte order, as every message between the ranks of one job (merge.rs).
+            let pairs: Vec<[u32; 2]> = if group.is_root() {
+                Vec::new()
+            } else {
+                linked
+                    .ids
+                    .par_iter()
+                    .zip(labels.par_iter())
+                    .map(|(&id, &label)| [id as u32, label as u32])
+                    .collect()
+            };
+            let gathered = group.gather_bytes(0, bytemuck::cast_slice(&pairs));
+            drop(pairs);
+            let all = if group.is_root() {
+                join_labels(prepared.n, &linked.ids, labels, &gathered).map(Some)
+            } else {
+                Ok(None)
+            };
+            agree(group, "gathering the labels", all)?
         }
-    }
-    let gathered = group.gather_bytes(0, &pairs);
-    drop(pairs);
-    let (Some(prepared), Some(selected)) = (prepared, &selected) else {
-        return Ok(());
+        None => None,
     };
-    let n = selected.positions.len();
-    let mut set_ids = vec![u32::MAX; n];
-    let mut label = |id: u64, label: u64| -> anyhow::Result<()> {
-        let slot = set_ids
-            .get_mut(id as usize)
-            .with_context(|| format!("a rank labelled particle {id} of {n}"))?;
-        *slot = label as u32;
-        Ok(())
-    };
-    for (&id, &l) in linked.ids.iter().zip(&linked.labels) {
-        label(id, l)?;
-    }
-    for bytes in gathered.iter().skip(1) {
-        if !bytes.len().is_multiple_of(16) {
-            bail!(
-                "a rank's final labels are {} bytes, not whole records",
-                bytes.len()
-            );
-        }
-        for pair in bytes.chunks_exact(16) {
-            let (id, l) = pair.split_at(8);
-            label(u64_le(id), u64_le(l))?;
-        }
-    }
-    if let Some(missing) = set_ids.iter().position(|&s| s == u32::MAX) {
-        bail!("no rank labelled particle {missing} of {n}");
-    }
     stages.push(("gather_labels", lap(&mut step)));
+    if !group.is_root() {
+        return Ok(());
+    }
     let kind = if backend.devices().is_empty() {
         BackendKind::Cpu
     } else {
         BackendKind::Cuda
     };
-    let result = prepared.finish(set_ids, kind, stages, &progress);
+    let result = FofResult {
+        labels,
+        halos: catalogue.halos,
+        n_particles: prepared.n,
+        n_sets_all_sizes: catalogue.n_sets_all_sizes,
+        b: prepared.b,
+        mean_separation: prepared.mean_separation,
+        linking_length: prepared.linking_length,
+        linking_length_from: prepared.source,
+        min_members: args.min_members,
+        frame: prepared.frame,
+        backend: kind,
+        stage_seconds: stages,
+    };
     let seconds = start.elapsed().as_secs_f64();
-    let whole = whole.as_ref().context("rank 0 holds the whole selection")?;
     if let Some(out) = &args.out {
-        let meta = export::CatalogueMeta::of_snapshot(file, whole);
         export::write_catalogue_with_meta(out, &result, &meta).context("writing the catalogue")?;
     }
     if let Some(path) = &args.labels {
         let labels = result.labels.as_deref().context("no labels were built")?;
         export::write_labels(path, labels).context("writing the labels")?;
     }
-    let species_names: Vec<&str> = selected.species.iter().map(|k| k.name()).collect();
+    let species_names: Vec<&str> = prepared.species.iter().map(|k| k.name()).collect();
     if args.json {
         let json = result_json(&result, file, &species_names, seconds);
         println!("{}", crate::cli::with_lossy_note(json, [file.as_path()]));
@@ -246,141 +256,180 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The little-endian u64 of 8 bytes (the pair records above).
-fn u64_le(bytes: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(bytes);
-    u64::from_le_bytes(b)
-}
-
-/// This share's selected species as bytes: per species (in file order) its count, positions,
-/// masses (uniform or per particle) and velocities (if any).
-fn encode_selected(snapshot: &Snapshot, species: &[SpeciesKind]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for s in snapshot
-        .species
-        .iter()
-        .filter(|s| species.contains(&s.kind))
-    {
-        out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-        out.extend_from_slice(bytemuck::cast_slice(&s.positions));
-        match &s.masses {
-            Masses::Uniform(m) => {
-                out.push(0);
-                out.extend_from_slice(&m.to_le_bytes());
-            }
-            Masses::PerParticle(m) => {
-                out.push(1);
-                out.extend_from_slice(bytemuck::cast_slice(m));
-            }
-        }
-        match &s.velocities {
-            Some(v) => {
-                out.push(1);
-                out.extend_from_slice(bytemuck::cast_slice(v));
-            }
-            None => out.push(0),
-        }
-    }
-    out
-}
-
-/// Rank 0: its own share (`own`, moved in) and every other rank's selected species (from
-/// [`encode_selected`], `gathered[r]` for rank r > 0) joined into the snapshot one process
-/// reads (the share reader's join); of every species only the columns the selection carries
-/// are kept (positions, masses, velocities), and the other species are left empty.
-fn rebuild(
-    own: Share,
-    species: &[SpeciesKind],
+/// Rank 0: every particle's halo index from its own (`ids`, `labels`) and the other ranks'
+/// [u32 id, i32 label] records (`gathered[r]` for rank r > 0).
+fn join_labels(
+    n: usize,
+    ids: &[u64],
+    labels: &[i32],
     gathered: &[Vec<u8>],
-) -> anyhow::Result<Option<Snapshot>> {
-    let template = Snapshot {
-        header: own.snapshot.header.clone(),
-        species: own.snapshot.species.iter().map(empty_like).collect(),
-        source: own.snapshot.source.clone(),
+) -> anyhow::Result<Vec<i32>> {
+    let mut all = vec![i32::MIN; n];
+    let mut put = |id: u64, label: i32| -> anyhow::Result<()> {
+        let slot = all
+            .get_mut(id as usize)
+            .with_context(|| format!("a rank labelled particle {id} of {n}"))?;
+        *slot = label;
+        Ok(())
     };
-    let (first, totals) = (own.first.clone(), own.totals.clone());
-    let mut mine = own.snapshot;
-    for s in &mut mine.species {
-        if species.contains(&s.kind) {
-            s.ids = None;
-            s.smoothing_lengths = None;
-            s.fields.clear();
-        } else {
-            *s = empty_like(s);
-        }
+    for (&id, &l) in ids.iter().zip(labels) {
+        put(id, l)?;
     }
-    let mut shares = Vec::with_capacity(gathered.len());
-    shares.push(Share {
-        snapshot: mine,
-        first: own.first,
-        totals: own.totals,
-    });
     for bytes in gathered.iter().skip(1) {
-        let mut snapshot = template.clone();
-        let mut reader = Reader { bytes, at: 0 };
-        for s in snapshot
-            .species
-            .iter_mut()
-            .filter(|s| species.contains(&s.kind))
-        {
-            let n = u64::from_le_bytes(reader.take(8)?.try_into()?) as usize;
-            s.positions = bytemuck::pod_collect_to_vec(reader.take(12 * n)?);
-            s.masses = match reader.take(1)?[0] {
-                0 => Masses::Uniform(f32::from_le_bytes(reader.take(4)?.try_into()?)),
-                _ => Masses::PerParticle(bytemuck::pod_collect_to_vec(reader.take(4 * n)?)),
-            };
-            s.velocities = match reader.take(1)?[0] {
-                0 => None,
-                _ => Some(bytemuck::pod_collect_to_vec(reader.take(12 * n)?)),
-            };
+        if !bytes.len().is_multiple_of(8) {
+            bail!(
+                "a rank's final labels are {} bytes, not whole records",
+                bytes.len()
+            );
         }
-        shares.push(Share {
-            snapshot,
-            first: first.clone(),
-            totals: totals.clone(),
-        });
+        for pair in bytes.chunks_exact(8) {
+            let [id, label] = bytemuck::pod_read_unaligned::<[u32; 2]>(pair);
+            put(u64::from(id), label as i32)?;
+        }
     }
-    Ok(join_shares(shares))
+    if let Some(missing) = all.iter().position(|&s| s == i32::MIN) {
+        bail!("no rank labelled particle {missing} of {n}");
+    }
+    Ok(all)
 }
 
-/// `s` without particles: the same family, mass rule (a uniform mass kept, per-particle masses
-/// emptied), velocity column (emptied), kernel support and notes, and no ids, lengths or fields.
-fn empty_like(s: &Species) -> Species {
-    Species {
-        kind: s.kind,
-        positions: Vec::new(),
-        masses: match &s.masses {
-            Masses::Uniform(m) => Masses::Uniform(*m),
-            Masses::PerParticle(_) => Masses::PerParticle(Vec::new()),
-        },
-        velocities: s.velocities.as_ref().map(|_| Vec::new()),
-        ids: None,
-        smoothing_lengths: None,
-        kernel_support: s.kernel_support,
-        fields: Vec::new(),
-        left_out: s.left_out.clone(),
+/// The masses and velocities of the particles each rank's slab owns (`linked.ids` order), sent
+/// from the ranks that read them (in this rank's selection order: `masses`, `velocities`;
+/// `ranges` its [first id, count] per species). Only what the catalogue needs travels: no
+/// masses when every particle has one mass, no velocities when the selection has none.
+fn masses_to_owners(
+    group: &dyn Collective,
+    prepared: &RankPrepared,
+    ranges: &[u64],
+    linked: &RankLabels,
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+) -> (anyhow::Result<Masses>, Option<Vec<[f32; 3]>>) {
+    // Both decided for the whole selection, so that senders and owners agree on the records.
+    let send_masses = prepared.uniform_mass.is_none();
+    let send_velocities = prepared.velocities;
+    let n_owned = linked.ids.len();
+    if !send_masses && !send_velocities {
+        let m = prepared.uniform_mass.unwrap_or(0.0);
+        return (Ok(Masses::Uniform(m)), None);
     }
-}
-
-/// A cursor over a rank's message.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// The next `len` bytes, or an error naming the short message.
-    fn take(&mut self, len: usize) -> anyhow::Result<&'a [u8]> {
-        let end = self.at.checked_add(len).filter(|&e| e <= self.bytes.len());
-        let end = end.with_context(|| {
-            format!(
-                "a rank's selection message ends at byte {} of the {len} more expected",
-                self.bytes.len()
-            )
-        })?;
-        let out = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(out)
+    let width = 4 * usize::from(send_masses) + 12 * usize::from(send_velocities);
+    // Every rank's id ranges, so an owner knows which rank read each of its particles.
+    let mut origins: Vec<(u64, u64, usize)> = Vec::new();
+    for (rank, bytes) in group
+        .all_gather_bytes(bytemuck::cast_slice(ranges))
+        .iter()
+        .enumerate()
+    {
+        let words: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
+        for pair in words.chunks_exact(2) {
+            if pair[1] > 0 {
+                origins.push((pair[0], pair[0] + pair[1], rank));
+            }
+        }
     }
+    origins.sort_unstable();
+    // The records for each owner in input order, in parallel chunks joined in order.
+    let ranks = group.size();
+    let parts: Vec<Vec<Vec<u8>>> = linked
+        .owners
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(chunk, owners)| {
+            let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks];
+            for (k, &owner) in owners.iter().enumerate() {
+                let i = chunk * CHUNK + k;
+                let Some(into) = out.get_mut(owner as usize) else {
+                    continue;
+                };
+                if send_masses {
+                    into.extend_from_slice(&masses.get(i).to_le_bytes());
+                }
+                if send_velocities {
+                    // A rank with particles has velocities when the selection has them.
+                    let v = velocities
+                        .and_then(|v| v.get(i))
+                        .copied()
+                        .unwrap_or_default();
+                    into.extend_from_slice(bytemuck::bytes_of(&v));
+                }
+            }
+            out
+        })
+        .collect();
+    let outgoing: Vec<Vec<u8>> = (0..ranks)
+        .into_par_iter()
+        .map(|d| {
+            let mut all = Vec::with_capacity(parts.iter().map(|p| p[d].len()).sum());
+            for p in &parts {
+                all.extend_from_slice(&p[d]);
+            }
+            all
+        })
+        .collect();
+    drop(parts);
+    let incoming = group.all_to_all_bytes(&outgoing);
+    drop(outgoing);
+    // Each owned particle's record: the rank that read it (its id in that rank's ranges) and
+    // the place in that rank's message (the earlier particles from that rank come first).
+    let from: Vec<Option<u32>> = linked
+        .ids
+        .par_iter()
+        .map(|&id| {
+            let at = origins.partition_point(|o| o.0 <= id);
+            at.checked_sub(1)
+                .and_then(|at| origins.get(at))
+                .filter(|o| id < o.1)
+                .map(|o| o.2 as u32)
+        })
+        .collect();
+    let mut offsets = Vec::with_capacity(n_owned);
+    let mut next = vec![0usize; incoming.len()];
+    for (k, rank) in from.iter().enumerate() {
+        let Some(rank) = rank.map(|r| r as usize).filter(|&r| r < next.len()) else {
+            return (
+                Err(anyhow!("particle {} is in no rank's share", linked.ids[k])),
+                None,
+            );
+        };
+        offsets.push(next[rank]);
+        next[rank] += width;
+    }
+    if let Some(rank) = (0..next.len()).find(|&r| next[r] != incoming[r].len()) {
+        return (
+            Err(anyhow!(
+                "rank {rank} sent {} bytes of masses and velocities for particles that need {}",
+                incoming[rank].len(),
+                next[rank]
+            )),
+            None,
+        );
+    }
+    let record = |k: usize| {
+        let rank = from[k].unwrap_or(0) as usize;
+        &incoming[rank][offsets[k]..offsets[k] + width]
+    };
+    let owned_masses: Vec<f32> = if send_masses {
+        (0..n_owned)
+            .into_par_iter()
+            .map(|k| bytemuck::pod_read_unaligned::<f32>(&record(k)[..4]))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let skip = 4 * usize::from(send_masses);
+    let owned_velocities: Vec<[f32; 3]> = if send_velocities {
+        (0..n_owned)
+            .into_par_iter()
+            .map(|k| bytemuck::pod_read_unaligned::<[f32; 3]>(&record(k)[skip..skip + 12]))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let owned = if send_masses {
+        Masses::PerParticle(owned_masses)
+    } else {
+        Masses::Uniform(prepared.uniform_mass.unwrap_or(0.0))
+    };
+    (Ok(owned), send_velocities.then_some(owned_velocities))
 }

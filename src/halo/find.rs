@@ -64,7 +64,7 @@ pub fn prepare_fof<'a>(
         None => None,
     };
     let volume = volume_of(extents, frame);
-    let mean_separation = separation_of(volume, n);
+    let mean_separation = mean_separation_in(volume, n);
     let (b, linking_length, source) = match params.linking_length {
         LinkingLength::Relative(b) => {
             if !(mean_separation.is_finite() && mean_separation > 0.0) {
@@ -350,12 +350,13 @@ pub fn fof_snapshot(
 
 /// Mean inter-particle separation (V/N)^(1/3), V from [`volume`].
 pub fn mean_separation(positions: &[[f32; 3]], frame: Option<BoxFrame>) -> f64 {
-    separation_of(volume(positions, frame), positions.len())
+    mean_separation_in(volume(positions, frame), positions.len())
 }
 
-/// (V/N)^(1/3): `powf(1/3)` rather than `cbrt`, to agree bit for bit with the references
-/// (numpy `**(1/3)`).
-fn separation_of(volume: f64, n: usize) -> f64 {
+/// (V/N)^(1/3) of `n` particles in `volume`, for callers that hold the volume and the count
+/// (prepare_fof, MPI ranks): `powf(1/3)` rather than `cbrt`, to agree bit for bit with the
+/// references (numpy `**(1/3)`).
+pub(crate) fn mean_separation_in(volume: f64, n: usize) -> f64 {
     (volume / n as f64).powf(1.0 / 3.0)
 }
 
@@ -416,9 +417,9 @@ impl PositionSummary {
                     {
                         summary.first_non_finite = Some((piece * Self::PIECE + k, value));
                     }
-                    for axis in 0..3 {
-                        summary.lo[axis] = summary.lo[axis].min(p[axis]);
-                        summary.hi[axis] = summary.hi[axis].max(p[axis]);
+                    for ((lo, hi), &x) in summary.lo.iter_mut().zip(&mut summary.hi).zip(p) {
+                        *lo = lo.min(x);
+                        *hi = hi.max(x);
                     }
                     summary.any_negative |= p.iter().any(|&x| x < 0.0);
                 }

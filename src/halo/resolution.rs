@@ -81,16 +81,19 @@ pub struct MassLevel {
 /// [`LEVEL_TOLERANCE`] of each level's first mass. `None` when there are more than
 /// [`MAX_LEVELS`] (a continuous spread) or a mass is not finite and positive.
 pub fn mass_levels(masses: &Masses, n: usize) -> Option<Vec<MassLevel>> {
+    match masses {
+        Masses::Uniform(m) => mass_levels_of([(*m, n)]),
+        Masses::PerParticle(m) => mass_levels_of(m.iter().map(|&m| (m, 1))),
+    }
+}
+
+/// [`mass_levels`] of a sequence of (mass, how many particles have it) in particle order. A
+/// mass met again joins the level it joined first (levels are only appended), so runs of one
+/// mass, or every distinct mass once with its count in order of first appearance, give the
+/// levels of the particles themselves.
+pub fn mass_levels_of(masses: impl IntoIterator<Item = (f32, usize)>) -> Option<Vec<MassLevel>> {
     let mut levels: Vec<(f64, MassLevel)> = Vec::new();
-    let values: &[f32] = match masses {
-        Masses::Uniform(m) => std::slice::from_ref(m),
-        Masses::PerParticle(m) => m,
-    };
-    let weight = match masses {
-        Masses::Uniform(_) => n,
-        Masses::PerParticle(_) => 1,
-    };
-    for &m in values {
+    for (m, weight) in masses {
         let m = f64::from(m);
         if !(m.is_finite() && m > 0.0) {
             return None;

@@ -15,6 +15,7 @@ mod decompose;
 mod driver;
 mod merge;
 mod on_devices;
+mod rank_catalogue;
 mod ranks;
 mod slab_cpu;
 mod split;
@@ -28,6 +29,7 @@ pub use driver::{
 pub use merge::{
     DomainLabels, GhostPair, LabelEdge, LabelMap, from_bytes, label_domain, owner_edges, to_bytes,
 };
+pub use rank_catalogue::{RankCatalogue, catalogue_on_ranks};
 pub use ranks::{RankLabels, Traveller, link_on_ranks};
 pub use slab_cpu::slab_catalogue_cpu;
 pub use split::{Slab, split};

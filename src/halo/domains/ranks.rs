@@ -18,6 +18,10 @@ use crate::halo::cuda::link_components_cuda;
 use crate::halo::error::FofError;
 use crate::halo::periodic::BoxFrame;
 use crate::jobs::Progress;
+use rayon::prelude::*;
+
+/// Particles per task when routing them to the slabs.
+const ROUTE_CHUNK: usize = 1 << 20;
 
 /// One particle on its way to a slab.
 #[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -39,6 +43,15 @@ pub struct RankLabels {
     pub ids: Vec<u64>,
     /// Their final labels.
     pub labels: Vec<u64>,
+    /// Positions of the owned particles, in `ids` order.
+    pub positions: Vec<[f32; 3]>,
+    /// Per particle given to [`link_on_ranks`] (in its order): the rank whose slab owns it.
+    pub owners: Vec<u32>,
+    /// Final labels of the sets with members on more than one rank, increasing; the same list
+    /// on every rank. A set that spans slabs holds, on some slab, an owned member linked to a
+    /// ghost (the ghost margin is the linking length), so these are the resolved labels of the
+    /// ghosts every rank named to their owners.
+    pub crossing: Vec<u64>,
     /// Ghost copies this rank's slab linked.
     pub n_ghosts: usize,
     /// This rank's wall time per step: `route` (decomposition and the particles sorted by
@@ -84,24 +97,50 @@ pub fn link_on_ranks(
         Decomposition::from_histogram(axis, lo, hi, &counts, ranks, linking_length, frame);
 
     // Each slab's travellers as bytes from the start (the message `to_bytes` would make of
-    // them), so the particles are not copied once more before they leave.
-    let mut outgoing: Vec<Vec<u8>> = vec![Vec::new(); ranks];
-    let mut ghosts = Vec::new();
-    for (&id, p) in ids.iter().zip(positions) {
-        let x = decomposition.coordinate(p);
-        let owner = decomposition.owner_of(x);
-        decomposition.ghost_domains(x, owner, &mut ghosts);
-        let traveller = Traveller {
-            id,
-            owner: owner as u32,
-            position: *p,
-        };
-        let bytes = bytemuck::bytes_of(&traveller);
-        outgoing[owner].extend_from_slice(bytes);
-        for &d in &ghosts {
-            outgoing[d].extend_from_slice(bytes);
-        }
+    // them), so the particles are not copied once more before they leave; chunks of the input
+    // in parallel, each slab's parts then joined in chunk order (so each message stays in
+    // input order, which is increasing id order).
+    let routed: Vec<(Vec<Vec<u8>>, Vec<u32>)> = ids
+        .par_chunks(ROUTE_CHUNK)
+        .zip(positions.par_chunks(ROUTE_CHUNK))
+        .map(|(ids, positions)| {
+            let mut outgoing: Vec<Vec<u8>> = vec![Vec::new(); ranks];
+            let mut owners = Vec::with_capacity(ids.len());
+            let mut ghosts = Vec::new();
+            for (&id, p) in ids.iter().zip(positions) {
+                let x = decomposition.coordinate(p);
+                let owner = decomposition.owner_of(x);
+                owners.push(owner as u32);
+                decomposition.ghost_domains(x, owner, &mut ghosts);
+                let traveller = Traveller {
+                    id,
+                    owner: owner as u32,
+                    position: *p,
+                };
+                let bytes = bytemuck::bytes_of(&traveller);
+                outgoing[owner].extend_from_slice(bytes);
+                for &d in &ghosts {
+                    outgoing[d].extend_from_slice(bytes);
+                }
+            }
+            (outgoing, owners)
+        })
+        .collect();
+    let outgoing: Vec<Vec<u8>> = (0..ranks)
+        .into_par_iter()
+        .map(|d| {
+            let mut all = Vec::with_capacity(routed.iter().map(|(o, _)| o[d].len()).sum());
+            for (parts, _) in &routed {
+                all.extend_from_slice(&parts[d]);
+            }
+            all
+        })
+        .collect();
+    let mut owners = Vec::with_capacity(ids.len());
+    for (_, part) in &routed {
+        owners.extend_from_slice(part);
     }
+    drop(routed);
     stages.push(("route", lap(&mut clock)));
     let incoming = collective.all_to_all_bytes(&outgoing);
     drop(outgoing);
@@ -134,6 +173,11 @@ pub fn link_on_ranks(
     let owned: Vec<bool> = slab.iter().map(|t| t.owner as usize == rank).collect();
     let labels = label_domain(&slab_ids, &owned, |k| slab[k].owner as usize, &set_ids);
     let n_ghosts = slab.len() - labels.owned_ids.len();
+    let owned_positions: Vec<[f32; 3]> = slab
+        .par_iter()
+        .filter(|t| t.owner as usize == rank)
+        .map(|t| t.position)
+        .collect();
     drop(slab);
 
     let mut pairs: Vec<Vec<GhostPair>> = vec![Vec::new(); ranks];
@@ -161,17 +205,39 @@ pub fn link_on_ranks(
         .iter()
         .map(|&l| map.resolve(l))
         .collect();
+    let mut named: Vec<u64> = labels
+        .ghosts
+        .iter()
+        .map(|(_, pair)| map.resolve(pair.label))
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let crossing = collective
+        .all_gather_bytes(&to_bytes(&named))
+        .iter()
+        .map(|b| from_bytes::<u64>(b, "labels of sets across slabs"))
+        .collect::<Result<Vec<_>, _>>()
+        .map(|parts| {
+            let mut all = parts.concat();
+            all.sort_unstable();
+            all.dedup();
+            all
+        });
+    let crossing = agree(collective, "labels of sets across slabs", crossing)?;
     stages.push(("merge", lap(&mut clock)));
     Ok(RankLabels {
         labels: resolved,
         ids: labels.owned_ids,
+        positions: owned_positions,
+        owners,
+        crossing,
         n_ghosts,
         stage_seconds: stages,
     })
 }
 
 /// The travellers of every rank's message in id order (each message is in id order, and the
-/// ranks' parts are joined, then sorted, without an intermediate copy per rank).
+/// ranks' parts are joined, then sorted in parallel, without an intermediate copy per rank).
 fn travellers(incoming: &[Vec<u8>]) -> Result<Vec<Traveller>, FofError> {
     let size = std::mem::size_of::<Traveller>();
     let mut all = Vec::with_capacity(incoming.iter().map(|b| b.len() / size).sum());
@@ -189,7 +255,7 @@ fn travellers(incoming: &[Vec<u8>]) -> Result<Vec<Traveller>, FofError> {
                 .map(bytemuck::pod_read_unaligned::<Traveller>),
         );
     }
-    all.sort_unstable_by_key(|t| t.id);
+    all.par_sort_unstable_by_key(|t| t.id);
     Ok(all)
 }
 
@@ -215,5 +281,8 @@ mod tests {
         assert_eq!(out.ids, vec![10, 11, 12]);
         assert_eq!(out.labels, vec![10, 11, 10]);
         assert_eq!(out.n_ghosts, 0);
+        assert_eq!(out.positions, positions);
+        assert_eq!(out.owners, vec![0, 0, 0]);
+        assert!(out.crossing.is_empty());
     }
 }

@@ -1,0 +1,337 @@
+//! The catalogue of friends-of-friends over ranks, as `catalogue.rs` builds it over devices:
+//! each rank builds the halos of the sets wholly inside its slab from its owned particles (in
+//! increasing global id, so every halo's sums run in one process's member order), the members
+//! of the few sets that cross slabs go to rank 0, which builds their halos in member order,
+//! and rank 0 orders all halos. Every halo is summed exactly as one process's CPU catalogue
+//! sums it, so the catalogue is bit for bit one process's.
+
+use super::catalogue::lap;
+use super::merge::{from_bytes, to_bytes};
+use super::ranks::RankLabels;
+use crate::cluster::Collective;
+use crate::data::Masses;
+use crate::halo::catalogue::{GroupKey, Halo, build_from_partition, halo_of, partition};
+use crate::halo::error::FofError;
+use crate::halo::periodic::BoxFrame;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// A member of a set that crosses slabs, on its way to rank 0.
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Member {
+    id: u64,
+    label: u64,
+    position: [f32; 3],
+    mass: f32,
+    velocity: [f32; 3],
+    _pad: u32,
+}
+
+/// A halo as bytes (the velocity's presence is the run's, the same on every rank).
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct HaloRecord {
+    size: u64,
+    min_index: u64,
+    mass: f64,
+    com: [f64; 3],
+    velocity: [f64; 3],
+    radius_max: f64,
+    radius_rms: f64,
+}
+
+impl HaloRecord {
+    fn of(h: &Halo) -> Self {
+        Self {
+            size: h.size as u64,
+            min_index: h.min_index as u64,
+            mass: h.mass,
+            com: h.com,
+            velocity: h.velocity.unwrap_or([0.0; 3]),
+            radius_max: h.radius_max,
+            radius_rms: h.radius_rms,
+        }
+    }
+
+    fn halo(&self, velocities: bool) -> Halo {
+        Halo {
+            size: self.size as usize,
+            min_index: self.min_index as usize,
+            mass: self.mass,
+            com: self.com,
+            velocity: velocities.then_some(self.velocity),
+            radius_max: self.radius_max,
+            radius_rms: self.radius_rms,
+        }
+    }
+}
+
+/// What [`catalogue_on_ranks`] leaves on each rank.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankCatalogue {
+    /// On rank 0 the halos of the whole selection in catalogue order (size descending, then
+    /// smallest member); empty elsewhere.
+    pub halos: Vec<Halo>,
+    /// Sets of every size over all ranks (singletons included).
+    pub n_sets_all_sizes: usize,
+    /// Per owned particle (in `RankLabels::ids` order), when asked for: its halo's index in
+    /// the catalogue, or −1.
+    pub labels: Option<Vec<i32>>,
+    /// This rank's wall time per step: `catalogue` (its slab's halos), `crossing` (the sets
+    /// across slabs on rank 0), `order` (the halos ordered, and the labels).
+    pub stage_seconds: Vec<(&'static str, f64)>,
+}
+
+/// Stops every rank when one failed: this rank's own error, or [`FofError::OtherRankFailed`].
+fn agree<T>(
+    collective: &dyn Collective,
+    step: &'static str,
+    result: Result<T, FofError>,
+) -> Result<T, FofError> {
+    if collective.any_failed(result.is_err()) {
+        return Err(result.err().unwrap_or(FofError::OtherRankFailed(step)));
+    }
+    result
+}
+
+/// The catalogue of the sets `linked` found; collective. `masses` and `velocities` are those
+/// of the owned particles (`linked.ids` order; `velocities` given on every rank or on none),
+/// `labels` asks for every owned particle's halo index.
+pub fn catalogue_on_ranks(
+    collective: &dyn Collective,
+    linked: &RankLabels,
+    masses: &Masses,
+    velocities: Option<&[[f32; 3]]>,
+    frame: Option<BoxFrame>,
+    min_members: usize,
+    labels: bool,
+) -> Result<RankCatalogue, FofError> {
+    let mut clock = Instant::now();
+    let mut stages = Vec::new();
+    let ids = &linked.ids;
+    let n_owned = ids.len();
+    let crossing = |label: u64| linked.crossing.binary_search(&label).is_ok();
+    let interior: Vec<u32> = (0..n_owned)
+        .into_par_iter()
+        .filter(|&k| !crossing(linked.labels[k]))
+        .map(|k| k as u32)
+        .collect();
+    let mut compact = vec![u32::MAX; n_owned];
+    for (c, &k) in interior.iter().enumerate() {
+        compact[k as usize] = c as u32;
+    }
+    // A set wholly on this rank has its label (its smallest global id) among the owned ids.
+    let set_ids = interior
+        .par_iter()
+        .map(|&k| {
+            let label = linked.labels[k as usize];
+            ids.binary_search(&label)
+                .ok()
+                .map(|at| compact[at])
+                .filter(|&c| c != u32::MAX)
+                .ok_or(FofError::DomainMerge {
+                    id: ids[k as usize],
+                    rule: "the label of a set inside one slab is not among its particles",
+                })
+        })
+        .collect::<Result<Vec<u32>, _>>();
+    let set_ids = agree(collective, "labelling its slab's sets", set_ids)?;
+    drop(compact);
+    let positions: Vec<[f32; 3]> = interior
+        .par_iter()
+        .map(|&k| linked.positions[k as usize])
+        .collect();
+    let interior_masses = match masses {
+        Masses::Uniform(m) => Masses::Uniform(*m),
+        Masses::PerParticle(_) => Masses::PerParticle(
+            interior
+                .par_iter()
+                .map(|&k| masses.get(k as usize))
+                .collect(),
+        ),
+    };
+    let interior_velocities: Option<Vec<[f32; 3]>> =
+        velocities.map(|v| interior.par_iter().map(|&k| v[k as usize]).collect());
+    let parts = partition(&set_ids, min_members);
+    drop(set_ids);
+    let mut sets = [parts.n_sets_all_sizes as u64];
+    let own = build_from_partition(
+        parts,
+        &positions,
+        &interior_masses,
+        interior_velocities.as_deref(),
+        frame,
+    );
+    drop((positions, interior_masses, interior_velocities));
+    let mut halos = own.halos;
+    for h in &mut halos {
+        h.min_index = ids[interior[h.min_index] as usize] as usize;
+    }
+    stages.push(("catalogue", lap(&mut clock)));
+
+    // The sets across slabs: their members to rank 0, which sums each in global id order.
+    let members: Vec<Member> = (0..n_owned)
+        .filter(|&k| crossing(linked.labels[k]))
+        .map(|k| Member {
+            id: ids[k],
+            label: linked.labels[k],
+            position: linked.positions[k],
+            mass: masses.get(k),
+            velocity: velocities.map_or([0.0; 3], |v| v[k]),
+            _pad: 0,
+        })
+        .collect();
+    let gathered = collective.gather_bytes(0, &to_bytes(&members));
+    drop(members);
+    let crossing_halos = if collective.is_root() {
+        gathered
+            .iter()
+            .map(|b| from_bytes::<Member>(b, "members of sets across slabs"))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|parts| {
+                crossing_halos(parts.concat(), velocities.is_some(), frame, min_members)
+            })
+    } else {
+        Ok(Vec::new())
+    };
+    let crossing_halos = agree(collective, "building the sets across slabs", crossing_halos)?;
+    stages.push(("crossing", lap(&mut clock)));
+
+    collective.sum_u64(&mut sets);
+    let n_sets_all_sizes = sets[0] as usize + linked.crossing.len();
+    let label_of = if labels {
+        // Every rank orders every kept set's key to find its halos' indices.
+        let mut keys: Vec<GroupKey> = halos
+            .iter()
+            .chain(&crossing_halos)
+            .map(|h| GroupKey {
+                size: h.size as u32,
+                min_index: h.min_index as u32,
+            })
+            .collect();
+        let all = collective
+            .all_gather_bytes(bytemuck::cast_slice(&keys_words(&keys)))
+            .iter()
+            .map(|b| from_bytes::<[u32; 2]>(b, "halo keys"))
+            .collect::<Result<Vec<_>, _>>();
+        let all = agree(collective, "ordering the halos", all)?;
+        keys = all
+            .concat()
+            .into_iter()
+            .map(|[size, min_index]| GroupKey { size, min_index })
+            .collect();
+        crate::halo::catalogue::order_groups(&mut keys);
+        let mut by_smallest: Vec<(u64, i32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(rank, g)| (u64::from(g.min_index), rank as i32))
+            .collect();
+        by_smallest.par_sort_unstable();
+        let index = |smallest: u64| {
+            by_smallest
+                .binary_search_by_key(&smallest, |&(s, _)| s)
+                .map_or(-1, |at| by_smallest[at].1)
+        };
+        let own_index: Vec<i32> = halos.iter().map(|h| index(h.min_index as u64)).collect();
+        let own_labels = own.labels.unwrap_or_default();
+        let mut out = vec![-1i32; n_owned];
+        out.par_iter_mut().enumerate().for_each(|(k, slot)| {
+            let label = linked.labels[k];
+            *slot = if crossing(label) { index(label) } else { -1 };
+        });
+        interior.iter().zip(&own_labels).for_each(|(&k, &l)| {
+            if let Some(&i) = usize::try_from(l).ok().and_then(|l| own_index.get(l)) {
+                out[k as usize] = i;
+            }
+        });
+        Some(out)
+    } else {
+        None
+    };
+
+    let gathered = collective.gather_bytes(
+        0,
+        &to_bytes(&halos.iter().map(HaloRecord::of).collect::<Vec<_>>()),
+    );
+    let all = if collective.is_root() {
+        gathered
+            .iter()
+            .map(|b| from_bytes::<HaloRecord>(b, "halos"))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|parts| {
+                let mut all: Vec<Halo> = parts
+                    .concat()
+                    .iter()
+                    .map(|r| r.halo(velocities.is_some()))
+                    .chain(crossing_halos)
+                    .collect();
+                all.par_sort_unstable_by_key(|h| (std::cmp::Reverse(h.size), h.min_index));
+                all
+            })
+    } else {
+        Ok(Vec::new())
+    };
+    let halos = agree(collective, "gathering the halos", all)?;
+    stages.push(("order", lap(&mut clock)));
+    Ok(RankCatalogue {
+        halos,
+        n_sets_all_sizes,
+        labels: label_of,
+        stage_seconds: stages,
+    })
+}
+
+/// Keys as pairs of u32 words (size, smallest member).
+fn keys_words(keys: &[GroupKey]) -> Vec<[u32; 2]> {
+    keys.iter().map(|g| [g.size, g.min_index]).collect()
+}
+
+/// Rank 0: the halos of the sets across slabs from all their members (any order), each summed
+/// over its members in increasing id, and with its smallest member as `min_index`.
+fn crossing_halos(
+    mut members: Vec<Member>,
+    velocities: bool,
+    frame: Option<BoxFrame>,
+    min_members: usize,
+) -> Result<Vec<Halo>, FofError> {
+    members.par_sort_unstable_by_key(|m| m.id);
+    let mut sets: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (k, m) in members.iter().enumerate() {
+        sets.entry(m.label).or_default().push(k as u32);
+    }
+    let positions: Vec<[f32; 3]> = members.iter().map(|m| m.position).collect();
+    let masses = Masses::PerParticle(members.iter().map(|m| m.mass).collect());
+    let velocity: Option<Vec<[f32; 3]>> =
+        velocities.then(|| members.iter().map(|m| m.velocity).collect());
+    let kept: Vec<(u64, Vec<u32>)> = sets
+        .into_iter()
+        .filter(|(_, list)| list.len() >= min_members.max(1))
+        .collect();
+    kept.par_iter()
+        .map(|(label, list)| {
+            let first = list[0];
+            if members[first as usize].id != *label {
+                return Err(FofError::DomainMerge {
+                    id: *label,
+                    rule: "a set across slabs is not labelled with its smallest member",
+                });
+            }
+            let group = GroupKey {
+                size: list.len() as u32,
+                min_index: first,
+            };
+            let mut halo = halo_of(
+                &group,
+                list,
+                &positions,
+                &masses,
+                velocity.as_deref(),
+                frame,
+            );
+            halo.min_index = *label as usize;
+            Ok(halo)
+        })
+        .collect()
+}
