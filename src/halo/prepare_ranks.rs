@@ -8,6 +8,7 @@
 //! the particles, so `prepare_fof` on the corners checks the parameters and the extent against
 //! the box and sets the frame exactly as on the particles.
 
+use super::domains::agree;
 use super::error::FofError;
 use super::find::{mean_separation_in, prepare_fof, volume};
 use super::params::{FofParams, LinkingLength};
@@ -257,18 +258,6 @@ impl Summary {
             chunks,
         })
     }
-}
-
-/// Stops every rank when one failed: this rank's own error, or [`FofError::OtherRankFailed`].
-fn agree<T>(
-    collective: &dyn Collective,
-    step: &'static str,
-    result: Result<T, FofError>,
-) -> Result<T, FofError> {
-    if collective.any_failed(result.is_err()) {
-        return Err(result.err().unwrap_or(FofError::OtherRankFailed(step)));
-    }
-    result
 }
 
 /// Checks every rank's share and derives the linking length and frame of the whole selection,

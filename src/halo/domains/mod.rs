@@ -30,6 +30,7 @@ pub use merge::{
     DomainLabels, GhostPair, LabelEdge, LabelMap, from_bytes, label_domain, owner_edges, to_bytes,
 };
 pub use rank_catalogue::{RankCatalogue, catalogue_on_ranks};
+pub(crate) use ranks::agree;
 pub use ranks::{RankLabels, Traveller, link_on_ranks};
 pub use slab_cpu::slab_catalogue_cpu;
 pub use split::{Slab, split};

@@ -7,7 +7,7 @@
 
 use super::catalogue::lap;
 use super::merge::{from_bytes, to_bytes};
-use super::ranks::RankLabels;
+use super::ranks::{RankLabels, agree};
 use crate::cluster::Collective;
 use crate::data::Masses;
 use crate::halo::catalogue::{GroupKey, Halo, build_from_partition, halo_of, partition};
@@ -82,18 +82,6 @@ pub struct RankCatalogue {
     /// This rank's wall time per step: `catalogue` (its slab's halos), `crossing` (the sets
     /// across slabs on rank 0), `order` (the halos ordered, and the labels).
     pub stage_seconds: Vec<(&'static str, f64)>,
-}
-
-/// Stops every rank when one failed: this rank's own error, or [`FofError::OtherRankFailed`].
-fn agree<T>(
-    collective: &dyn Collective,
-    step: &'static str,
-    result: Result<T, FofError>,
-) -> Result<T, FofError> {
-    if collective.any_failed(result.is_err()) {
-        return Err(result.err().unwrap_or(FofError::OtherRankFailed(step)));
-    }
-    result
 }
 
 /// The catalogue of the sets `linked` found; collective. `masses` and `velocities` are those

@@ -60,8 +60,9 @@ pub struct RankLabels {
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
-/// Stops every rank when one failed: this rank's own error, or [`FofError::OtherRankFailed`].
-fn agree<T>(
+/// Stops every rank when one failed: this rank's own error, or [`FofError::OtherRankFailed`]
+/// naming `step` (every collective step of FoF under ranks agrees through it).
+pub(crate) fn agree<T>(
     collective: &dyn Collective,
     step: &'static str,
     result: Result<T, FofError>,
