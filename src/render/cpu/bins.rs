@@ -256,6 +256,56 @@ impl ChunkBins {
     }
 }
 
+impl ChunkBins {
+    /// Asks the cache for tile `t`'s offsets (a hint only: see `tile::render_unit`).
+    #[inline(always)]
+    pub(super) fn prefetch_offsets(&self, t: usize) {
+        if let Some(offset) = self.offsets.get(t) {
+            prefetch(std::ptr::from_ref(offset).cast());
+        }
+    }
+}
+
+impl<const C: usize> TileBins<'_, C> {
+    /// Asks the cache for the first lines of each of the tile's lists (a hint only).
+    #[inline(always)]
+    pub(super) fn prefetch(&self) {
+        prefetch_lines(self.small, 2);
+        prefetch_lines(self.tiny, 1);
+        prefetch_lines(self.kinds, 1);
+        prefetch_lines(self.large, 4);
+    }
+}
+
+/// Prefetches up to `lines` cache lines from the start of `list` (none past its end).
+#[inline(always)]
+fn prefetch_lines<T>(list: &[T], lines: usize) {
+    const LINE: usize = 64;
+    let bytes = std::mem::size_of_val(list);
+    let start = list.as_ptr().cast::<u8>();
+    for line in 0..lines {
+        if line * LINE >= bytes {
+            break;
+        }
+        prefetch(start.wrapping_add(line * LINE));
+    }
+}
+
+/// A hint that the line holding `at` will be read soon (no effect on the result; nothing on
+/// other architectures).
+#[inline(always)]
+fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch never faults and reads nothing into the program's state; `at` is
+        // inside a live slice anyway.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 impl SmallStore<3> for ChunkBins {
     fn records(&self) -> &[SmallSplat<3>] {
         &self.small

@@ -16,12 +16,12 @@ use super::tile::ColumnScratch;
 use crate::render::project::Splat;
 use std::arch::x86_64::{
     __m256, __m256i, _CMP_GE_OQ, _CMP_LE_OQ, _mm256_add_epi32, _mm256_add_ps, _mm256_and_ps,
-    _mm256_and_si256, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps, _mm256_ceil_ps,
-    _mm256_cmp_ps, _mm256_cmpgt_epi32, _mm256_cvtepi32_ps, _mm256_cvtps_epi32, _mm256_floor_ps,
-    _mm256_loadu_ps, _mm256_max_epi32, _mm256_max_ps, _mm256_min_epi32, _mm256_min_ps,
-    _mm256_mul_ps, _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32, _mm256_slli_epi32,
-    _mm256_sqrt_ps, _mm256_srai_epi32, _mm256_storeu_ps, _mm256_storeu_si256, _mm256_sub_epi32,
-    _mm256_sub_ps, _mm256_xor_ps,
+    _mm256_and_si256, _mm256_blendv_ps, _mm256_broadcast_ss, _mm256_castps_si256,
+    _mm256_castsi256_ps, _mm256_ceil_ps, _mm256_cmp_ps, _mm256_cmpgt_epi32, _mm256_cvtepi32_ps,
+    _mm256_cvtps_epi32, _mm256_floor_ps, _mm256_loadu_ps, _mm256_max_epi32, _mm256_max_ps,
+    _mm256_min_epi32, _mm256_min_ps, _mm256_mul_ps, _mm256_set1_epi32, _mm256_set1_ps,
+    _mm256_setr_epi32, _mm256_slli_epi32, _mm256_sqrt_ps, _mm256_srai_epi32, _mm256_storeu_ps,
+    _mm256_storeu_si256, _mm256_sub_epi32, _mm256_sub_ps, _mm256_xor_ps,
 };
 
 /// Boxes at least this many columns wide get chords: a narrower row is at most two blocks, of
@@ -32,11 +32,14 @@ const CHORD_MIN: usize = 3 * BLOCK;
 const CHORD_LIMIT: f32 = (1 << 20) as f32;
 
 /// Each row's blocks (indexed by row of the box): the first block's column (relative to the
-/// box), how many blocks, and how many of the first ones need no test.
+/// box), how many blocks, and how many of the first ones need no test; and each row's emission
+/// rgb·wy per channel.
 pub(super) struct RowBlocks {
     start: [i32; TILE_PX + BLOCK],
     count: [i32; TILE_PX + BLOCK],
     unmasked: [i32; TILE_PX + BLOCK],
+    /// rgb[ch]·wy[k] of row k, eight rows per vector product (see [`row_emissions`]).
+    emission: [[f32; TILE_PX + BLOCK]; 3],
 }
 
 impl Default for RowBlocks {
@@ -45,6 +48,39 @@ impl Default for RowBlocks {
             start: [0; TILE_PX + BLOCK],
             count: [0; TILE_PX + BLOCK],
             unmasked: [0; TILE_PX + BLOCK],
+            emission: [[0.0; TILE_PX + BLOCK]; 3],
+        }
+    }
+}
+
+/// The emission rgb[ch]·wy[k] of rows k = 0..n (rounded up to whole blocks) into
+/// `emission[ch]`: each row's e of `tile::splat_one` (the same f32 product, so the same bits),
+/// eight rows per vector multiply. Why: computed per row it was three scalar products and three
+/// register broadcasts in every row drawn; the row loops now broadcast e straight from memory (a
+/// load, no shuffle). With the one-block rows of `splat_one_avx2` and the prefetch of
+/// `tile::render_unit`: steady frame 267-273 → 253-254 ms at radius factor 1 (H200 host, 16
+/// threads, the kit's 10⁷ scene at 2048², one call beside main 5f732a9; within the noise at
+/// 0.04 and 0.25).
+///
+/// # Safety
+/// `wy` must hold n rounded up to a whole number of blocks, and n ≤ TILE_PX.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn row_emissions<const C: usize>(
+    rgb: &[f32; 3],
+    wy: *const f32,
+    n: usize,
+    emission: &mut [[f32; TILE_PX + BLOCK]; 3],
+) {
+    for (ch, out) in emission.iter_mut().enumerate().take(C) {
+        let e = _mm256_set1_ps(rgb[ch]);
+        for b in 0..n.div_ceil(BLOCK) {
+            // SAFETY: block b is inside `wy` (the caller's guarantee) and inside `out`
+            // (n ≤ TILE_PX, so its blocks end within TILE_PX + BLOCK values).
+            unsafe {
+                let w = _mm256_loadu_ps(wy.add(b * BLOCK));
+                _mm256_storeu_ps(out.as_mut_ptr().add(b * BLOCK), _mm256_mul_ps(e, w));
+            }
         }
     }
 }
@@ -266,10 +302,42 @@ pub(super) unsafe fn splat_one_avx2<const C: usize>(
         // SAFETY: `dy2` is padded to whole blocks by `offsets_and_weights`.
         unsafe { row_blocks(dy2.as_ptr(), n_rows, s.cut_px, base, base_abs, n_cols, rows) };
     }
+    // SAFETY: `wy` is padded to whole blocks by `offsets_and_weights`; n_rows ≤ TILE_PX.
+    unsafe { row_emissions::<C>(&s.rgb, wy.as_ptr(), n_rows, &mut rows.emission) };
+    let emission = &rows.emission;
     let cut2_v = _mm256_set1_ps(cut2);
+    let plane_ptr: [*mut f32; C] = std::array::from_fn(|ch| planes[ch].as_mut_ptr());
+    if n_padded == BLOCK {
+        // One block a row (53 % of the general splats' tile parts at radius factor 1 on the
+        // kit's 10⁷ scene, a third of their row blocks): the column offsets and weights stay
+        // in registers, and each row is one masked block, with no per-row block counts to loop
+        // over. The same operations as the loop below.
+        // SAFETY: the block's 8 columns are inside `dx2` and `wx`; row k's block ends at
+        // first_row + k·TILE_PX + BLOCK ≤ `end`, checked against every plane above.
+        unsafe {
+            let dx2_v = _mm256_loadu_ps(dx2.as_ptr());
+            let wx_v = _mm256_loadu_ps(wx.as_ptr());
+            for k in 0..n_rows {
+                let dy2 = dy2[k];
+                if dy2 > cut2 {
+                    continue;
+                }
+                let inside =
+                    _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_add_ps(dx2_v, _mm256_set1_ps(dy2)), cut2_v);
+                let w = _mm256_and_ps(inside, wx_v);
+                let row = first_row + k * TILE_PX;
+                for (ch, plane) in plane_ptr.iter().enumerate() {
+                    let e = _mm256_broadcast_ss(&emission[ch][k]);
+                    let p = plane.add(row);
+                    let add = _mm256_mul_ps(w, e);
+                    _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), add));
+                }
+            }
+        }
+        return true;
+    }
     let dx2 = dx2.as_ptr();
     let wx = wx.as_ptr();
-    let plane_ptr: [*mut f32; C] = std::array::from_fn(|ch| planes[ch].as_mut_ptr());
     for k in 0..n_rows {
         let dy2 = dy2[k];
         // Blocks [start, start + 8·n_blocks) of the row, the first `unmasked` without the test.
@@ -285,7 +353,7 @@ pub(super) unsafe fn splat_one_avx2<const C: usize>(
             }
             (0, n_padded / BLOCK, 0)
         };
-        let e: [__m256; C] = std::array::from_fn(|ch| _mm256_set1_ps(s.rgb[ch] * wy[k]));
+        let e: [__m256; C] = std::array::from_fn(|ch| _mm256_broadcast_ss(&emission[ch][k]));
         let dy2_v = _mm256_set1_ps(dy2);
         let row = first_row + k * TILE_PX + start;
         // SAFETY (both loops): column start + 8·n_blocks ≤ n_cols + 7 < n_padded + BLOCK ≤
