@@ -37,6 +37,20 @@ impl BackendStart {
         self.resolve(opened, wanted)
     }
 
+    /// [`Self::finish`] on the selection `choose` makes from the devices the thread opened
+    /// (none when it opened none, or failed).
+    pub fn finish_choosing(
+        mut self,
+        choose: impl FnOnce(&[Arc<GpuDevice>]) -> DeviceSelection,
+    ) -> Result<Backend, BackendError> {
+        let opened = self.opening.join();
+        let wanted = match &opened {
+            Some(Ok(devices)) => choose(devices),
+            _ => choose(&[]),
+        };
+        self.resolve(opened, &wanted)
+    }
+
     fn resolve(
         &self,
         opened: Option<Result<Vec<Arc<GpuDevice>>, GpuError>>,
@@ -84,9 +98,12 @@ mod tests {
             for opened in &selections {
                 for wanted in &selections {
                     let started = BackendStart::spawn(choice, opened.clone()).finish(wanted);
+                    let chosen = BackendStart::spawn(choice, opened.clone())
+                        .finish_choosing(|_| wanted.clone());
                     let direct = outcome(Backend::resolve_on(choice, wanted));
                     let case = format!("{choice:?}, {opened:?} opened, {wanted:?} wanted");
                     assert_eq!(outcome(started), direct, "{case}");
+                    assert_eq!(outcome(chosen), direct, "{case}, chosen");
                 }
             }
         }
