@@ -5,25 +5,23 @@
 //! is still reported alone and any fallback warns there, as without the thread.
 
 use crate::backend::{Backend, BackendChoice, BackendError, DeviceSelection};
-use crate::gpu::{GpuDevice, GpuError};
+use crate::gpu::{DriverThread, GpuDevice, GpuError};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// Devices being opened on a thread (only for a choice that may use CUDA).
 pub struct BackendStart {
     choice: BackendChoice,
     /// The devices the thread opens.
     selection: DeviceSelection,
-    opening: Option<JoinHandle<Result<Vec<Arc<GpuDevice>>, GpuError>>>,
+    opening: DriverThread<Result<Vec<Arc<GpuDevice>>, GpuError>>,
 }
 
 impl BackendStart {
     /// Starts opening `selection` when `choice` may use CUDA.
     pub fn spawn(choice: BackendChoice, selection: DeviceSelection) -> Self {
-        let opening = matches!(choice, BackendChoice::Cuda | BackendChoice::Auto).then(|| {
-            let selection = selection.clone();
-            std::thread::spawn(move || selection.open())
-        });
+        let may_use_cuda = matches!(choice, BackendChoice::Cuda | BackendChoice::Auto);
+        let opened = selection.clone();
+        let opening = DriverThread::spawn_if(may_use_cuda, move || opened.open());
         Self {
             choice,
             selection,
@@ -35,7 +33,30 @@ impl BackendStart {
     /// they are the ones wanted; else resolved here while the thread's stay open, so that a
     /// device already opened is not created a second time.
     pub fn finish(mut self, wanted: &DeviceSelection) -> Result<Backend, BackendError> {
-        match self.opening.take().map(join) {
+        let opened = self.opening.join();
+        self.resolve(opened, wanted)
+    }
+
+    /// [`Self::finish`] on the selection `choose` makes from the devices the thread opened
+    /// (none when it opened none, or failed).
+    pub fn finish_choosing(
+        mut self,
+        choose: impl FnOnce(&[Arc<GpuDevice>]) -> DeviceSelection,
+    ) -> Result<Backend, BackendError> {
+        let opened = self.opening.join();
+        let wanted = match &opened {
+            Some(Ok(devices)) => choose(devices),
+            _ => choose(&[]),
+        };
+        self.resolve(opened, &wanted)
+    }
+
+    fn resolve(
+        &self,
+        opened: Option<Result<Vec<Arc<GpuDevice>>, GpuError>>,
+        wanted: &DeviceSelection,
+    ) -> Result<Backend, BackendError> {
+        match opened {
             Some(Ok(devices)) if *wanted == self.selection => {
                 Ok(Backend::cuda_devices(devices, self.choice))
             }
@@ -50,23 +71,6 @@ impl BackendStart {
             None => Backend::resolve_on(self.choice, wanted),
         }
     }
-}
-
-impl Drop for BackendStart {
-    /// An unfinished start (the load failed) is waited for, so that the process never exits
-    /// while the thread is inside the driver.
-    fn drop(&mut self) {
-        if let Some(thread) = self.opening.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-/// The thread's result; its panic goes on on the caller's thread.
-fn join<T>(thread: JoinHandle<T>) -> T {
-    thread
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 #[cfg(test)]
@@ -94,12 +98,12 @@ mod tests {
             for opened in &selections {
                 for wanted in &selections {
                     let started = BackendStart::spawn(choice, opened.clone()).finish(wanted);
-                    let direct = Backend::resolve_on(choice, wanted);
-                    assert_eq!(
-                        outcome(started),
-                        outcome(direct),
-                        "{choice:?}, {opened:?} opened, {wanted:?} wanted"
-                    );
+                    let chosen = BackendStart::spawn(choice, opened.clone())
+                        .finish_choosing(|_| wanted.clone());
+                    let direct = outcome(Backend::resolve_on(choice, wanted));
+                    let case = format!("{choice:?}, {opened:?} opened, {wanted:?} wanted");
+                    assert_eq!(outcome(started), direct, "{case}");
+                    assert_eq!(outcome(chosen), direct, "{case}, chosen");
                 }
             }
         }

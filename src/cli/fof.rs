@@ -4,7 +4,8 @@ use crate::backend::{BackendChoice, DeviceSelection};
 use crate::cli::backend_start::BackendStart;
 use crate::cli::progress_bar::terminal_progress;
 use crate::data::LoadOptions;
-use crate::halo::domains::lap;
+use crate::gpu::GpuDevice;
+use crate::halo::domains::{cuda_domains_for, lap};
 use crate::halo::{
     self, FofParams, FofResult, LinkingLength, SeparationFrom, export, parse_species,
     snapshot_box_size,
@@ -13,6 +14,7 @@ use crate::output::{OutputPlan, check_writable};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Arguments of `haloscope fof`.
@@ -48,8 +50,8 @@ pub struct FofArgs {
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
     pub backend: BackendChoice,
     /// CUDA devices to link on: all, or a list such as 0,1 (one spatial domain per device, split
-    /// on the devices). Default: every device for selections of at least 4x10^8 particles, else
-    /// the first alone (one domain, or sub-boxes when it cannot hold them all).
+    /// on the devices). Default: the first alone when it can hold the selection, else every
+    /// device.
     #[arg(long)]
     pub devices: Option<DeviceSelection>,
     /// Spatial domains (slabs with a ghost layer, merged across): default one per CUDA device,
@@ -111,7 +113,7 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     let species = parse_species(&args.species).map_err(in_file)?;
     let progress = terminal_progress();
     // The devices open while the file loads. Without --devices the first is opened (the rest,
-    // if the selection turns out large enough for every device, once its size is known).
+    // if the selection turns out too large for it, once its size is known).
     let opening = BackendStart::spawn(
         args.backend,
         args.devices.clone().unwrap_or(DeviceSelection::First),
@@ -150,13 +152,12 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     .map_err(in_file)?;
     stages.push(("prepare", lap(&mut step)));
     // Resolved once the input is known good, so that bad input is reported alone.
-    let devices = args
-        .devices
-        .clone()
-        .unwrap_or_else(|| default_devices(selected.positions.len()));
-    let backend = opening
-        .finish(&devices)
-        .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
+    let n_selected = selected.positions.len();
+    let backend = match &args.devices {
+        Some(devices) => opening.finish(devices),
+        None => opening.finish_choosing(|first| default_devices(n_selected, first)),
+    }
+    .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()))?;
     stages.push(("open_backend", lap(&mut step)));
     let domains = args.domains.map(|d| d as usize);
     let mut result = prepared
@@ -189,16 +190,14 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Selections from this many particles link on every device by default.
-const ALL_DEVICES_FROM: usize = 400_000_000;
-
-/// The devices `fof` links on when `--devices` is not given: every device for large
-/// selections, else the first alone, whose one domain has no split, merge or second device to
-/// start. Split on two H200s, 10^8 / 2x10^8 / 4x10^8 particles link in 0.19 / 0.34 / 0.67 s
-/// against 0.22 / 0.44 / 0.83-0.87 s on one (BENCHMARKS.md), while opening a second device
-/// adds about 0.1 s: a gain from about 4x10^8.
-fn default_devices(n: usize) -> DeviceSelection {
-    if n >= ALL_DEVICES_FROM {
+/// The devices `fof` links on when `--devices` is not given, from the `first` device opened
+/// (none without CUDA): every device when the first cannot hold the selection in one domain,
+/// else the first alone. End to end (`fof --labels --out`, clustered dark matter, 2× H200,
+/// BENCHMARKS.md) the first alone linked 4×10⁸ in 1.3-1.5 s and both devices in 1.4-1.6 s,
+/// while a selection too large for one device goes in sub-boxes there, 3.5× slower than split
+/// over two.
+fn default_devices(n: usize, first: &[Arc<GpuDevice>]) -> DeviceSelection {
+    if !first.is_empty() && cuda_domains_for(n, first).is_ok_and(|domains| domains > 1) {
         DeviceSelection::All
     } else {
         DeviceSelection::First

@@ -8,6 +8,7 @@
 
 mod compile;
 mod device;
+mod driver_thread;
 mod error;
 mod launch;
 mod memory;
@@ -19,6 +20,7 @@ mod transfer;
 
 pub use compile::{KernelCache, compile_cubin};
 pub use device::{DeviceInfo, GpuDevice, cuda_available};
+pub use driver_thread::DriverThread;
 pub use error::GpuError;
 pub use launch::{BLOCK, KernelArg, KernelArgs, blocks, grid, launch, per_element};
 pub use memory::{alloc, fill_bytes, reserve_pool, zeros};

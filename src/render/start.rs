@@ -10,9 +10,8 @@ use super::cuda::{CudaSet, CudaTuning};
 use super::options::RendererOptions;
 use super::renderer::Renderer;
 use crate::backend::{Backend, BackendChoice, DeviceSelection};
-use crate::gpu::{GpuDevice, GpuError};
+use crate::gpu::{DriverThread, GpuDevice, GpuError};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// The opened devices and the CUDA renderer started on them, or why it did not start.
 type Started = (Vec<Arc<GpuDevice>>, Result<CudaSet, RenderError>);
@@ -22,7 +21,7 @@ pub struct RendererStart {
     choice: BackendChoice,
     selection: DeviceSelection,
     options: RendererOptions,
-    cuda: Option<JoinHandle<Result<Started, GpuError>>>,
+    cuda: DriverThread<Result<Started, GpuError>>,
 }
 
 impl RendererStart {
@@ -35,18 +34,16 @@ impl RendererStart {
         options: RendererOptions,
         reserve_bytes: usize,
     ) -> Self {
-        let cuda = matches!(choice, BackendChoice::Cuda | BackendChoice::Auto).then(|| {
-            let selection = selection.clone();
-            std::thread::spawn(move || {
-                let devices = selection.open()?;
-                let started = CudaSet::new(&devices, CudaTuning::for_options(options)).and_then(
-                    |mut cuda| {
-                        cuda.prepare(reserve_bytes)?;
-                        Ok(cuda)
-                    },
-                );
-                Ok((devices, started))
-            })
+        let may_use_cuda = matches!(choice, BackendChoice::Cuda | BackendChoice::Auto);
+        let opening = selection.clone();
+        let cuda = DriverThread::spawn_if(may_use_cuda, move || {
+            let devices = opening.open()?;
+            let started =
+                CudaSet::new(&devices, CudaTuning::for_options(options)).and_then(|mut cuda| {
+                    cuda.prepare(reserve_bytes)?;
+                    Ok(cuda)
+                });
+            Ok((devices, started))
         });
         Self {
             choice,
@@ -60,7 +57,7 @@ impl RendererStart {
     /// [`Renderer::new`] give (the error for `cuda` when no device opened; the fallback for
     /// `auto`).
     pub fn finish(mut self) -> Result<Renderer, RenderError> {
-        match self.cuda.take().map(join) {
+        match self.cuda.join() {
             Some(Ok((devices, started))) => Renderer::with_cuda(
                 Backend::cuda_devices(devices, self.choice),
                 self.options,
@@ -73,23 +70,6 @@ impl RendererStart {
             ),
         }
     }
-}
-
-impl Drop for RendererStart {
-    /// An unfinished start (the load failed) is waited for, so that the process never exits
-    /// while the thread is inside the driver.
-    fn drop(&mut self) {
-        if let Some(thread) = self.cuda.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-/// The thread's result; its panic goes on on the caller's thread.
-fn join<T>(thread: JoinHandle<T>) -> T {
-    thread
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 #[cfg(test)]

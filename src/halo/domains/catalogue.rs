@@ -20,7 +20,6 @@ use crate::halo::params::{CatalogueRequest, check_lengths};
 use crate::jobs::Progress;
 use rayon::prelude::*;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 /// What [`catalogue_in_domains`] returns.
@@ -429,31 +428,92 @@ fn assemble(
         for (rank, (_, d, k)) in tagged.iter().enumerate() {
             rank_of[*d][*k] = rank as i32;
         }
-        let out: Vec<AtomicI32> = (0..request.positions.len())
-            .into_par_iter()
-            .map(|_| AtomicI32::new(-1))
-            .collect();
-        for (d, owned) in owned.iter().enumerate() {
-            if let Some(local) = &labels_of[d] {
-                owned.par_iter().zip(local).for_each(|(&i, &label)| {
-                    if let Some(&rank) = usize::try_from(label).ok().and_then(|l| rank_of[d].get(l))
-                    {
-                        out[i as usize].store(rank, Ordering::Relaxed);
-                    }
-                });
-            }
-        }
+        let mut out = owned_labels(request.positions.len(), owned, &labels_of, &rank_of);
         for (k, (_, range)) in groups.iter().enumerate() {
             let rank = rank_of[n_domains][k];
             for &i in &members[range.clone()] {
-                out[i as usize].store(rank, Ordering::Relaxed);
+                out[i as usize] = rank;
             }
         }
-        out.into_par_iter().map(AtomicI32::into_inner).collect()
+        out
     });
     Catalogue {
         halos: tagged.into_iter().map(|(h, _, _)| h).collect(),
         labels,
         n_sets_all_sizes: n_interior,
+    }
+}
+
+/// The halo rank of each of `n` particles from the domains' owned particles: domain `d` owns
+/// particles `owned[d]` (increasing, as both splits give them), whose local labels
+/// `labels_of[d]` are ranks through `rank_of[d]`; -1 where a particle is in no kept halo (or in
+/// a set with a ghost, whose rank the caller writes). Each piece of the output is written by
+/// one thread from the run of each domain's ids that falls in it, so no two threads write the
+/// same place and the pages are touched in parallel.
+fn owned_labels(
+    n: usize,
+    owned: &[&[u32]],
+    labels_of: &[Option<Vec<i32>>],
+    rank_of: &[Vec<i32>],
+) -> Vec<i32> {
+    const PIECE: usize = 1 << 16;
+    // Zeroed memory comes from the allocator untouched; each piece fills its own pages.
+    let mut out = vec![0i32; n];
+    out.par_chunks_mut(PIECE)
+        .enumerate()
+        .for_each(|(piece, labels)| {
+            labels.fill(-1);
+            let first = piece * PIECE;
+            let end = first + labels.len();
+            for (d, ids) in owned.iter().enumerate() {
+                let Some(local) = &labels_of[d] else {
+                    continue;
+                };
+                let from = ids.partition_point(|&i| (i as usize) < first);
+                let to = ids.partition_point(|&i| (i as usize) < end);
+                for (&i, &label) in ids[from..to].iter().zip(&local[from..to]) {
+                    let rank = usize::try_from(label).ok().and_then(|l| rank_of[d].get(l));
+                    if let Some(&rank) = rank {
+                        labels[i as usize - first] = rank;
+                    }
+                }
+            }
+        });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_labels_are_the_ranks_of_each_domains_particles_and_minus_one_elsewhere() {
+        // Three domains over 200 000 particles (several pieces): domain 0 owns the even
+        // indices below 150 000, domain 1 the odd ones, domain 2 the rest, without labels.
+        // Local labels beyond a domain's ranks, and -1, give -1.
+        let n = 200_000;
+        let even: Vec<u32> = (0..150_000).step_by(2).collect();
+        let odd: Vec<u32> = (1..n as u32).step_by(2).collect();
+        let labels_of = vec![
+            Some((0..even.len() as i32).map(|k| k % 7).collect::<Vec<_>>()),
+            Some((0..odd.len() as i32).map(|k| k % 6 - 1).collect()),
+            None,
+        ];
+        let rank_of = vec![vec![10, 11, 12, 13, 14], vec![20, 21, 22, 23], vec![]];
+        let rest: Vec<u32> = (150_000..n as u32).step_by(2).collect();
+        let owned = [even.as_slice(), odd.as_slice(), rest.as_slice()];
+        let out = owned_labels(n, &owned, &labels_of, &rank_of);
+        let mut expected = vec![-1; n];
+        for (d, ids) in owned.iter().enumerate() {
+            if let Some(local) = &labels_of[d] {
+                for (&i, &l) in ids.iter().zip(local) {
+                    if let Some(&r) = usize::try_from(l).ok().and_then(|l| rank_of[d].get(l)) {
+                        expected[i as usize] = r;
+                    }
+                }
+            }
+        }
+        assert_eq!(out, expected);
+        assert!(out.contains(&14) && out.contains(&23) && out.contains(&-1));
     }
 }
