@@ -45,9 +45,9 @@ struct View {
     grid: vec4<u32>,
     // widest box added directly with atomics, widest box within a screen tile drawn splat by
     // splat in workgroup memory (pixels; 0 turns each off) in the low byte with above it the
-    // largest such box by area (pixels; 0 for none beyond the widest), the tiles pass's pixels in 8×4
-    // blocks per 32 invocations (1) or in rows (0), the medium sums as 21-bit parts (1) or as
-    // (lo, hi) words with a carry (0)
+    // largest such box by area (pixels; 0 for none beyond the widest), the tiles pass's
+    // pixels in 8×4 blocks per 32 invocations (1) or in rows (0), the medium sums as 21-bit
+    // parts (1) or as (lo, hi) words with a carry (0)
     tuning: vec4<u32>,
 };
 
