@@ -40,12 +40,14 @@ struct View {
     tile: vec4<f32>,
     // has_colour (1 or 0), palette stops, exactly 1 (see `mul`), 2^(k − 32)
     colour: vec4<f32>,
-    // screen tiles across, screen tiles down, particles in the chunk, unused
+    // screen tiles across, screen tiles down, particles in the chunk, where the chunk's records
+    // start in the batch's `records` (see `record_at`)
     grid: vec4<u32>,
     // widest box added directly with atomics, widest box within a screen tile drawn splat by
-    // splat in workgroup memory (pixels; 0 turns each off), the tiles pass's pixels in 8×4
-    // blocks per 32 invocations (1) or in rows (0), the medium sums as 21-bit parts (1) or as
-    // (lo, hi) words with a carry (0)
+    // splat in workgroup memory (pixels; 0 turns each off) in the low byte with above it the
+    // largest such box by area (pixels; 0 for none beyond the widest), the tiles pass's
+    // pixels in 8×4 blocks per 32 invocations (1) or in rows (0), the medium sums as 21-bit
+    // parts (1) or as (lo, hi) words with a carry (0)
     tuning: vec4<u32>,
 };
 
@@ -75,7 +77,8 @@ const SEGMENT: u32 = 1024u;
 // Normalised intensity n and colour coordinate per particle.
 @group(0) @binding(3) var<storage, read> values: array<vec2<f32>>;
 // Binding 4, τ, is declared with `tau_add` in tau_pairs.wgsl or tau_u64.wgsl.
-// Two vec4 per particle: (x, y, σ, cut) and (rgb, 0); σ < 0 when not a tile splat.
+// Two vec4 per particle of a batch of chunks, each chunk's from `view.grid.w` on: (x, y, σ,
+// cut) and (rgb, 0); σ < 0 when not a tile splat. The tile lists hold indices into it.
 @group(0) @binding(5) var<storage, read_write> records: array<vec4<f32>>;
 // classify: splats per screen tile; scatter: the fill of each tile's list.
 @group(0) @binding(6) var<storage, read_write> counts: array<atomic<u32>>;
@@ -249,6 +252,11 @@ fn particle_index(gid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return gid.x + gid.y * groups.x * GROUP;
 }
 
+// The first of the two `records` of the chunk's particle `index`.
+fn record_at(index: u32) -> u32 {
+    return 2u * (view.grid.w + index);
+}
+
 // Tile counts and list slots are pooled per workgroup: the invocations add 1 per tile into a
 // small table in workgroup memory (open addressing by tile), and one global atomic per distinct
 // tile then adds the workgroup's count (classify) or reserves its run of list slots (scatter).
@@ -333,7 +341,8 @@ fn classify(
 // Projects particle `index`: adds a small splat straight into τ, or records a larger one and
 // counts it into its screen tiles (through the pool).
 fn classify_particle(index: u32) {
-    records[2u * index] = vec4<f32>(0.0, 0.0, -1.0, 0.0);
+    let rec = record_at(index);
+    records[rec] = vec4<f32>(0.0, 0.0, -1.0, 0.0);
     let s = project(index);
     if !s.drawn {
         return;
@@ -366,8 +375,8 @@ fn classify_particle(index: u32) {
         }
         return;
     }
-    records[2u * index] = vec4<f32>(s.x_px, s.y_px, s.sigma, s.cut);
-    records[2u * index + 1u] = vec4<f32>(s.rgb, 0.0);
+    records[rec] = vec4<f32>(s.x_px, s.y_px, s.sigma, s.cut);
+    records[rec + 1u] = vec4<f32>(s.rgb, 0.0);
     let t = screen_tiles(bx);
     let pooled = pools(t);
     for (var ty = t.z; ty <= t.w; ty += 1u) {
@@ -402,7 +411,7 @@ fn recorded_tiles(index: u32) -> vec4<u32> {
     if index >= view.grid.z {
         return vec4<u32>(1u, 0u, 1u, 0u);
     }
-    let a = records[2u * index];
+    let a = records[record_at(index)];
     if a.z < 0.0 {
         return vec4<u32>(1u, 0u, 1u, 0u);
     }
@@ -433,7 +442,7 @@ fn scatter(
                     atomicAdd(&pool_count[slot], 1u);
                 } else {
                     let at = atomicAdd(&counts[tile], 1u);
-                    entries[offsets[tile] - band.range.z + at] = index;
+                    entries[offsets[tile] - band.range.z + at] = view.grid.w + index;
                 }
             }
         }
@@ -458,7 +467,7 @@ fn scatter(
                 let slot = pool_slot(tile, false);
                 if slot < POOL_SLOTS {
                     let at = pool_base[slot] + atomicAdd(&pool_count[slot], 1u);
-                    entries[offsets[tile] - band.range.z + at] = index;
+                    entries[offsets[tile] - band.range.z + at] = view.grid.w + index;
                 }
             }
         }
@@ -686,7 +695,8 @@ fn tiles(
     let i = ox + f32(px);
     let j = oy + f32(py);
     let inside = i < view.tile.x + view.tile.z && j < view.tile.y + view.tile.w;
-    let medium_side = f32(view.tuning.y);
+    let medium_side = f32(view.tuning.y & 0xffu);
+    let medium_area = f32(view.tuning.y >> 8u);
     let parts = view.tuning.w != 0u;
     let lane = li % LANES;
     let pixel_bits = (1u << px) | (1u << (16u + py));
@@ -720,8 +730,11 @@ fn tiles(
             let y0 = max(bx.z - oy, 0.0);
             let y1 = min(bx.w - oy, f32(TILE - 1u));
             if x0 <= x1 && y0 <= y1 {
+                // Medium: within the widest side, or (a sliver of a wide splat, say) within
+                // the largest area.
                 var slot: u32;
-                if x1 - x0 < medium_side && y1 - y0 < medium_side {
+                if (x1 - x0 < medium_side && y1 - y0 < medium_side)
+                    || (x1 - x0 + 1.0) * (y1 - y0 + 1.0) <= medium_area {
                     slot = atomicAdd(&batch_medium, 1u);
                 } else {
                     slot = 255u - atomicAdd(&batch_large, 1u);

@@ -166,7 +166,22 @@ fn several_species_with_their_own_palettes_and_brightness_match_the_cpu() {
         .collect();
     let mut settings = RenderSettings::new(180, 120, Camera::frame_all(&bounds, 180, 120), styles);
     settings.brightness = Brightness::Explicit(0.8);
-    check_against_cpu(&mut renderer(WgpuTuning::default()), &snapshot, &settings);
+    let mut batched = renderer(WgpuTuning::default());
+    check_against_cpu(&mut batched, &snapshot, &settings);
+    // The species drawn as one batch (one set of tile lists) or each alone: the same bits.
+    let together = batched
+        .render(&snapshot, &settings, &Progress::none())
+        .expect("batched");
+    let alone = renderer(WgpuTuning {
+        batch_particles: 0,
+        ..WgpuTuning::default()
+    })
+    .render(&snapshot, &settings, &Progress::none())
+    .expect("alone");
+    assert!(
+        together.tau.data == alone.tau.data,
+        "batched species: τ differs"
+    );
 }
 
 #[test]
@@ -178,10 +193,12 @@ fn tiles_chunks_and_bands_give_the_same_bits() {
         .render(&snapshot, &settings, &Progress::none())
         .expect("whole");
     // Tiles of 40 px (a ragged last row and column, screen tiles cut at the tile's edge),
-    // chunks of 1024 particles and tile lists of at most 1024 entries a band: τ is summed in
-    // fixed point, so every way of cutting the frame gives the same bits.
+    // chunks of 1024 particles, batches of at most 3000 (two chunks each, the last chunk of
+    // 904 alone) and tile lists of at most 1024 entries a band: τ is
+    // summed in fixed point, so every way of cutting the frame gives the same bits.
     let mut pieces = renderer(WgpuTuning {
         chunk_particles: 1024,
+        batch_particles: 3000,
         tile_side: 40,
         list_entries: 1024,
         ..WgpuTuning::default()
@@ -190,9 +207,10 @@ fn tiles_chunks_and_bands_give_the_same_bits() {
         (
             pieces.tile_side(),
             pieces.chunk_particles(),
+            pieces.batch_particles(),
             pieces.list_entries()
         ),
-        (40, 1024, 1024)
+        (40, 1024, 3000, 1024)
     );
     let tiled = pieces
         .render(&snapshot, &settings, &Progress::none())
@@ -210,19 +228,40 @@ fn tiles_chunks_and_bands_give_the_same_bits() {
     assert!(again.tau.data == tiled.tau.data, "a repeated frame differs");
     check_against_cpu(&mut pieces, &snapshot, &settings);
     // Resident chunks reordered by Morton cell on the device at upload (a lost or doubled
-    // particle would change τ), whole or in chunks of 1000, and in file order: the same bits.
-    for (order, chunk) in [(true, 1 << 24), (true, 1000), (false, 1000)] {
+    // particle would change τ), whole or in chunks of 1000, and in file order; chunks drawn
+    // in batches of every chunk (the default's 2^24 particles), each alone (0) or a batch no
+    // larger than a chunk (1, raised to one chunk): the same bits.
+    for (order, chunk, batch) in [
+        (true, 1 << 24, 1 << 24),
+        (true, 1000, 1 << 24),
+        (false, 1000, 0),
+        (true, 1000, 1),
+        (true, 1 << 24, 0),
+    ] {
         let mut r = renderer(WgpuTuning {
             order,
             chunk_particles: chunk,
+            batch_particles: batch,
             ..WgpuTuning::default()
         });
+        // A batch holds at least one chunk and at most what one binding of records holds
+        // (below 2^24 particles on some adapters); 0 stays 0.
+        let got_batch = r.batch_particles();
+        assert!(
+            if batch == 0 {
+                got_batch == 0
+            } else {
+                got_batch >= r.chunk_particles() && got_batch <= batch.max(r.chunk_particles())
+            },
+            "batch {batch} became {got_batch} (chunk {})",
+            r.chunk_particles()
+        );
         let got = r
             .render(&snapshot, &settings, &Progress::none())
             .expect("order variant");
         assert!(
             got.tau.data == reference.tau.data,
-            "order {order}, chunk {chunk}: τ differs"
+            "order {order}, chunk {chunk}, batch {batch}: τ differs"
         );
     }
 }
@@ -247,16 +286,22 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
     // every splat, u32 pairs instead of u64, medium sums carried instead of in 21-bit parts
     // and the tiles pass's pixels in rows instead of blocks: the same weights summed in fixed
     // point.
-    for (small, medium, int64, newer) in [
-        (0, 0, false, true),
-        (9, 16, true, true),
-        (3, 16, false, false),
-        (1, 0, true, false),
-        (3, 8, true, false),
+    // Slivers up to 48 or 256 pixels (every box within a screen tile) drawn in workgroup
+    // memory too.
+    for (small, medium, area, int64, newer) in [
+        (0, 0, 0, false, true),
+        (9, 16, 0, true, true),
+        (3, 16, 0, false, false),
+        (1, 0, 0, true, false),
+        (3, 8, 0, true, false),
+        (3, 8, 48, true, true),
+        (3, 4, 48, false, false),
+        (0, 0, 256, true, true),
     ] {
         let mut r = renderer(WgpuTuning {
             small_side: small,
             medium_side: medium,
+            medium_area: area,
             int64_atomics: int64,
             medium_parts: newer,
             pixel_blocks: newer,
@@ -268,7 +313,8 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
             .expect("variant");
         assert!(
             got.tau.data == want.tau.data,
-            "small {small}, medium {medium}, int64 {int64}, parts and blocks {newer}: τ differs"
+            "small {small}, medium {medium}, area {area}, int64 {int64}, parts and blocks \
+             {newer}: τ differs"
         );
     }
     // The tiles pass's larger splats by 2×2 pixel groups or one pixel per invocation, its rgb

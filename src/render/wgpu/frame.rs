@@ -1,8 +1,11 @@
 //! One frame on the device: per tile of the image (tiles only where a side exceeds the
 //! renderer's tile limit), every species' chunks go through the splat passes of
-//! `shaders/splat.wgsl` into the tile's fixed-point τ: classify (small splats added with
-//! atomics, the others counted per 16×16 screen tile), a read-back of the counts that the host
-//! turns into list offsets and bands of lists that fit, then per band scatter and tiles.
+//! `shaders/splat.wgsl` into the tile's fixed-point τ, resident chunks in batches: classify
+//! every chunk of a batch (small splats added with atomics, the others recorded side by side
+//! and counted per 16×16 screen tile), one read-back of the counts that the host turns into
+//! list offsets and bands of lists that fit, then per band scatter every chunk and one tiles
+//! pass. A batch waits for the device once where each chunk did, and sums every species'
+//! splats of a screen tile in one workgroup, which adds them to τ once.
 
 use super::WgpuRenderer;
 use super::buffers::{READBACK, STORAGE, entry, submit_and_map};
@@ -299,7 +302,18 @@ pub(crate) fn list_table(counts: &[u32], cap: u64) -> Option<ListTable> {
     })
 }
 
+/// One resident or streamed chunk of a batch: its particles' buffers, its uniform (whose
+/// `grid.w` says where its splat records start in the batch's record buffer) and palette.
+struct BatchChunk<'a> {
+    chunk: &'a ChunkBuffers,
+    uniform: wgpu::Buffer,
+    palette: &'a wgpu::Buffer,
+    particles: u64,
+}
+
 /// Draws every species into the fixed-point τ of `tile` (left in the renderer's τ buffer).
+/// Resident chunks go in batches of at most `batch_particles` (see [`super::WgpuTuning`]),
+/// streamed ones one at a time (each overwrites the one stream buffer pair).
 pub(crate) fn draw_tile(
     renderer: &mut WgpuRenderer,
     view: &ViewParams,
@@ -310,7 +324,8 @@ pub(crate) fn draw_tile(
 ) -> Result<(), WgpuError> {
     let context = renderer.context.clone();
     let device = &context.device;
-    let chunk_len = renderer.chunk_particles;
+    let chunk_len = renderer.chunk_particles.max(1);
+    let batch_len = renderer.batch_particles;
     let (tiles_x, tiles_y) = tile.grid();
     let screen_tiles = (tiles_x * tiles_y) as usize;
     let tau_bytes = tile.pixels() * TAU_PIXEL_BYTES;
@@ -322,7 +337,8 @@ pub(crate) fn draw_tile(
     let counts = bufs
         .counts
         .at_least(&context, counts_bytes, STORAGE, "tile counts")?;
-    let records_bytes = chunk_len as u64 * RECORD_BYTES;
+    let records_len = batch_len.max(chunk_len) as u64;
+    let records_bytes = records_len * RECORD_BYTES;
     let records = bufs
         .records
         .at_least(&context, records_bytes, STORAGE, "splat records")?;
@@ -335,6 +351,13 @@ pub(crate) fn draw_tile(
         .ok_or_else(|| WgpuError::Device {
             message: "no prepared data".into(),
         })?;
+    let targets = Targets {
+        tau: (&tau, tau_bytes),
+        records: (&records, records_bytes),
+        counts: (&counts, counts_bytes),
+    };
+    let mut batch: Vec<BatchChunk<'_>> = Vec::new();
+    let mut batched = 0u64;
     for (index, (frame, data)) in species.iter().zip(prepared.iter()).enumerate() {
         let inputs = UniformInputs {
             view,
@@ -346,56 +369,113 @@ pub(crate) fn draw_tile(
             fixed_exponent,
             paths: renderer.paths(),
         };
-        for (c, start) in (0..data.n).step_by(chunk_len.max(1)).enumerate() {
+        for (c, start) in (0..data.n).step_by(chunk_len).enumerate() {
             let range = start..data.n.min(start + chunk_len);
-            let chunk: &ChunkBuffers = match &renderer.resident {
-                Some(resident) => &resident[index][c],
-                None => {
-                    // Streamed: each chunk overwrites the one buffer pair, so the passes so
-                    // far are submitted first (write_buffer lands before the next submission).
-                    context.queue.submit([encoder.finish()]);
-                    encoder = device.create_command_encoder(&Default::default());
-                    if renderer.stream.is_none() {
-                        renderer.stream = Some(alloc_chunk(&context, chunk_len)?);
-                    }
-                    let stream = renderer.stream.as_ref().ok_or_else(|| WgpuError::Device {
-                        message: "stream buffers".into(),
-                    })?;
-                    write_chunk(&context, data, range.clone(), stream);
-                    stream
+            let particles = range.len() as u64;
+            let Some(resident) = &renderer.resident else {
+                // Streamed: each chunk overwrites the one buffer pair, so the passes so far
+                // are submitted first (write_buffer lands before the next submission).
+                context.queue.submit([encoder.finish()]);
+                if renderer.stream.is_none() {
+                    renderer.stream = Some(alloc_chunk(&context, chunk_len)?);
                 }
+                let stream = renderer.stream.as_ref().ok_or_else(|| WgpuError::Device {
+                    message: "stream buffers".into(),
+                })?;
+                write_chunk(&context, data, range, stream);
+                let alone = [BatchChunk {
+                    chunk: stream,
+                    uniform: chunk_uniform(&context, &inputs, particles as u32, 0),
+                    palette: &frame.palette,
+                    particles,
+                }];
+                let parts = renderer_parts(
+                    &context,
+                    &renderer.pipelines,
+                    &mut renderer.buffers,
+                    renderer.max_entries,
+                    fixed_exponent,
+                    renderer.pass_seconds.as_mut(),
+                );
+                let fresh = device.create_command_encoder(&Default::default());
+                encoder = draw_batch(parts, fresh, &targets, &alone, screen_tiles)?;
+                continue;
             };
-            let particles = range.len() as u32;
-            let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("view"),
-                contents: bytemuck::bytes_of(&view_uniform(&inputs, particles)),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let splat = SplatBuffers {
-                uniform: &uniform,
+            if !batch.is_empty() && (batch_len == 0 || batched + particles > batch_len as u64) {
+                let parts = renderer_parts(
+                    &context,
+                    &renderer.pipelines,
+                    &mut renderer.buffers,
+                    renderer.max_entries,
+                    fixed_exponent,
+                    renderer.pass_seconds.as_mut(),
+                );
+                encoder = draw_batch(parts, encoder, &targets, &batch, screen_tiles)?;
+                batch.clear();
+                batched = 0;
+            }
+            batch.push(BatchChunk {
+                chunk: &resident[index][c],
+                uniform: chunk_uniform(&context, &inputs, particles as u32, batched as u32),
                 palette: &frame.palette,
-                chunk,
-                particles: range.len() as u64,
-                tau: (&tau, tau_bytes),
-                records: &records,
-                counts: (&counts, counts_bytes),
-            };
-            let parts = Parts {
-                context: &context,
-                pipelines: &renderer.pipelines,
-                buffers: &mut renderer.buffers,
-                max_entries: renderer.max_entries,
-                tiles: renderer.pipelines.tiles_for(fixed_exponent),
-                pass_seconds: renderer.pass_seconds.as_mut(),
-            };
-            encoder = draw_chunk(parts, encoder, &splat, screen_tiles)?;
+                particles,
+            });
+            batched += particles;
         }
+    }
+    if !batch.is_empty() {
+        let parts = renderer_parts(
+            &context,
+            &renderer.pipelines,
+            &mut renderer.buffers,
+            renderer.max_entries,
+            fixed_exponent,
+            renderer.pass_seconds.as_mut(),
+        );
+        encoder = draw_batch(parts, encoder, &targets, &batch, screen_tiles)?;
     }
     context.queue.submit([encoder.finish()]);
     Ok(())
 }
 
-/// What `draw_chunk` needs of the renderer, borrowed apart from its resident data.
+/// The uniform of one chunk whose records start at `record_base` in the batch's buffer.
+fn chunk_uniform(
+    context: &super::WgpuContext,
+    inputs: &UniformInputs<'_>,
+    particles: u32,
+    record_base: u32,
+) -> wgpu::Buffer {
+    let mut uniform = view_uniform(inputs, particles);
+    uniform.grid[3] = record_base;
+    context
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("view"),
+            contents: bytemuck::bytes_of(&uniform),
+            usage: wgpu::BufferUsages::UNIFORM,
+        })
+}
+
+/// [`Parts`] from the renderer's fields, borrowed apart from its resident data.
+fn renderer_parts<'a>(
+    context: &'a super::WgpuContext,
+    pipelines: &'a super::pipelines::Pipelines,
+    buffers: &'a mut super::buffers::FrameBuffers,
+    max_entries: u64,
+    fixed_exponent: i32,
+    pass_seconds: Option<&'a mut [f64; 4]>,
+) -> Parts<'a> {
+    Parts {
+        context,
+        pipelines,
+        buffers,
+        max_entries,
+        tiles: pipelines.tiles_for(fixed_exponent),
+        pass_seconds,
+    }
+}
+
+/// What `draw_batch` needs of the renderer, borrowed apart from its resident data.
 struct Parts<'a> {
     context: &'a super::WgpuContext,
     pipelines: &'a super::pipelines::Pipelines,
@@ -429,21 +509,19 @@ impl Parts<'_> {
     }
 }
 
-/// The buffers of one chunk's passes, with the bound sizes.
-struct SplatBuffers<'a> {
-    uniform: &'a wgpu::Buffer,
-    palette: &'a wgpu::Buffer,
-    chunk: &'a ChunkBuffers,
-    particles: u64,
+/// The tile's buffers every chunk of a frame draws into, with their bound sizes: τ, the
+/// batch's splat records and the screen tiles' counts.
+struct Targets<'a> {
     tau: (&'a wgpu::Buffer, u64),
-    records: &'a wgpu::Buffer,
+    records: (&'a wgpu::Buffer, u64),
     counts: (&'a wgpu::Buffer, u64),
 }
 
-impl SplatBuffers<'_> {
+impl BatchChunk<'_> {
     fn bind_group(
         &self,
         parts: &Parts<'_>,
+        targets: &Targets<'_>,
         offsets: (&wgpu::Buffer, u64),
         entries: (&wgpu::Buffer, u64),
         band: &wgpu::Buffer,
@@ -456,13 +534,13 @@ impl SplatBuffers<'_> {
                 label: Some("splat"),
                 layout: &parts.pipelines.splat_layout,
                 entries: &[
-                    entry(0, self.uniform, None),
+                    entry(0, &self.uniform, None),
                     entry(1, self.palette, None),
                     entry(2, &self.chunk.pos_h, Some(n * POS_H_BYTES)),
                     entry(3, &self.chunk.values, Some(n * VALUES_BYTES)),
-                    entry(4, self.tau.0, Some(self.tau.1)),
-                    entry(5, self.records, Some(n * RECORD_BYTES)),
-                    entry(6, self.counts.0, Some(self.counts.1)),
+                    entry(4, targets.tau.0, Some(targets.tau.1)),
+                    entry(5, targets.records.0, Some(targets.records.1)),
+                    entry(6, targets.counts.0, Some(targets.counts.1)),
                     entry(7, offsets.0, Some(offsets.1)),
                     entry(8, entries.0, Some(entries.1.max(4))),
                     entry(9, band, None),
@@ -497,20 +575,28 @@ fn band_uniform(context: &super::WgpuContext, range: [u32; 8]) -> wgpu::Buffer {
         })
 }
 
-/// Classify, then per band scatter and tiles, for one chunk; submits what it encoded and
+/// After what `encoder` holds: classify every chunk of `batch` into one set of tile counts
+/// (their records side by side in the batch's buffer, each chunk's from its uniform's record
+/// base), read the counts back once, then per band scatter every chunk into the one set of
+/// lists (a tile's list holds the chunks' splats one chunk after another, the fill continuing
+/// from chunk to chunk) and sum the lists with one tiles pass. Submits what it encoded and
 /// returns a fresh encoder.
-fn draw_chunk(
+fn draw_batch(
     mut parts: Parts<'_>,
     mut encoder: wgpu::CommandEncoder,
-    splat: &SplatBuffers<'_>,
+    targets: &Targets<'_>,
+    batch: &[BatchChunk<'_>],
     screen_tiles: usize,
 ) -> Result<wgpu::CommandEncoder, WgpuError> {
     let context = parts.context;
     let device = &context.device;
-    if splat.particles == 0 {
-        return Ok(encoder);
-    }
-    let groups = splat.particles.div_ceil(u64::from(GROUP)) as u32;
+    let fresh = || device.create_command_encoder(&Default::default());
+    let drawn: Vec<&BatchChunk<'_>> = batch.iter().filter(|c| c.particles > 0).collect();
+    let Some(last) = drawn.last() else {
+        context.queue.submit([encoder.finish()]);
+        return Ok(fresh());
+    };
+    let groups = |c: &BatchChunk<'_>| c.particles.div_ceil(u64::from(GROUP)) as u32;
     let no_band = band_uniform(context, [0; 8]);
     let entries = parts
         .buffers
@@ -521,24 +607,36 @@ fn draw_chunk(
         .buffers
         .offsets
         .at_least(context, table_bytes, STORAGE, "tile offsets")?;
-    let bind = splat.bind_group(&parts, (&offsets, table_bytes), (&entries, 4), &no_band);
-    encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
+    let (counts, counts_bytes) = targets.counts;
+    encoder.clear_buffer(counts, 0, Some(counts_bytes));
     let classify_start = std::time::Instant::now();
-    dispatch(&mut encoder, &parts.pipelines.classify, &bind, groups);
+    for chunk in &drawn {
+        let bind = chunk.bind_group(
+            &parts,
+            targets,
+            (&offsets, table_bytes),
+            (&entries, 4),
+            &no_band,
+        );
+        dispatch(
+            &mut encoder,
+            &parts.pipelines.classify,
+            &bind,
+            groups(chunk),
+        );
+    }
     encoder = parts.timed(encoder, 0, classify_start)?;
-    let readback =
-        parts
-            .buffers
-            .readback
-            .at_least(context, splat.counts.1, READBACK, "readback")?;
-    encoder.copy_buffer_to_buffer(splat.counts.0, 0, &readback, 0, splat.counts.1);
-    let counts: Vec<u32> = {
-        let bytes = submit_and_map(context, encoder, &readback, splat.counts.1)?;
+    let readback = parts
+        .buffers
+        .readback
+        .at_least(context, counts_bytes, READBACK, "readback")?;
+    encoder.copy_buffer_to_buffer(counts, 0, &readback, 0, counts_bytes);
+    let tile_counts: Vec<u32> = {
+        let bytes = submit_and_map(context, encoder, &readback, counts_bytes)?;
         bytemuck::cast_slice::<u8, u32>(&bytes)[..screen_tiles].to_vec()
     };
     readback.unmap();
-    let fresh = || device.create_command_encoder(&Default::default());
-    let Some(table) = list_table(&counts, parts.max_entries) else {
+    let Some(table) = list_table(&tile_counts, parts.max_entries) else {
         return Ok(fresh());
     };
     let table_bytes = 4 * table.words.len() as u64;
@@ -569,18 +667,30 @@ fn draw_chunk(
                 0,
             ],
         );
-        let bind = splat.bind_group(
+        let mut encoder = fresh();
+        encoder.clear_buffer(counts, 0, Some(counts_bytes));
+        let scatter_start = std::time::Instant::now();
+        for chunk in &drawn {
+            let bind = chunk.bind_group(
+                &parts,
+                targets,
+                (&offsets, table_bytes),
+                (&entries, entries_bytes),
+                &uniform,
+            );
+            dispatch(&mut encoder, &parts.pipelines.scatter, &bind, groups(chunk));
+        }
+        encoder = parts.timed(encoder, 1, scatter_start)?;
+        let tiles_start = std::time::Instant::now();
+        // The tiles pass reads the lists and records, not the particles: any chunk's binding
+        // serves (the uniform's tile, grid and tuning are the frame's).
+        let bind = last.bind_group(
             &parts,
+            targets,
             (&offsets, table_bytes),
             (&entries, entries_bytes),
             &uniform,
         );
-        let mut encoder = fresh();
-        encoder.clear_buffer(splat.counts.0, 0, Some(splat.counts.1));
-        let scatter_start = std::time::Instant::now();
-        dispatch(&mut encoder, &parts.pipelines.scatter, &bind, groups);
-        encoder = parts.timed(encoder, 1, scatter_start)?;
-        let tiles_start = std::time::Instant::now();
         dispatch(&mut encoder, parts.tiles, &bind, band.segments);
         encoder = parts.timed(encoder, 2, tiles_start)?;
         context.queue.submit([encoder.finish()]);

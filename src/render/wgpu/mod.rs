@@ -52,6 +52,12 @@ pub struct WgpuTuning {
     /// Most pixels per side of one render target (also bounded by the adapter's texture
     /// limit); larger images are drawn in tiles.
     pub tile_side: u32,
+    /// Most particles of the resident chunks drawn together as one batch (at least one chunk,
+    /// at most what one splat-record binding holds; 0: every chunk alone): the batch's chunks
+    /// are classified into one set of tile counts read back once, and their splats go into one
+    /// set of tile lists summed by one tiles pass, where each chunk had its own read-back (the
+    /// host waiting for the device) and its own tiles pass.
+    pub batch_particles: usize,
     /// Most entries of the screen tiles' splat lists drawn in one band (also bounded by the
     /// adapter's binding limit; never below one chunk); more are drawn band after band.
     pub list_entries: u64,
@@ -61,6 +67,11 @@ pub struct WgpuTuning {
     /// Widest box within a 16×16 screen tile, in pixels, drawn splat by splat into workgroup
     /// memory (0: none, at most 16); wider ones are summed pixel by pixel in registers.
     pub medium_side: u32,
+    /// Also draw a splat splat by splat in workgroup memory when its box within a 16×16 screen
+    /// tile has at most this many pixels (0: by `medium_side` alone), so that a sliver of a wide
+    /// splat (say 3×16 pixels at the edge of its box) keeps 8 invocations busy rather than
+    /// holding a quarter of the workgroup over mostly idle pixels.
+    pub medium_area: u32,
     /// Add τ with 64-bit atomics where the device has them (else u32 pairs with a carry).
     pub int64_atomics: bool,
     /// Sum the medium splats in workgroup memory as 21-bit parts added without waiting (else
@@ -107,9 +118,10 @@ pub struct WgpuTuning {
 
 impl WgpuTuning {
     /// The tuning with what `$HALOSCOPE_WGPU_TUNING` sets (comma-separated `name=value` of
-    /// `chunk`, `small`, `medium`, and 0 or 1 for `int64`, `parts`, `blocks`, `order`,
-    /// `quads`, `fold`, `zinit`, `carry`, `intfix`, `foldk`, `profile`); a malformed entry is ignored with a
-    /// warning, since the variable is a developer's measuring aid.
+    /// `chunk`, `batch`, `small`, `medium`, `marea`, and 0 or 1 for `int64`, `parts`,
+    /// `blocks`, `order`, `quads`, `fold`, `zinit`, `carry`, `intfix`, `foldk`, `profile`); a
+    /// malformed entry is ignored with a warning, since the variable is a developer's
+    /// measuring aid.
     pub fn with_env_overrides(self) -> Self {
         match std::env::var("HALOSCOPE_WGPU_TUNING") {
             Ok(text) => self.with_overrides(&text),
@@ -128,6 +140,8 @@ impl WgpuTuning {
                 Some(("chunk", v)) => self.chunk_particles = v.max(1) as usize,
                 Some(("small", v)) => self.small_side = v.min(64) as u32,
                 Some(("medium", v)) => self.medium_side = v.min(16) as u32,
+                Some(("marea", v)) => self.medium_area = v.min(256) as u32,
+                Some(("batch", v)) => self.batch_particles = v as usize,
                 Some(("int64", v)) => self.int64_atomics = v != 0,
                 Some(("parts", v)) => self.medium_parts = v != 0,
                 Some(("blocks", v)) => self.pixel_blocks = v != 0,
@@ -150,10 +164,12 @@ impl Default for WgpuTuning {
     fn default() -> Self {
         Self {
             chunk_particles: 1 << 24,
+            batch_particles: 1 << 24,
             tile_side: 4096,
             list_entries: frame::MAX_ENTRIES,
             small_side: 3,
             medium_side: 8,
+            medium_area: 0,
             int64_atomics: true,
             medium_parts: true,
             pixel_blocks: true,
@@ -181,10 +197,13 @@ pub struct WgpuRenderer {
     pipelines: Pipelines,
     buffers: FrameBuffers,
     chunk_particles: usize,
+    /// Most particles of one batch of resident chunks (0: every chunk alone).
+    batch_particles: usize,
     tile_side: u32,
     max_entries: u64,
     small_side: u32,
     medium_side: u32,
+    medium_area: u32,
     medium_parts: bool,
     pixel_blocks: bool,
     /// The reorder passes when resident chunks are reordered at upload.
@@ -236,6 +255,13 @@ impl WgpuRenderer {
             .chunk_particles
             .min((bindable / frame::RECORD_BYTES) as usize)
             .max(1);
+        // A batch's splat records share one binding; batches never split a chunk.
+        let batch_particles = match tuning.batch_particles {
+            0 => 0,
+            n => n
+                .min((bindable / frame::RECORD_BYTES) as usize)
+                .max(chunk_particles),
+        };
         // Every list of one tile fits one band: at least one chunk's worth of entries.
         let max_entries = (bindable / 4)
             .min(tuning.list_entries)
@@ -252,10 +278,12 @@ impl WgpuRenderer {
             pipelines,
             buffers: FrameBuffers::default(),
             chunk_particles,
+            batch_particles,
             tile_side,
             max_entries,
             small_side: tuning.small_side,
             medium_side: tuning.medium_side.min(16),
+            medium_area: tuning.medium_area.min(256),
             medium_parts: tuning.medium_parts,
             pixel_blocks: tuning.pixel_blocks,
             order,
@@ -274,11 +302,12 @@ impl WgpuRenderer {
         &self.context
     }
 
-    /// The splat paths as the shader's `view.tuning` takes them.
+    /// The splat paths as the shader's `view.tuning` takes them (the medium splats' widest
+    /// side in the low byte of the second word, their largest area above it).
     pub(crate) fn paths(&self) -> [u32; 4] {
         [
             self.small_side,
-            self.medium_side,
+            self.medium_side | (self.medium_area << 8),
             u32::from(self.pixel_blocks),
             u32::from(self.medium_parts),
         ]
@@ -292,6 +321,12 @@ impl WgpuRenderer {
     /// Pixels per tile side in use (after the adapter's limits).
     pub fn tile_side(&self) -> u32 {
         self.tile_side
+    }
+
+    /// Most particles of one batch of resident chunks in use (after the adapter's limits; 0:
+    /// every chunk alone).
+    pub fn batch_particles(&self) -> usize {
+        self.batch_particles
     }
 
     /// Most list entries per band in use (after the adapter's limits).
@@ -686,14 +721,16 @@ mod tests {
         let base = WgpuTuning::default();
         let tuned = base.with_overrides(
             "small=1, medium=40,int64=0,profile=1,chunk=4096,bad,x=2,parts=0,blocks=0,quads=1,\
-             fold=1,zinit=0,carry=1,intfix=0,foldk=1",
+             fold=1,zinit=0,carry=1,intfix=0,foldk=1,batch=0,marea=64",
         );
         assert_eq!(
             tuned,
             WgpuTuning {
                 chunk_particles: 4096,
+                batch_particles: 0,
                 small_side: 1,
                 medium_side: 16,
+                medium_area: 64,
                 int64_atomics: false,
                 medium_parts: false,
                 pixel_blocks: false,
