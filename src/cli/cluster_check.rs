@@ -85,6 +85,12 @@ pub fn run(group: &dyn Collective, args: &ClusterCheckArgs) -> anyhow::Result<()
         "all_to_all_bytes",
         group.all_to_all_bytes(&outgoing) == incoming,
     );
+    // The same messages packed in one buffer each way.
+    let send_counts: Vec<usize> = outgoing.iter().map(Vec::len).collect();
+    let recv_counts: Vec<usize> = incoming.iter().map(Vec::len).collect();
+    let mut packed = vec![0u8; recv_counts.iter().sum()];
+    group.all_to_all_into(&outgoing.concat(), &send_counts, &mut packed, &recv_counts);
+    check("all_to_all_into", packed == incoming.concat());
 
     check("any_failed(last rank)", group.any_failed(r == root));
     check("any_failed(none)", !group.any_failed(false));

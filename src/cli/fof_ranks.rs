@@ -1,7 +1,7 @@
 //! `mpirun -n K haloscope fof …`: every rank reads only its share of the file and checks it,
 //! the linking length and frame come from collectives (`halo::prepare_on_ranks`, bit for bit
 //! one process's), the ranks link one slab each and merge across slabs
-//! (`halo::domains::link_on_ranks`), masses and velocities follow the particles to their slab
+//! (`halo::domains::link_on_ranks`), masses and velocities travel with the particles to their slab
 //! when the catalogue needs them, each slab catalogues its own sets and rank 0 the few across
 //! slabs (`halo::domains::catalogue_on_ranks`), and rank 0 writes the same outputs as one
 //! process. No rank holds the whole selection; rank 0 gathers the labels when `--labels` asks.
@@ -13,20 +13,18 @@ use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
 use crate::data::share::read_share;
 use crate::data::{LoadOptions, Masses};
-use crate::halo::domains::{DomainLinker, RankLabels, catalogue_on_ranks, lap, link_on_ranks};
+use crate::halo::domains::{DomainLinker, RankParticles, catalogue_on_ranks, lap, link_on_ranks};
 use crate::halo::{
-    self, FofParams, FofResult, LinkingLength, RankPrepared, RankSelection, SelectedParticles,
-    export, parse_species,
+    self, FofParams, FofResult, LinkingLength, RankSelection, SelectedParticles, export,
+    parse_species,
 };
 use crate::jobs::Progress;
 use crate::output::{OutputPlan, check_writable};
 use anyhow::{Context, anyhow, bail};
 use rayon::prelude::*;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
-
-/// Particles per task of the parallel passes here.
-const CHUNK: usize = 1 << 20;
 
 /// Ends every rank when one failed: this rank's error, or a line saying another rank failed.
 fn agree<T>(group: &dyn Collective, step: &str, result: anyhow::Result<T>) -> anyhow::Result<T> {
@@ -71,16 +69,13 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     let mut stages: Vec<(&'static str, f64)> = Vec::new();
     let mut step = Instant::now();
 
-    // This rank's selected particles, their global ids (index in one process's selection) and
-    // the id ranges it holds (one per selected species, for the masses' way back below).
-    let mut ids = Vec::new();
-    let mut ranges: Vec<u64> = Vec::new();
+    // This rank's selected particles and their global ids (index in one process's selection).
+    let mut ids: Vec<u64> = Vec::new();
     let mut base = 0u64;
     for (i, s) in share.snapshot.species.iter().enumerate() {
         if species.contains(&s.kind) {
             let first = base + share.first[i];
-            ids.extend((0..s.len() as u64).map(|k| first + k));
-            ranges.extend([first, s.len() as u64]);
+            ids.par_extend((0..s.len()).into_par_iter().map(|k| first + k as u64));
             base += share.totals[i];
         }
     }
@@ -138,10 +133,19 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         devices => DomainLinker::Cuda(devices),
     };
     stages.push(("open_backend", lap(&mut step)));
-    let linked = link_on_ranks(
+    // Masses and velocities travel with the particles only when the catalogue needs them: no
+    // masses when every particle has one mass, no velocities when the selection has none.
+    let particles = RankParticles {
+        ids: &ids,
+        positions: &selected.positions,
+        masses: prepared.uniform_mass.is_none().then_some(&*selected.masses),
+        velocities: prepared
+            .velocities
+            .then_some(selected.velocities.as_deref()),
+    };
+    let mut linked = link_on_ranks(
         group,
-        &ids,
-        &selected.positions,
+        particles,
         prepared.linking_length,
         prepared.frame,
         linker,
@@ -149,29 +153,12 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     )
     .map_err(|e| anyhow!("{}: {e}", file.display()))?;
     stages.extend(linked.stage_seconds.iter().copied());
-    step = Instant::now();
-    let SelectedParticles {
-        positions,
-        masses,
-        velocities,
-        ..
-    } = selected;
-    drop(positions);
-    let (owned_masses, owned_velocities) = masses_to_owners(
-        group,
-        &prepared,
-        &ranges,
-        &linked,
-        &masses,
-        velocities.as_deref(),
-    );
-    let owned = agree(
-        group,
-        "sending masses and velocities to the slabs",
-        owned_masses,
-    )?;
-    drop((masses, velocities, ids));
-    stages.push(("masses", lap(&mut step)));
+    drop((selected, ids));
+    let owned = match linked.masses.take() {
+        Some(masses) => Masses::PerParticle(masses),
+        None => Masses::Uniform(prepared.uniform_mass.unwrap_or(0.0)),
+    };
+    let owned_velocities = linked.velocities.take();
     let catalogue = catalogue_on_ranks(
         group,
         &linked,
@@ -264,17 +251,22 @@ fn join_labels(
     labels: &[i32],
     gathered: &[Vec<u8>],
 ) -> anyhow::Result<Vec<i32>> {
-    let mut all = vec![i32::MIN; n];
-    let mut put = |id: u64, label: i32| -> anyhow::Result<()> {
+    // Scattered writes on every thread: each slot is written by one record (atomics make the
+    // writes of the threads safe; relaxed, as the pass ends in a join).
+    let all: Vec<AtomicI32> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicI32::new(i32::MIN))
+        .collect();
+    let put = |id: u64, label: i32| -> anyhow::Result<()> {
         let slot = all
-            .get_mut(id as usize)
+            .get(id as usize)
             .with_context(|| format!("a rank labelled particle {id} of {n}"))?;
-        *slot = label;
+        slot.store(label, Ordering::Relaxed);
         Ok(())
     };
-    for (&id, &l) in ids.iter().zip(labels) {
-        put(id, l)?;
-    }
+    ids.par_iter()
+        .zip(labels)
+        .try_for_each(|(&id, &l)| put(id, l))?;
     for bytes in gathered.iter().skip(1) {
         if !bytes.len().is_multiple_of(8) {
             bail!(
@@ -282,154 +274,14 @@ fn join_labels(
                 bytes.len()
             );
         }
-        for pair in bytes.chunks_exact(8) {
+        bytes.par_chunks_exact(8).try_for_each(|pair| {
             let [id, label] = bytemuck::pod_read_unaligned::<[u32; 2]>(pair);
-            put(u64::from(id), label as i32)?;
-        }
+            put(u64::from(id), label as i32)
+        })?;
     }
-    if let Some(missing) = all.iter().position(|&s| s == i32::MIN) {
+    let all: Vec<i32> = all.into_par_iter().map(AtomicI32::into_inner).collect();
+    if let Some(missing) = all.par_iter().position_first(|&s| s == i32::MIN) {
         bail!("no rank labelled particle {missing} of {n}");
     }
     Ok(all)
-}
-
-/// The masses and velocities of the particles each rank's slab owns (`linked.ids` order), sent
-/// from the ranks that read them (in this rank's selection order: `masses`, `velocities`;
-/// `ranges` its [first id, count] per species). Only what the catalogue needs travels: no
-/// masses when every particle has one mass, no velocities when the selection has none.
-fn masses_to_owners(
-    group: &dyn Collective,
-    prepared: &RankPrepared,
-    ranges: &[u64],
-    linked: &RankLabels,
-    masses: &Masses,
-    velocities: Option<&[[f32; 3]]>,
-) -> (anyhow::Result<Masses>, Option<Vec<[f32; 3]>>) {
-    // Both decided for the whole selection, so that senders and owners agree on the records.
-    let send_masses = prepared.uniform_mass.is_none();
-    let send_velocities = prepared.velocities;
-    let n_owned = linked.ids.len();
-    if !send_masses && !send_velocities {
-        let m = prepared.uniform_mass.unwrap_or(0.0);
-        return (Ok(Masses::Uniform(m)), None);
-    }
-    let width = 4 * usize::from(send_masses) + 12 * usize::from(send_velocities);
-    // Every rank's id ranges, so an owner knows which rank read each of its particles.
-    let mut origins: Vec<(u64, u64, usize)> = Vec::new();
-    for (rank, bytes) in group
-        .all_gather_bytes(bytemuck::cast_slice(ranges))
-        .iter()
-        .enumerate()
-    {
-        let words: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
-        for pair in words.chunks_exact(2) {
-            if pair[1] > 0 {
-                origins.push((pair[0], pair[0] + pair[1], rank));
-            }
-        }
-    }
-    origins.sort_unstable();
-    // The records for each owner in input order, in parallel chunks joined in order.
-    let ranks = group.size();
-    let parts: Vec<Vec<Vec<u8>>> = linked
-        .owners
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(chunk, owners)| {
-            let mut out: Vec<Vec<u8>> = vec![Vec::new(); ranks];
-            for (k, &owner) in owners.iter().enumerate() {
-                let i = chunk * CHUNK + k;
-                let Some(into) = out.get_mut(owner as usize) else {
-                    continue;
-                };
-                if send_masses {
-                    into.extend_from_slice(&masses.get(i).to_le_bytes());
-                }
-                if send_velocities {
-                    // A rank with particles has velocities when the selection has them.
-                    let v = velocities
-                        .and_then(|v| v.get(i))
-                        .copied()
-                        .unwrap_or_default();
-                    into.extend_from_slice(bytemuck::bytes_of(&v));
-                }
-            }
-            out
-        })
-        .collect();
-    let outgoing: Vec<Vec<u8>> = (0..ranks)
-        .into_par_iter()
-        .map(|d| {
-            let mut all = Vec::with_capacity(parts.iter().map(|p| p[d].len()).sum());
-            for p in &parts {
-                all.extend_from_slice(&p[d]);
-            }
-            all
-        })
-        .collect();
-    drop(parts);
-    let incoming = group.all_to_all_bytes(&outgoing);
-    drop(outgoing);
-    // Each owned particle's record: the rank that read it (its id in that rank's ranges) and
-    // the place in that rank's message (the earlier particles from that rank come first).
-    let from: Vec<Option<u32>> = linked
-        .ids
-        .par_iter()
-        .map(|&id| {
-            let at = origins.partition_point(|o| o.0 <= id);
-            at.checked_sub(1)
-                .and_then(|at| origins.get(at))
-                .filter(|o| id < o.1)
-                .map(|o| o.2 as u32)
-        })
-        .collect();
-    let mut offsets = Vec::with_capacity(n_owned);
-    let mut next = vec![0usize; incoming.len()];
-    for (k, rank) in from.iter().enumerate() {
-        let Some(rank) = rank.map(|r| r as usize).filter(|&r| r < next.len()) else {
-            return (
-                Err(anyhow!("particle {} is in no rank's share", linked.ids[k])),
-                None,
-            );
-        };
-        offsets.push(next[rank]);
-        next[rank] += width;
-    }
-    if let Some(rank) = (0..next.len()).find(|&r| next[r] != incoming[r].len()) {
-        return (
-            Err(anyhow!(
-                "rank {rank} sent {} bytes of masses and velocities for particles that need {}",
-                incoming[rank].len(),
-                next[rank]
-            )),
-            None,
-        );
-    }
-    let record = |k: usize| {
-        let rank = from[k].unwrap_or(0) as usize;
-        &incoming[rank][offsets[k]..offsets[k] + width]
-    };
-    let owned_masses: Vec<f32> = if send_masses {
-        (0..n_owned)
-            .into_par_iter()
-            .map(|k| bytemuck::pod_read_unaligned::<f32>(&record(k)[..4]))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let skip = 4 * usize::from(send_masses);
-    let owned_velocities: Vec<[f32; 3]> = if send_velocities {
-        (0..n_owned)
-            .into_par_iter()
-            .map(|k| bytemuck::pod_read_unaligned::<[f32; 3]>(&record(k)[skip..skip + 12]))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let owned = if send_masses {
-        Masses::PerParticle(owned_masses)
-    } else {
-        Masses::Uniform(prepared.uniform_mass.unwrap_or(0.0))
-    };
-    (Ok(owned), send_velocities.then_some(owned_velocities))
 }

@@ -48,6 +48,38 @@ pub trait Collective {
     /// variable-length byte messages (`outgoing.len()` must equal `size()`).
     fn all_to_all_bytes(&self, outgoing: &[Vec<u8>]) -> Vec<Vec<u8>>;
 
+    /// The all-to-all of one packed buffer each way, for messages too large to copy twice: rank
+    /// r's message to rank d is `send_counts[d]` bytes of `send` (messages in rank order), and
+    /// lands in rank d's `recv` after the messages of the ranks before r (`recv_counts[r]`
+    /// bytes). `recv_counts` must be what the ranks send (exchange the counts first): under
+    /// MPI a longer message stops the job, here it is cut. This default goes through
+    /// [`Collective::all_to_all_bytes`].
+    fn all_to_all_into(
+        &self,
+        send: &[u8],
+        send_counts: &[usize],
+        recv: &mut [u8],
+        recv_counts: &[usize],
+    ) {
+        let mut outgoing = Vec::with_capacity(send_counts.len());
+        let mut rest = send;
+        for &n in send_counts {
+            let (message, after) = rest.split_at(n.min(rest.len()));
+            outgoing.push(message.to_vec());
+            rest = after;
+        }
+        let incoming = self.all_to_all_bytes(&outgoing);
+        let mut rest = recv;
+        for (message, &n) in incoming.iter().zip(recv_counts) {
+            // The length before `take` empties `rest`.
+            let len = n.min(rest.len());
+            let (place, after) = std::mem::take(&mut rest).split_at_mut(len);
+            let len = place.len().min(message.len());
+            place[..len].copy_from_slice(&message[..len]);
+            rest = after;
+        }
+    }
+
     /// Whether any rank reports `failed`: every rank gets the same answer, so all of them stop
     /// together when one cannot go on (a rank that could not read its share).
     fn any_failed(&self, failed: bool) -> bool {

@@ -158,11 +158,17 @@ impl Summary {
                     Some(seen) => seen.filter(|&b| Some(b) == here),
                 });
                 if lowest {
-                    for i in 0..len {
-                        let m = f64::from(masses.get(i));
-                        mass_invalid |= !valid(m);
-                        mass_min = mass_min.min(m);
-                    }
+                    // A minimum and an "any" do not depend on the order of the pieces.
+                    let (invalid, min) = (0..len)
+                        .into_par_iter()
+                        .map(|i| f64::from(masses.get(i)))
+                        .fold(
+                            || (false, f64::INFINITY),
+                            |(invalid, min), m| (invalid || !valid(m), min.min(m)),
+                        )
+                        .reduce(|| (false, f64::INFINITY), |a, b| (a.0 || b.0, a.1.min(b.1)));
+                    mass_invalid |= invalid;
+                    mass_min = mass_min.min(min);
                 }
             }
             let list = if levels {

@@ -31,6 +31,6 @@ pub use merge::{
 };
 pub use rank_catalogue::{RankCatalogue, catalogue_on_ranks};
 pub(crate) use ranks::agree;
-pub use ranks::{RankLabels, Traveller, link_on_ranks};
+pub use ranks::{RankLabels, RankParticles, Traveller, link_on_ranks};
 pub use slab_cpu::slab_catalogue_cpu;
 pub use split::{Slab, split};
