@@ -18,6 +18,7 @@
 mod buffers;
 mod context;
 mod data;
+mod draw;
 mod error;
 mod exposure;
 mod frame;
@@ -564,7 +565,7 @@ impl WgpuRenderer {
             if progress.is_cancelled() {
                 return Err(RenderError::Cancelled);
             }
-            frame::draw_tile(self, &view, brightness, &species, tile, k)?;
+            draw::draw_tile(self, &view, brightness, &species, tile, k)?;
             let pixels_start = Instant::now();
             if let Some((percentile, target_value)) = auto {
                 tau_scale = exposure::auto_brightness(self, tile, k, percentile, target_value)?;
@@ -667,7 +668,7 @@ impl WgpuRenderer {
             if progress.is_cancelled() {
                 return Err(RenderError::Cancelled);
             }
-            frame::draw_tile(self, &view, brightness, &species, tile, k)?;
+            draw::draw_tile(self, &view, brightness, &species, tile, k)?;
             readback::read_back_tau(self, tile, k, &mut tau)?;
         }
         let splat = splat_start.elapsed().as_secs_f64();
