@@ -61,22 +61,17 @@ pub trait Collective {
         recv: &mut [u8],
         recv_counts: &[usize],
     ) {
-        let mut outgoing = Vec::with_capacity(send_counts.len());
-        let mut rest = send;
-        for &n in send_counts {
-            let (message, after) = rest.split_at(n.min(rest.len()));
-            outgoing.push(message.to_vec());
-            rest = after;
-        }
+        let outgoing: Vec<Vec<u8>> = split_parts(send, send_counts)
+            .into_iter()
+            .map(<[u8]>::to_vec)
+            .collect();
         let incoming = self.all_to_all_bytes(&outgoing);
-        let mut rest = recv;
-        for (message, &n) in incoming.iter().zip(recv_counts) {
-            // The length before `take` empties `rest`.
-            let len = n.min(rest.len());
-            let (place, after) = std::mem::take(&mut rest).split_at_mut(len);
+        for (place, message) in split_parts_mut(recv, recv_counts)
+            .into_iter()
+            .zip(&incoming)
+        {
             let len = place.len().min(message.len());
             place[..len].copy_from_slice(&message[..len]);
-            rest = after;
         }
     }
 
@@ -152,9 +147,47 @@ pub enum ClusterError {
     MpiInit,
 }
 
+/// `buf` cut into consecutive parts of `counts[r]` bytes (shorter at the end of `buf`).
+pub(crate) fn split_parts<'a>(mut buf: &'a [u8], counts: &[usize]) -> Vec<&'a [u8]> {
+    counts
+        .iter()
+        .map(|&n| {
+            let (part, rest) = buf.split_at(n.min(buf.len()));
+            buf = rest;
+            part
+        })
+        .collect()
+}
+
+/// [`split_parts`] of a buffer to write into.
+pub(crate) fn split_parts_mut<'a>(mut buf: &'a mut [u8], counts: &[usize]) -> Vec<&'a mut [u8]> {
+    counts
+        .iter()
+        .map(|&n| {
+            // The length before `take` empties `buf`.
+            let len = n.min(buf.len());
+            let (part, rest) = std::mem::take(&mut buf).split_at_mut(len);
+            buf = rest;
+            part
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packed_buffers_split_into_their_messages() {
+        let mut buf = [1u8, 2, 3, 4, 5, 6];
+        let parts = split_parts(&buf, &[2, 0, 3]);
+        assert_eq!(parts, vec![&[1u8, 2][..], &[][..], &[3, 4, 5][..]]);
+        let lens: Vec<usize> = split_parts_mut(&mut buf, &[1, 4, 9])
+            .iter()
+            .map(|p| p.len())
+            .collect();
+        assert_eq!(lens, vec![1, 4, 1]);
+    }
 
     #[test]
     fn solo_is_one_root_rank_and_collectives_are_identities() {

@@ -217,8 +217,8 @@ impl Collective for MpiRanks {
         recv_counts: &[usize],
     ) {
         let me = self.rank();
-        let sends = split_parts(send, send_counts);
-        let mut recvs = split_parts_mut(recv, recv_counts);
+        let sends = super::split_parts(send, send_counts);
+        let mut recvs = super::split_parts_mut(recv, recv_counts);
         if let (Some(from), Some(into)) = (sends.get(me), recvs.get_mut(me)) {
             let len = from.len().min(into.len());
             into[..len]
@@ -287,32 +287,6 @@ impl Collective for MpiRanks {
     }
 }
 
-/// `buf` cut into consecutive parts of `counts[r]` bytes (shorter at the end of `buf`).
-fn split_parts<'a>(mut buf: &'a [u8], counts: &[usize]) -> Vec<&'a [u8]> {
-    counts
-        .iter()
-        .map(|&n| {
-            let (part, rest) = buf.split_at(n.min(buf.len()));
-            buf = rest;
-            part
-        })
-        .collect()
-}
-
-/// [`split_parts`] of a buffer to write into.
-fn split_parts_mut<'a>(mut buf: &'a mut [u8], counts: &[usize]) -> Vec<&'a mut [u8]> {
-    counts
-        .iter()
-        .map(|&n| {
-            // The length before `take` empties `buf`.
-            let len = n.min(buf.len());
-            let (part, rest) = std::mem::take(&mut buf).split_at_mut(len);
-            buf = rest;
-            part
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,18 +301,6 @@ mod tests {
             );
             assert!(per_rank(size) > 0);
         }
-    }
-
-    #[test]
-    fn packed_buffers_split_into_their_messages() {
-        let mut buf = [1u8, 2, 3, 4, 5, 6];
-        let parts = split_parts(&buf, &[2, 0, 3]);
-        assert_eq!(parts, vec![&[1u8, 2][..], &[][..], &[3, 4, 5][..]]);
-        let lens: Vec<usize> = split_parts_mut(&mut buf, &[1, 4, 9])
-            .iter()
-            .map(|p| p.len())
-            .collect();
-        assert_eq!(lens, vec![1, 4, 1]);
     }
 
     #[test]
