@@ -90,7 +90,7 @@ unsafe impl<T: Send> Sync for SharedRows<T> {}
 impl<T> SharedRows<T> {
     /// `buffer` as `width`×`height` RGB pixels, or `None` when it has another length.
     fn new(buffer: &mut [T], width: usize, height: usize) -> Option<Self> {
-        (buffer.len() == width * height * 3).then(|| Self {
+        (buffer.len() == width * height * 3).then_some(Self {
             ptr: buffer.as_mut_ptr(),
             width,
             height,
