@@ -5,7 +5,8 @@ use haloscope::data::SpeciesKind;
 use haloscope::jobs::Progress;
 use haloscope::render::synthetic::clustered_snapshot;
 use haloscope::render::{
-    Bounds, Brightness, Camera, CpuRenderer, RenderSettings, SpeciesStyle, TauBuffer, render_cpu,
+    Bounds, Brightness, Camera, CpuRenderer, RenderSettings, Renderer, SpeciesStyle, TauBuffer,
+    ToneSettings, render_cpu, tone_map,
 };
 
 /// Dark matter coloured by log density, explicit brightness, framed on everything.
@@ -150,4 +151,63 @@ fn hot_tiles_split_across_threads_keep_the_bits() {
             "size factor {size_factor}: split tiles changed the bits"
         );
     }
+}
+
+#[test]
+fn an_image_tone_mapped_as_it_is_drawn_is_the_tone_map_of_tau() {
+    // The CPU's 8-bit image under an explicit brightness never makes τ: each tile is
+    // tone-mapped as it is drawn. Its bytes must be those of tone_map(τ) for colour and grey
+    // frames, any tone settings and τ scale, and a reused renderer.
+    let snapshot = clustered_snapshot(70_000, 11);
+    let mut renderer = Renderer::cpu();
+    let tones = [
+        ToneSettings::default(),
+        ToneSettings {
+            contrast: 1.7,
+            ..ToneSettings::default()
+        },
+        ToneSettings {
+            gamma: 0.8,
+            ..ToneSettings::default()
+        },
+    ];
+    let mut cases = 0;
+    for size_factor in [0.3, 3.0] {
+        for grey in [false, true] {
+            for (t, tone) in tones.iter().enumerate() {
+                let extra_scale = [1.0, 0.37, 4.0][t];
+                let mut s = settings(&snapshot, 301, 173, size_factor);
+                s.tone = *tone;
+                if grey {
+                    s.species[0].colour = None;
+                }
+                let (image, stats) = renderer
+                    .render_image_scaled(&snapshot, &s, extra_scale, &Progress::none())
+                    .expect("image");
+                assert!(stats.timings.iter().all(|t| t.stage != "tone"));
+                let tau = render_cpu(&snapshot, &s, &Progress::none())
+                    .expect("render")
+                    .tau;
+                let want = tone_map(&tau, extra_scale, tone).into_rgb8();
+                let got = image.into_rgb8();
+                assert_eq!(got.dimensions(), want.dimensions());
+                let differing = got
+                    .as_raw()
+                    .iter()
+                    .zip(want.as_raw())
+                    .filter(|(a, b)| a != b)
+                    .count();
+                let case = format!("size {size_factor}, grey {grey}, tone {tone:?}");
+                assert_eq!(differing, 0, "{case}");
+                // A picture, not a blank or saturated one.
+                let mut seen = [false; 256];
+                got.as_raw()
+                    .iter()
+                    .for_each(|&v| seen[usize::from(v)] = true);
+                assert!(seen.iter().filter(|&&s| s).count() > 20, "{case}");
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 12);
 }

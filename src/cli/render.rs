@@ -211,6 +211,10 @@ pub fn run(args: RenderArgs) -> anyhow::Result<()> {
             "seconds": seconds,
             "render_seconds": stats.seconds,
             "stages": stages,
+            // Where the CPU's project and splat stages went (wall and busy time of the
+            // splatter's passes, over `threads`); null on other back-ends.
+            "cpu_profile": renderer.cpu_splat_profile(),
+            "threads": rayon::current_num_threads(),
         });
         let paths = [
             Some(file.as_path()),

@@ -201,7 +201,8 @@ impl Renderer {
     /// image is tone-mapped on the device and only the image comes back (auto exposure is
     /// measured on the device too, stage `exposure`); that tone map and download are the stage
     /// `tone_download` of the stats, and count in their `seconds`. [`Renderer::tau`] is not
-    /// updated on CUDA.
+    /// updated on CUDA, nor on the CPU at 8 bits with an explicit brightness (there each tile is
+    /// tone-mapped as it is drawn, in the stage `splat`, and no τ is made).
     pub fn render_image(
         &mut self,
         snapshot: &Snapshot,
@@ -234,8 +235,32 @@ impl Renderer {
                 Err(err) => self.fall_back_after(err, "wgpu render failed")?,
             }
         }
-        // wgpu at 16 bits or under auto exposure of a tiled image (and the CPU) tone-map τ on
-        // the CPU.
+        let cpu_only = self.cuda.is_none() && self.wgpu.is_none();
+        if cpu_only
+            && settings.tone.bits == super::BitDepth::Eight
+            && matches!(settings.brightness, Brightness::Explicit(_))
+        {
+            // Each tile tone-mapped as it is drawn (the τ scale of an explicit brightness is
+            // 1, known before drawing): no frame-sized τ is made; `self.tau` keeps the last
+            // frame's.
+            let mut pixels = Vec::new();
+            let stats = self.cpu.render_image8_into(
+                snapshot,
+                settings,
+                extra_scale,
+                progress,
+                &mut pixels,
+            )?;
+            let (width, height) = (settings.width, settings.height);
+            let image = image::RgbImage::from_raw(width, height, pixels)
+                .map(image::DynamicImage::ImageRgb8)
+                .ok_or_else(|| {
+                    RenderError::setting(format!("the CPU drew no {width}x{height} image"))
+                })?;
+            return Ok((image, stats));
+        }
+        // wgpu at 16 bits or under auto exposure of a tiled image (and the CPU under auto
+        // exposure or at 16 bits) tone-map τ on the CPU.
         let mut stats = self.render_frame(snapshot, settings, progress)?;
         let start = Instant::now();
         let image = super::tone_map(&self.tau, stats.tau_scale * extra_scale, &settings.tone);

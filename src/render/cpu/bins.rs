@@ -41,14 +41,22 @@ pub(super) const KIND_GENERAL: u8 = 0;
 pub(super) struct ChunkBins {
     offsets: Vec<[u32; 3]>,
     pub(super) cost: Vec<u32>,
-    cursor: Vec<[u32; 3]>,
-    /// Footprint box (clipped to the image) of each staged general splat, or `None`.
-    boxes: Vec<Option<[i32; 4]>>,
     n_small: u32,
     pub(super) small: Vec<SmallSplat<3>>,
     pub(super) small_grey: Vec<SmallSplat<1>>,
     kinds: Vec<u8>,
     large: Vec<Splat>,
+}
+
+/// The sort's working room that no draw reads, one per thread and reused from chunk to chunk
+/// (kept in each chunk's bins, it was 20 bytes of fresh memory per staged general splat, faulted
+/// in by a renderer's first frame and written to memory by every frame).
+#[derive(Debug, Default)]
+pub(super) struct SortScratch {
+    /// Next free slot of each tile's three lists.
+    cursor: Vec<[u32; 3]>,
+    /// Footprint box (clipped to the image) of each staged general splat, or `None`.
+    boxes: Vec<Option<[i32; 4]>>,
 }
 
 /// What one tile of a chunk draws, in this order: `small`, then the entries of `kinds` (each
@@ -111,8 +119,12 @@ fn is_tiny(c: [i32; 4]) -> bool {
 impl ChunkBins {
     /// Counting sort of one chunk's staged records (of `C` channels) by tile, with each tile's
     /// work estimate.
-    pub(super) fn fill<const C: usize>(&mut self, staging: &Staging, grid: &Grid)
-    where
+    pub(super) fn fill<const C: usize>(
+        &mut self,
+        staging: &Staging,
+        scratch: &mut SortScratch,
+        grid: &Grid,
+    ) where
         Self: SmallStore<C>,
         Staging: SmallStore<C>,
     {
@@ -128,10 +140,10 @@ impl ChunkBins {
         for (cost, offset) in self.cost.iter_mut().zip(&self.offsets[1..]) {
             *cost = offset[0].saturating_mul(SMALL_COST);
         }
-        self.boxes.clear();
-        self.boxes
-            .extend(staging.large.iter().map(|s| footprint_tiles_box(s, grid)));
-        for b in self.boxes.iter().flatten() {
+        let SortScratch { cursor, boxes } = scratch;
+        boxes.clear();
+        boxes.extend(staging.large.iter().map(|s| footprint_tiles_box(s, grid)));
+        for b in boxes.iter().flatten() {
             let tiny_splat = is_tiny(*b);
             let [tx0, tx1, ty0, ty1] = tiles_of(*b);
             for ty in ty0..=ty1 {
@@ -164,8 +176,8 @@ impl ChunkBins {
         for offset in &mut self.offsets {
             offset[1] += n_small;
         }
-        self.cursor.clear();
-        self.cursor.extend_from_slice(&self.offsets[..n_tiles]);
+        cursor.clear();
+        cursor.extend_from_slice(&self.offsets[..n_tiles]);
         // Plain vectors (4 KiB pages, each faulted in on first touch): buffers mapped as
         // aligned 2 MiB transparent huge pages (one fault per 2 MiB, no default-value pass)
         // made the project stage twice as long at radius factor 0.04 on the H200 host (16
@@ -199,17 +211,13 @@ impl ChunkBins {
         self.large.resize(n_large as usize, Splat::default());
         self.kinds.clear();
         self.kinds.resize((n_tiny + n_large) as usize, KIND_GENERAL);
-        // The cursor and boxes are moved out for the loops (no allocation) so that the record
-        // vector, reached through the trait, can be borrowed beside them.
-        let mut cursor = std::mem::take(&mut self.cursor);
-        let boxes = std::mem::take(&mut self.boxes);
         let records = self.records_mut();
         for (&tile, add) in small_tile.iter().zip(small) {
             let slot = &mut cursor[tile as usize][0];
             records[*slot as usize] = *add;
             *slot += 1;
         }
-        for (s, b) in staging.large.iter().zip(&boxes) {
+        for (s, b) in staging.large.iter().zip(boxes.iter()) {
             let Some(b) = *b else {
                 continue;
             };
@@ -233,8 +241,6 @@ impl ChunkBins {
                 }
             }
         }
-        self.cursor = cursor;
-        self.boxes = boxes;
     }
 
     /// Tile `t`'s records (small and tiny of `C` channels) and general splats.

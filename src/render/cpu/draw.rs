@@ -1,6 +1,7 @@
 //! Drawing binned splats into τ (see `splat.rs`): the tiles, with hot tiles cut into row
 //! bands, are independent units that any thread draws into its own tile buffer and writes
-//! straight into its rectangle of τ.
+//! straight into its rectangle of τ (or tone-maps straight into its rectangle of the 8-bit
+//! image, where only the image is wanted).
 //!
 //! Why bands: clustered data put a large share of the work into a few tiles; one thread per
 //! tile then leaves the others idle at the end of the frame, and the frame stops scaling with
@@ -15,6 +16,7 @@ use super::exp::Isa;
 use super::grid::{Grid, TILE_PX};
 use super::tile::{Binned, Unit, render_unit_for};
 use crate::render::tau::TauBuffer;
+use crate::render::tone::{ToneSettings, tone8_into};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -37,7 +39,7 @@ pub enum Merge {
 /// Where the time of the last frame of a [`super::Splatter`] went: wall time of the two
 /// parallel passes and the time summed over all their tasks ("busy"); busy / (wall · threads)
 /// is the pass's parallel efficiency.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct SplatProfile {
     /// Wall seconds of the projection and binning pass.
     pub bin_wall_s: f64,
@@ -70,27 +72,37 @@ pub(super) struct DrawScratch {
     buffers: Vec<Mutex<Vec<f32>>>,
 }
 
-/// τ shared by the units, each of which writes only its own rectangle.
+/// A frame-sized RGB buffer (τ, or the 8-bit image) shared by the units, each of which writes
+/// only its own rectangle.
 #[derive(Clone, Copy)]
-struct TauRows {
-    ptr: *mut f32,
+struct SharedRows<T> {
+    ptr: *mut T,
     width: usize,
     height: usize,
 }
 
-// SAFETY: `TauRows` is only used inside `DrawScratch::draw`, while the τ buffer it points to is
-// mutably borrowed, and each unit touches a rectangle of τ that no other unit touches.
-unsafe impl Send for TauRows {}
+// SAFETY: `SharedRows` is only used inside `DrawScratch::draw`, while the buffer it points to is
+// mutably borrowed, and each unit touches a rectangle of it that no other unit touches.
+unsafe impl<T: Send> Send for SharedRows<T> {}
 // SAFETY: as above.
-unsafe impl Sync for TauRows {}
+unsafe impl<T: Send> Sync for SharedRows<T> {}
 
-impl TauRows {
+impl<T> SharedRows<T> {
+    /// `buffer` as `width`×`height` RGB pixels, or `None` when it has another length.
+    fn new(buffer: &mut [T], width: usize, height: usize) -> Option<Self> {
+        (buffer.len() == width * height * 3).then_some(Self {
+            ptr: buffer.as_mut_ptr(),
+            width,
+            height,
+        })
+    }
+
     /// Columns `x0..x1` (RGB values) of row `y`, or an empty slice if out of range.
     ///
     /// # Safety
     /// No other live reference may overlap that part of the row.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn row(&self, y: usize, x0: usize, x1: usize) -> &mut [f32] {
+    unsafe fn row(&self, y: usize, x0: usize, x1: usize) -> &mut [T] {
         if y >= self.height || x0 > x1 || x1 > self.width {
             return &mut [];
         }
@@ -102,7 +114,28 @@ impl TauRows {
     }
 }
 
-/// How one drawing pass draws: the instruction set, the planes, the band limit and the merge.
+/// Where a drawing pass puts the frame.
+pub(super) enum Target<'a> {
+    /// τ (already sized to the grid), written or added to.
+    Tau(&'a mut TauBuffer, Merge),
+    /// Only the 8-bit tone map (RGB, row 0 at the top, width·height·3 bytes) of the τ drawn,
+    /// at τ scale `tau_scale`: each unit tone-maps its rows while they are in its cache, and τ
+    /// itself is never stored (no pass over a frame-sized τ, no fresh 12 bytes a pixel).
+    Image8 {
+        pixels: &'a mut [u8],
+        tau_scale: f32,
+        tone: ToneSettings,
+    },
+}
+
+/// [`Target`] as the units share it.
+#[derive(Clone, Copy)]
+enum Dest {
+    Tau(SharedRows<f32>, Merge),
+    Image8(SharedRows<u8>, f32, ToneSettings),
+}
+
+/// How one drawing pass draws: the instruction set, the planes and the band limit.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct DrawOptions {
     /// Instruction set of the tile loops (one the CPU has).
@@ -111,24 +144,21 @@ pub(super) struct DrawOptions {
     pub channels: usize,
     /// Most row bands per hot tile (1: never split).
     pub max_bands: usize,
-    /// How the tiles go into τ.
-    pub merge: Merge,
 }
 
 impl DrawScratch {
-    /// Draws every tile of `binned` into `tau` (already sized to the grid).
+    /// Draws every tile of `binned` into `target` (sized to the grid, else nothing is drawn).
     pub(super) fn draw(
         &mut self,
         options: DrawOptions,
         binned: Binned<'_>,
-        tau: &mut TauBuffer,
+        target: Target<'_>,
         profile: &mut SplatProfile,
     ) {
         let DrawOptions {
             isa,
             channels,
             max_bands,
-            merge,
         } = options;
         let Binned { grid, chunks } = binned;
         let start = Instant::now();
@@ -138,14 +168,20 @@ impl DrawScratch {
         if self.buffers.len() < threads {
             self.buffers.resize_with(threads, Mutex::default);
         }
-        let expected = grid.width as usize * grid.height as usize * 3;
-        if tau.data.len() != expected {
+        let (width, height) = (grid.width as usize, grid.height as usize);
+        let dest = match target {
+            Target::Tau(tau, merge) => {
+                SharedRows::new(&mut tau.data, width, height).map(|rows| Dest::Tau(rows, merge))
+            }
+            Target::Image8 {
+                pixels,
+                tau_scale,
+                tone,
+            } => SharedRows::new(pixels, width, height)
+                .map(|rows| Dest::Image8(rows, tau_scale, tone)),
+        };
+        let Some(dest) = dest else {
             return;
-        }
-        let rows = TauRows {
-            ptr: tau.data.as_mut_ptr(),
-            width: grid.width as usize,
-            height: grid.height as usize,
         };
         let buffers = &self.buffers;
         let draw_ns = AtomicU64::new(0);
@@ -162,16 +198,31 @@ impl DrawScratch {
             let x0 = (t % grid.tiles_x) * TILE_PX;
             let x1 = (x0 + TILE_PX).min(grid.width as usize);
             let y0 = (t / grid.tiles_x) * TILE_PX;
-            for ry in row_lo..row_hi {
-                // SAFETY: units cover disjoint rectangles of τ (tiles are disjoint, and the
-                // bands of one tile are disjoint row ranges), so this row span is touched by
-                // this unit only; `rows` lives no longer than the borrow of `tau`.
-                let dst = unsafe { rows.row(y0 + ry, x0, x1) };
-                let at = (ry - row_lo) * TILE_PX;
+            let write = |dst: &mut [f32], at: usize, merge: Merge| {
                 if channels == 1 {
                     write_row_grey(dst, &buffer, plane_len, at, merge);
                 } else {
                     write_row(dst, &buffer, plane_len, at, merge);
+                }
+            };
+            // τ of one row of the unit, for the tone map.
+            let mut row_tau = [0.0f32; TILE_PX * 3];
+            for ry in row_lo..row_hi {
+                let at = (ry - row_lo) * TILE_PX;
+                // SAFETY (both rows): units cover disjoint rectangles of the frame (tiles are
+                // disjoint, and the bands of one tile are disjoint row ranges), so this row span
+                // is touched by this unit only; `dest` lives no longer than the borrow of the
+                // target.
+                match dest {
+                    Dest::Tau(rows, merge) => {
+                        write(unsafe { rows.row(y0 + ry, x0, x1) }, at, merge)
+                    }
+                    Dest::Image8(rows, tau_scale, tone) => {
+                        let out = unsafe { rows.row(y0 + ry, x0, x1) };
+                        let row_tau = &mut row_tau[..out.len()];
+                        write(row_tau, at, Merge::Overwrite);
+                        tone8_into(isa, row_tau, tau_scale, &tone, out);
+                    }
                 }
             }
             let done = Instant::now();

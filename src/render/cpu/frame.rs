@@ -15,6 +15,7 @@ use crate::render::project::{
 use crate::render::resolve::{Values, checked_frame, resolve};
 use crate::render::smoothing::knn_smoothing_lengths;
 use crate::render::tau::TauBuffer;
+use crate::render::tone::ToneSettings;
 use crate::render::{
     Brightness, ClassCounts, RenderError, RenderOutput, RenderSettings, RenderStats, StageTime,
 };
@@ -40,6 +41,19 @@ pub struct CpuRenderer {
     /// Chunks of the frame: (species, first particle, end), in input order.
     chunk_plan: Vec<(usize, usize, usize)>,
     exposure_scratch: Vec<f32>,
+}
+
+/// What a frame of [`CpuRenderer`] draws into.
+enum FrameOut<'a> {
+    /// τ (resized; row 0 at the top).
+    Tau(&'a mut TauBuffer),
+    /// Only τ's 8-bit tone map at τ scale `tau_scale` (explicit brightness only: auto exposure
+    /// needs the whole of τ before any pixel's byte).
+    Image8 {
+        pixels: &'a mut Vec<u8>,
+        tau_scale: f32,
+        tone: &'a ToneSettings,
+    },
 }
 
 /// What the projection of one species reads.
@@ -210,7 +224,34 @@ impl CpuRenderer {
         progress: &Progress,
         tau: &mut TauBuffer,
     ) -> Result<RenderStats, RenderError> {
-        self.render_chunked(snapshot, None, settings, progress, tau)
+        self.render_chunked(snapshot, None, settings, progress, FrameOut::Tau(tau))
+    }
+
+    /// The 8-bit image of [`CpuRenderer::render_into`]'s τ under `settings.tone` at τ scale
+    /// `tau_scale`, into `pixels` (RGB, row 0 at the top): the bytes of
+    /// [`crate::render::tone_map`], but each tile is tone-mapped as it is drawn and τ is never
+    /// stored (no frame-sized τ to allocate, fill and read back). Explicit brightness only (the
+    /// brightness is applied while projecting, as for τ); under auto exposure this is an error,
+    /// since the exposure needs the whole of τ first.
+    pub fn render_image8_into(
+        &mut self,
+        snapshot: &Snapshot,
+        settings: &RenderSettings,
+        tau_scale: f32,
+        progress: &Progress,
+        pixels: &mut Vec<u8>,
+    ) -> Result<RenderStats, RenderError> {
+        if matches!(settings.brightness, Brightness::Auto { .. }) {
+            return Err(RenderError::setting(
+                "the CPU's 8-bit image without tau needs an explicit brightness",
+            ));
+        }
+        let out = FrameOut::Image8 {
+            pixels,
+            tau_scale,
+            tone: &settings.tone,
+        };
+        self.render_chunked(snapshot, None, settings, progress, out)
     }
 
     /// [`CpuRenderer::render_into`] for a subset of a larger snapshot: `global[s][i]` is the
@@ -226,7 +267,13 @@ impl CpuRenderer {
         progress: &Progress,
         tau: &mut TauBuffer,
     ) -> Result<RenderStats, RenderError> {
-        self.render_chunked(snapshot, Some(global), settings, progress, tau)
+        self.render_chunked(
+            snapshot,
+            Some(global),
+            settings,
+            progress,
+            FrameOut::Tau(tau),
+        )
     }
 
     fn render_chunked(
@@ -235,7 +282,7 @@ impl CpuRenderer {
         global: Option<&[Vec<u64>]>,
         settings: &RenderSettings,
         progress: &Progress,
-        tau: &mut TauBuffer,
+        out: FrameOut<'_>,
     ) -> Result<RenderStats, RenderError> {
         let start = Instant::now();
         let mut timings = Vec::new();
@@ -343,17 +390,34 @@ impl CpuRenderer {
 
         progress.check().map_err(cancelled)?;
         progress.report("splat", 0, 1);
-        self.splatter.draw_into(tau, Merge::Overwrite);
+        // Under `FrameOut::Image8` the stage "splat" includes the tone map (no stage "tone").
+        let tau = match out {
+            FrameOut::Tau(tau) => {
+                self.splatter.draw_into(tau, Merge::Overwrite);
+                Some(tau)
+            }
+            FrameOut::Image8 {
+                pixels,
+                tau_scale,
+                tone,
+            } => {
+                self.splatter.draw_image8(pixels, tau_scale, tone);
+                None
+            }
+        };
         lap("splat", &mut timings);
 
-        let tau_scale = match settings.brightness {
-            Brightness::Auto {
-                percentile,
-                target_value,
-            } => {
+        let tau_scale = match (settings.brightness, tau) {
+            (
+                Brightness::Auto {
+                    percentile,
+                    target_value,
+                },
+                Some(tau),
+            ) => {
                 exposure::auto_brightness(tau, percentile, target_value, &mut self.exposure_scratch)
             }
-            Brightness::Explicit(_) => 1.0,
+            _ => 1.0,
         };
         lap("exposure", &mut timings);
         progress.report("splat", 1, 1);

@@ -25,8 +25,8 @@
 //! loop updates with the column weights as they are (vectorised, no shuffles); each drawn tile or
 //! band is interleaved into its rectangle of τ at once (`draw.rs`).
 
-use super::bins::ChunkBins;
-use super::draw::{self, Merge, SplatProfile, nanos};
+use super::bins::{ChunkBins, SortScratch};
+use super::draw::{self, Merge, SplatProfile, Target, nanos};
 use super::exp::Isa;
 use super::grid::Grid;
 use super::records::Staging;
@@ -34,6 +34,7 @@ use super::sink::ChunkSink;
 use super::tile::Binned;
 use crate::render::project::Splat;
 use crate::render::tau::TauBuffer;
+use crate::render::tone::ToneSettings;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -63,6 +64,13 @@ pub enum Channels {
     Grey,
 }
 
+/// One thread's room for the chunk it bins: the staged records and the sort's working room.
+#[derive(Debug, Default)]
+struct ThreadScratch {
+    staging: Staging,
+    sort: SortScratch,
+}
+
 /// Reusable scratch of the tiled splatter.
 #[derive(Debug, Default)]
 pub struct Splatter {
@@ -74,8 +82,8 @@ pub struct Splatter {
     max_bands: Option<usize>,
     /// Where the last frame's time went.
     profile: Box<SplatProfile>,
-    /// Per-thread staging of the chunk being binned (indexed by rayon thread).
-    staging: Vec<Mutex<Staging>>,
+    /// Per-thread staging and sort room of the chunk being binned (indexed by rayon thread).
+    staging: Vec<Mutex<ThreadScratch>>,
     /// Layout and chunk count of the last [`Splatter::bin`].
     binned: Option<(Grid, usize)>,
     /// Channels of the last [`Splatter::bin`].
@@ -175,19 +183,23 @@ impl Splatter {
                 // The staging slot only holds this chunk's records until they are sorted, so
                 // which thread's slot is used never changes the result.
                 let slot = rayon::current_thread_index().unwrap_or(0) % staging.len();
-                let mut stage = staging[slot].lock().unwrap_or_else(PoisonError::into_inner);
+                let mut slot = staging[slot].lock().unwrap_or_else(PoisonError::into_inner);
+                let ThreadScratch {
+                    staging: stage,
+                    sort,
+                } = &mut *slot;
                 stage.clear();
                 let mut sink = ChunkSink {
                     grid,
                     grey,
-                    staging: &mut stage,
+                    staging: stage,
                 };
                 produce(c, &mut sink);
                 let sort_start = Instant::now();
                 if grey {
-                    bins.fill::<1>(&stage, &grid);
+                    bins.fill::<1>(stage, sort, &grid);
                 } else {
-                    bins.fill::<3>(&stage, &grid);
+                    bins.fill::<3>(stage, sort, &grid);
                 }
                 produce_ns.fetch_add(nanos(sort_start - produce_start), Ordering::Relaxed);
                 sort_ns.fetch_add(nanos(sort_start.elapsed()), Ordering::Relaxed);
@@ -216,6 +228,35 @@ impl Splatter {
             Merge::Add if (tau.width, tau.height) != (width, height) => return,
             Merge::Add => {}
         }
+        self.draw_target(grid, n_chunks, Target::Tau(tau, merge));
+    }
+
+    /// Draws what the last [`Splatter::bin`] binned as its 8-bit tone map at τ scale
+    /// `tau_scale` (the bytes of [`crate::render::tone_map`] of the τ that
+    /// [`Splatter::draw_into`] would draw under [`Merge::Overwrite`]) into `pixels` (resized to
+    /// width·height·3, RGB, row 0 at the top). τ is never stored.
+    pub fn draw_image8(&mut self, pixels: &mut Vec<u8>, tau_scale: f32, tone: &ToneSettings) {
+        let Some((grid, n_chunks)) = self.binned.take() else {
+            return;
+        };
+        let len = grid.width as usize * grid.height as usize * 3;
+        if pixels.capacity() < len {
+            // Fresh zero pages, first touched by the parallel writers (as τ's in
+            // `TauBuffer::resize_for_overwrite`).
+            *pixels = vec![0; len];
+        } else {
+            pixels.resize(len, 0);
+        }
+        let target = Target::Image8 {
+            pixels,
+            tau_scale,
+            tone: *tone,
+        };
+        self.draw_target(grid, n_chunks, target);
+    }
+
+    /// Draws the `n_chunks` chunks binned on `grid` into `target` (sized to its image).
+    fn draw_target(&mut self, grid: Grid, n_chunks: usize, target: Target<'_>) {
         if grid.n_tiles() == 0 {
             return;
         }
@@ -230,13 +271,12 @@ impl Splatter {
             isa,
             channels,
             max_bands,
-            merge,
         };
         let binned = Binned {
             grid: &grid,
             chunks,
         };
-        self.draw.draw(options, binned, tau, &mut self.profile);
+        self.draw.draw(options, binned, target, &mut self.profile);
     }
 
     /// Whether [`Channels::Grey`] frames are drawn as one plane (default `true`). The image

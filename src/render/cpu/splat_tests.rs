@@ -334,7 +334,7 @@ fn tiny_records_give_the_reference_bits_rgb_and_grey_any_threads() {
     };
     splats.iter().for_each(|s| sink.push(s));
     let mut bins = ChunkBins::default();
-    bins.fill::<3>(&staging, &grid);
+    bins.fill::<3>(&staging, &mut bins::SortScratch::default(), &grid);
     let (mut n_tiny, mut n_general, mut n_small) = (0, 0, 0);
     for t in 0..grid.n_tiles() {
         let tile = bins.tile::<3>(t);
