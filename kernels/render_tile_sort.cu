@@ -9,6 +9,20 @@
 // that the loads' latencies overlap.
 #define SCAN_BATCH 8
 
+// Inclusive scans of two values at once over a warp (all 32 lanes active).
+__device__ __forceinline__ void warp_inclusive_scan2(unsigned int& a, unsigned int& b,
+                                                     unsigned int lane) {
+#pragma unroll
+    for (unsigned int d = 1; d < 32; d <<= 1) {
+        unsigned int up_a = __shfl_up_sync(0xffffffffu, a, d);
+        unsigned int up_b = __shfl_up_sync(0xffffffffu, b, d);
+        if (lane >= d) {
+            a += up_a;
+            b += up_b;
+        }
+    }
+}
+
 // Exclusive scans of the tile counts (-> tile_start, cursor) and of the segments per tile,
 // ceil(count / segment) (-> seg_start); entry n_tiles of each holds the total. Keys from
 // `wide_from` on (the wide-border tiles) use `wide_segment`. One block of SCAN_THREADS threads
@@ -47,17 +61,8 @@ extern "C" __global__ void tile_scan(const unsigned int* __restrict__ tile_count
             unsigned int c = counts[j];
             unsigned int seg = k < wide_from ? segment : wide_segment;
             unsigned int segs = (c + seg - 1) / seg;
-            // Inclusive scans over the warp.
             unsigned int in_count = c, in_seg = segs;
-#pragma unroll
-            for (unsigned int d = 1; d < 32; d <<= 1) {
-                unsigned int a = __shfl_up_sync(0xffffffffu, in_count, d);
-                unsigned int b = __shfl_up_sync(0xffffffffu, in_seg, d);
-                if (lane >= d) {
-                    in_count += a;
-                    in_seg += b;
-                }
-            }
+            warp_inclusive_scan2(in_count, in_seg, lane);
             if (lane == 31) {
                 warp_count[set][warp] = in_count;
                 warp_seg[set][warp] = in_seg;
@@ -67,15 +72,7 @@ extern "C" __global__ void tile_scan(const unsigned int* __restrict__ tile_count
             if (warp == 0) {
                 unsigned int wc = warp_count[set][lane], ws = warp_seg[set][lane];
                 unsigned int ic = wc, is = ws;
-#pragma unroll
-                for (unsigned int d = 1; d < 32; d <<= 1) {
-                    unsigned int a = __shfl_up_sync(0xffffffffu, ic, d);
-                    unsigned int b = __shfl_up_sync(0xffffffffu, is, d);
-                    if (lane >= d) {
-                        ic += a;
-                        is += b;
-                    }
-                }
+                warp_inclusive_scan2(ic, is, lane);
                 warp_count[set][lane] = ic - wc;
                 warp_seg[set][lane] = is - ws;
                 if (lane == 31) {
