@@ -71,3 +71,37 @@ fn compiles_to_cubin_caches_and_launches() {
         "NVRTC log missing: {err}"
     );
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; run on the GPU machine with --ignored"]
+fn memory_mapped_into_the_pool_stays_free_to_the_process() {
+    const GIB: usize = 1 << 30;
+    let device = GpuDevice::open(0).expect("open device 0");
+    let driver_free = || device.context().mem_get_info().expect("driver memory").0;
+    let (free_before, _) = device.memory().expect("memory");
+    let driver_before = driver_free();
+    haloscope::gpu::reserve_pool(device.stream(), 2 * GIB).expect("reserve");
+    // The driver now counts the mapped 2 GiB as used; the process can still take them.
+    assert!(
+        driver_free() + GIB < driver_before,
+        "the reserve mapped nothing: driver free {} -> {}",
+        driver_before,
+        driver_free()
+    );
+    let (free_after, _) = device.memory().expect("memory");
+    assert!(
+        free_after.abs_diff(free_before) < GIB / 4,
+        "free to the process {free_before} -> {free_after} after a reserve"
+    );
+    // An allocation inside the reserve comes from the pool: the driver maps nothing more.
+    let driver_reserved = driver_free();
+    let block = haloscope::gpu::alloc::<u8>(device.stream(), GIB).expect("alloc");
+    device.stream().synchronize().expect("sync");
+    assert!(driver_free() + GIB / 4 > driver_reserved, "the allocation mapped fresh memory");
+    let (free_in_use, _) = device.memory().expect("memory");
+    assert!(
+        free_in_use + GIB / 2 < free_after,
+        "an allocation of 1 GiB left free to the process at {free_in_use} of {free_after}"
+    );
+    drop(block);
+}

@@ -124,9 +124,12 @@ impl GpuDevice {
         &self.stream
     }
 
-    /// Free and total device memory in bytes.
+    /// Device memory free to this process (the driver's free memory and what the pool holds
+    /// unused, [`super::memory::pool_idle_bytes`]) and the total, in bytes.
     pub fn memory(&self) -> Result<(usize, usize), GpuError> {
-        Ok(self.context.mem_get_info()?)
+        let (free, total) = self.context.mem_get_info()?;
+        let idle = super::memory::pool_idle_bytes(&self.context)?;
+        Ok((free.saturating_add(idle).min(total), total))
     }
 
     /// The module compiled from `source` (a kernels/*.cu file, named `program` in messages),

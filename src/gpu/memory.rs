@@ -2,7 +2,9 @@
 //! (so callers can fall back or shrink), zeroed buffers and byte fills.
 
 use super::GpuError;
-use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits, sys};
+use cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits, sys,
+};
 use std::sync::Arc;
 
 /// Device memory for `len` elements (at least one, so that every buffer can be passed to a
@@ -78,4 +80,29 @@ pub fn reserve_pool(stream: &Arc<CudaStream>, bytes: usize) -> Result<(), GpuErr
     drop(block);
     stream.synchronize()?;
     Ok(())
+}
+
+/// Device memory the context's pool holds without handing it out (mapped by [`reserve_pool`]
+/// or freed by this process and kept): stream-ordered allocations take it before asking the
+/// driver, so it is free to this process although the driver counts it as used.
+pub fn pool_idle_bytes(context: &CudaContext) -> Result<usize, GpuError> {
+    if !context.has_async_alloc() {
+        return Ok(0);
+    }
+    let attribute = |attribute| -> Result<u64, GpuError> {
+        let mut value = 0u64;
+        // SAFETY: the device handle is the context's own; both attributes are a u64 (cuda.h).
+        unsafe {
+            let pool = cudarc::driver::result::device::get_mem_pool(context.cu_device())?;
+            cudarc::driver::result::mem_pool::get_attribute(
+                pool,
+                attribute,
+                (&mut value as *mut u64).cast(),
+            )?;
+        }
+        Ok(value)
+    };
+    let reserved = attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+    let used = attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+    Ok(usize::try_from(reserved.saturating_sub(used)).unwrap_or(usize::MAX))
 }
