@@ -97,7 +97,10 @@ fn memory_mapped_into_the_pool_stays_free_to_the_process() {
     let driver_reserved = driver_free();
     let block = haloscope::gpu::alloc::<u8>(device.stream(), GIB).expect("alloc");
     device.stream().synchronize().expect("sync");
-    assert!(driver_free() + GIB / 4 > driver_reserved, "the allocation mapped fresh memory");
+    assert!(
+        driver_free() + GIB / 4 > driver_reserved,
+        "the allocation mapped fresh memory"
+    );
     let (free_in_use, _) = device.memory().expect("memory");
     assert!(
         free_in_use + GIB / 2 < free_after,
