@@ -521,9 +521,10 @@ override FOLDK: bool = false;
 // each pixel of a 2×2 group behind its own branch (1) or all four without one (2). The same
 // words: `wide_of` is `fixed_words` for every x in [+0, 2^62) (the render_wgpu test
 // `wide_of_is_fixed_words`), and the values stay below the frame's bound times 2^k < 2^62.
-// On an H200 through Vulkan (one call, three rounds alternated): the window's 10⁷ frame at
-// 1920×1080 16.9-17.4 → 12.8-13.4 ms with 2 (13.6-13.8 with 1), its tiles pass 13.4 → 9.9 ms;
-// 10⁸ colour at 2048² with 1, R0 = 4 59.9 → 53.9 ms and R0 = 16 347 → 265 ms.
+// On an H200 through Vulkan (two calls, before and after alternated): the window's 10⁷ frame
+// at 1920×1080 16.9-17.3 → 12.8-13.4 ms with 2 (13.6-13.8 with 1), its tiles pass 13.3 → 9.8
+// ms; 10⁸ colour at 2048² with 2, R0 = 4 60.3 → 53.4 ms and R0 = 16 347 → 251 ms (R0 ≤ 1 within
+// 0.5 ms).
 override WIDE: u32 = 0u;
 
 // `to_fixed` for the tiles pass: v·2^k as (lo, hi), v already times 2^(k − 32) with FOLD (2^k

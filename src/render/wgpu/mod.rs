@@ -119,8 +119,9 @@ pub struct WgpuTuning {
     /// u64 and its register sums as u64 (splat.wgsl's `WIDE`), a 2×2 group's pixels each behind
     /// a branch (1) or all four added without one (2, the default); 0: by `fixed_words`' shifts
     /// into (lo, hi) pairs. The same words. On an H200 through Vulkan the window's 10⁷ demo
-    /// frame at 1920×1080 took 12.8-13.4 ms with 2 against 16.9-17.4 with 0 (13.6-13.8 with 1).
-    /// Where the device has no 64-bit atomics it is 0.
+    /// frame at 1920×1080 took 12.8-13.4 ms with 2 against 16.5-17.4 with 0 (13.6-13.8 with 1),
+    /// and 10⁸ colour at 2048² R0 = 4 / 16 53.4 / 251 ms against 60.3 / 347 (main f634061).
+    /// Where the device has no 64-bit atomics it acts as 0.
     pub wide: u32,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
