@@ -18,3 +18,24 @@ fn tau_add(at: u32, f: vec2<u32>) {
         atomicAdd(&tau[at + 1u], hi);
     }
 }
+
+// The tiles pass's register sums with `WIDE` (splat.wgsl), which needs 64-bit integers: the
+// host sets WIDE only with tau_u64.wgsl, so these (lo, hi) stand-ins keep the module valid
+// and are never reached.
+alias Wide = vec2<u32>;
+
+fn wide_zero() -> Wide {
+    return vec2<u32>(0u);
+}
+
+fn wide_of(x: f32) -> Wide {
+    return fixed_words(x);
+}
+
+fn wide_add(acc: Wide, x: f32) -> Wide {
+    return add_pairs(acc, wide_of(x));
+}
+
+fn wide_words(acc: Wide) -> vec2<u32> {
+    return acc;
+}

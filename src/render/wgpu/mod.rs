@@ -115,6 +115,14 @@ pub struct WgpuTuning {
     /// With `fold` and `int_fixed`, fold 2^k rather than 2^(k − 32) into the tiles pass's rgb
     /// (one product less per channel and pixel).
     pub fold_k: bool,
+    /// With `fold` and 64-bit τ atomics, the tiles pass's fixed-point values by a conversion to
+    /// u64 and its register sums as u64 (splat.wgsl's `WIDE`), a 2×2 group's pixels each behind
+    /// a branch (1) or all four added without one (2, the default); 0: by `fixed_words`' shifts
+    /// into (lo, hi) pairs. The same words. On an H200 through Vulkan the window's 10⁷ demo
+    /// frame at 1920×1080 took 12.8-13.4 ms with 2 against 16.5-17.4 with 0 (13.6-13.8 with 1),
+    /// and 10⁸ colour at 2048² R0 = 4 / 16 53.4 / 251 ms against 60.3 / 347 (main f634061).
+    /// Where the device has no 64-bit atomics it acts as 0.
+    pub wide: u32,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
     pub profile_passes: bool,
@@ -123,9 +131,9 @@ pub struct WgpuTuning {
 impl WgpuTuning {
     /// The tuning with what `$HALOSCOPE_WGPU_TUNING` sets (comma-separated `name=value` of
     /// `chunk`, `batch`, `small`, `medium`, `marea`, and 0 or 1 for `int64`, `parts`,
-    /// `blocks`, `order`, `quads`, `fold`, `zinit`, `carry`, `intfix`, `foldk`, `profile`); a
-    /// malformed entry is ignored with a warning, since the variable is a developer's
-    /// measuring aid.
+    /// `blocks`, `order`, `quads`, `fold`, `zinit`, `carry`, `intfix`, `foldk`, `profile`, and
+    /// 0 to 2 for `wide`); a malformed entry is ignored with a warning, since the variable is a
+    /// developer's measuring aid.
     pub fn with_env_overrides(self) -> Self {
         match std::env::var("HALOSCOPE_WGPU_TUNING") {
             Ok(text) => self.with_overrides(&text),
@@ -157,6 +165,7 @@ impl WgpuTuning {
                 Some(("carry", v)) => self.carry_test = v != 0,
                 Some(("intfix", v)) => self.int_fixed = v != 0,
                 Some(("foldk", v)) => self.fold_k = v != 0,
+                Some(("wide", v)) if v <= 2 => self.wide = v as u32,
                 _ => log::warn!("HALOSCOPE_WGPU_TUNING: ignored `{item}`"),
             }
         }
@@ -184,6 +193,7 @@ impl Default for WgpuTuning {
             carry_test: false,
             int_fixed: true,
             fold_k: false,
+            wide: 2,
             profile_passes: false,
         }
     }
@@ -243,6 +253,7 @@ impl WgpuRenderer {
             carry: tuning.carry_test,
             intfix: tuning.int_fixed,
             foldk: tuning.fold_k,
+            wide: tuning.wide,
         };
         let pipelines = Pipelines::new(&context.device, tuning.int64_atomics, tiles)?;
         let order = if tuning.order {
@@ -725,7 +736,7 @@ mod tests {
         let base = WgpuTuning::default();
         let tuned = base.with_overrides(
             "small=1, medium=40,int64=0,profile=1,chunk=4096,bad,x=2,parts=0,blocks=0,quads=1,\
-             fold=1,zinit=0,carry=1,intfix=0,foldk=1,batch=0,marea=32",
+             fold=1,zinit=0,carry=1,intfix=0,foldk=1,batch=0,marea=32,wide=3,wide=1",
         );
         assert_eq!(
             tuned,
@@ -745,6 +756,7 @@ mod tests {
                 carry_test: true,
                 int_fixed: false,
                 fold_k: true,
+                wide: 1,
                 ..base
             }
         );

@@ -86,8 +86,9 @@ pub(super) fn compute(
     compute_with(device, layout, module, entry, &Default::default())
 }
 
-/// The variant of the tiles pass (splat.wgsl's `QUADS`, `FOLD`, `CARRY`, `INTFIX` and `FOLDK`, and whether the driver
-/// zeroes its workgroup memory first; the pass writes all it reads, so that is not needed).
+/// The variant of the tiles pass (splat.wgsl's `QUADS`, `FOLD`, `CARRY`, `INTFIX`, `FOLDK` and
+/// `WIDE`, and whether the driver zeroes its workgroup memory first; the pass writes all it
+/// reads, so that is not needed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TilesVariant {
     pub(crate) quads: bool,
@@ -96,6 +97,8 @@ pub(crate) struct TilesVariant {
     pub(crate) carry: bool,
     pub(crate) intfix: bool,
     pub(crate) foldk: bool,
+    /// splat.wgsl's `WIDE` (0: off): honoured in the folded pipeline with 64-bit τ only.
+    pub(crate) wide: u32,
 }
 
 fn tiles_pipeline(
@@ -104,14 +107,18 @@ fn tiles_pipeline(
     module: &wgpu::ShaderModule,
     variant: TilesVariant,
     fold: bool,
+    int64: bool,
 ) -> wgpu::ComputePipeline {
     let flag = |on: bool| if on { 1.0 } else { 0.0 };
+    // WIDE's u64 sums exist only after tau_u64.wgsl, and its 2^k scale only in the folded pass.
+    let wide = if fold && int64 { variant.wide } else { 0 };
     let constants = [
         ("QUADS", flag(variant.quads)),
         ("FOLD", flag(fold)),
         ("CARRY", flag(variant.carry)),
         ("INTFIX", flag(variant.intfix)),
         ("FOLDK", flag(variant.foldk)),
+        ("WIDE", f64::from(wide)),
     ];
     let options = wgpu::PipelineCompilationOptions {
         constants: &constants,
@@ -197,10 +204,10 @@ impl Pipelines {
             int64_atomics,
             classify: compute(device, &splat_layout, &splat, "classify"),
             scatter: compute(device, &splat_layout, &splat, "scatter"),
-            tiles: tiles_pipeline(device, &splat_layout, &splat, tiles, false),
+            tiles: tiles_pipeline(device, &splat_layout, &splat, tiles, false, int64_atomics),
             tiles_folded: tiles
                 .fold
-                .then(|| tiles_pipeline(device, &splat_layout, &splat, tiles, true)),
+                .then(|| tiles_pipeline(device, &splat_layout, &splat, tiles, true, int64_atomics)),
             tone8: compute(device, &tone_layout, &tone, "tone8"),
             resolve: compute(device, &tone_layout, &tone, "resolve"),
             histogram_high: compute(device, &tone_layout, &exposure, "histogram_high"),
