@@ -65,7 +65,8 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         .map_err(anyhow::Error::from);
     let share = agree(group, "reading its share", share)?;
     let start = Instant::now();
-    // This rank's wall time per step; rank 0's are reported with --json as `stages`.
+    // This rank's wall time per step; rank 0's are reported with --json as `stages`, every
+    // rank's as `rank_stages`.
     let mut stages: Vec<(&'static str, f64)> = Vec::new();
     let mut step = Instant::now();
 
@@ -199,9 +200,17 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         None => None,
     };
     stages.push(("gather_labels", lap(&mut step)));
+    // Every rank's own stages for --json's `rank_stages`: a rank's stage holds its waits for
+    // the others in the collectives, so rank 0's alone do not say which rank's work was slow.
+    let gathered = group.gather_bytes(0, &stages_json(&stages).to_string().into_bytes());
     if !group.is_root() {
         return Ok(());
     }
+    let rank_stages = gathered
+        .iter()
+        .map(|bytes| serde_json::from_slice::<serde_json::Value>(bytes))
+        .collect::<Result<Vec<_>, _>>()
+        .context("reading the ranks' stage times")?;
     let kind = if backend.devices().is_empty() {
         BackendKind::Cpu
     } else {
@@ -231,7 +240,8 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     }
     let species_names: Vec<&str> = prepared.species.iter().map(|k| k.name()).collect();
     if args.json {
-        let json = result_json(&result, file, &species_names, seconds);
+        let mut json = result_json(&result, file, &species_names, seconds);
+        json["rank_stages"] = serde_json::Value::Array(rank_stages);
         println!("{}", crate::cli::with_lossy_note(json, [file.as_path()]));
     } else {
         print_summary(&result, file, &species_names, seconds);
@@ -241,6 +251,14 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A rank's stages as one JSON object (stage name to seconds).
+fn stages_json(stages: &[(&'static str, f64)]) -> serde_json::Value {
+    let pairs = stages
+        .iter()
+        .map(|&(stage, s)| (stage.to_owned(), serde_json::Value::from(s)));
+    serde_json::Value::Object(pairs.collect())
 }
 
 /// Rank 0: every particle's halo index from its own (`ids`, `labels`) and the other ranks'

@@ -149,7 +149,9 @@ pub struct RankLabels {
     pub n_ghosts: usize,
     /// This rank's wall time per step: `route` (decomposition and the particles placed by
     /// slab), `exchange` (the all-to-all and the slab in id order), `link` (its slab),
-    /// `merge` (labels, ghost pairs and label edges).
+    /// `merge_*` (the merge's steps: `label_domain`, the `owned` columns, the `ghost_pairs`
+    /// exchange, the `owner_edges`, the `edges` gathered, the `label_map`, the labels
+    /// `resolve`d and the `crossing` sets).
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
@@ -274,6 +276,7 @@ impl Run<'_> {
             .collect();
         let labels = label_domain(&slab_ids, &owned, |k| slab[k].owner() as usize, &set_ids);
         drop((slab_ids, owned, set_ids));
+        stages.push(("merge_label_domain", lap(&mut clock)));
         let n_ghosts = slab.len() - labels.owned_ids.len();
         let mine = || slab.par_iter().filter(|t| t.owner() as usize == rank);
         let owned_positions: Vec<[f32; 3]> = mine().map(|t| t.position()).collect();
@@ -284,6 +287,7 @@ impl Run<'_> {
             .velocities
             .map(|_| mine().map(|t| t.velocity()).collect::<Vec<[f32; 3]>>());
         drop(slab);
+        stages.push(("merge_owned", lap(&mut clock)));
 
         let mut pairs: Vec<Vec<GhostPair>> = vec![Vec::new(); ranks];
         for &(owner, pair) in &labels.ghosts {
@@ -291,12 +295,14 @@ impl Run<'_> {
         }
         let bytes: Vec<Vec<u8>> = pairs.iter().map(|p| to_bytes(p)).collect();
         let incoming = collective.all_to_all_bytes(&bytes);
+        stages.push(("merge_ghost_pairs", lap(&mut clock)));
         let edges = incoming
             .iter()
             .map(|b| from_bytes::<GhostPair>(b, "ghost pairs"))
             .collect::<Result<Vec<_>, _>>()
             .and_then(|parts| owner_edges(&labels, &parts.concat()));
         let edges = agree(collective, "ghost pairs", edges)?;
+        stages.push(("merge_owner_edges", lap(&mut clock)));
         let all_edges = collective
             .all_gather_bytes(&to_bytes(&edges))
             .iter()
@@ -304,12 +310,15 @@ impl Run<'_> {
             .collect::<Result<Vec<_>, _>>()
             .map(|parts| parts.concat());
         let all_edges = agree(collective, "label edges", all_edges)?;
+        stages.push(("merge_edges", lap(&mut clock)));
         let map = LabelMap::from_edges(&all_edges);
+        stages.push(("merge_label_map", lap(&mut clock)));
         let resolved = labels
             .owned_labels
             .par_iter()
             .map(|&l| map.resolve(l))
             .collect();
+        stages.push(("merge_resolve", lap(&mut clock)));
         let mut named: Vec<u64> = labels
             .ghosts
             .iter()
@@ -329,7 +338,7 @@ impl Run<'_> {
                 all
             });
         let crossing = agree(collective, "labels of sets across slabs", crossing)?;
-        stages.push(("merge", lap(&mut clock)));
+        stages.push(("merge_crossing", lap(&mut clock)));
         Ok(RankLabels {
             labels: resolved,
             ids: labels.owned_ids,
