@@ -379,8 +379,7 @@ fn owned_columns<R: Record>(
         .zip(slab.par_chunks(SCAN_PIECE))
         .zip(owned.par_chunks(SCAN_PIECE))
         .for_each(|((((positions, mass), velocity), records), owned)| {
-            let mut at = 0;
-            for (t, _) in records.iter().zip(owned).filter(|&(_, &o)| o) {
+            for (at, (t, _)) in records.iter().zip(owned).filter(|&(_, &o)| o).enumerate() {
                 if let Some(p) = positions.get_mut(at) {
                     *p = t.position();
                 }
@@ -390,7 +389,6 @@ fn owned_columns<R: Record>(
                 if let Some(v) = velocity.get_mut(at) {
                     *v = t.velocity();
                 }
-                at += 1;
             }
         });
     (
