@@ -309,8 +309,9 @@ mod tests {
         // Sets spread over the whole domain (as a slab's are), several pieces of the passes.
         let n = 5 * SCAN_PIECE + 123;
         let ids: Vec<u64> = (0..n as u64).map(|k| 7 + 3 * k).collect();
+        // A set's members share k mod 997 and k mod 3, so sets mix owned and not owned ones.
         let set_ids: Vec<u32> = (0..n)
-            .map(|k| ((k * 7919) % 1000 + (k % 3) * 1000) as u32)
+            .map(|k| ((k * 7919) % 997 + (k % 3) * 1000) as u32)
             .collect();
         let owned: Vec<bool> = (0..n).map(|k| k % 5 != 0 && k % 3 != 2).collect();
         let labels = label_domain(&ids, &owned, |k| k % 4, &set_ids);
