@@ -157,6 +157,39 @@ fn ranks_write_the_files_of_one_process() {
 }
 
 #[test]
+fn json_reports_every_ranks_own_stages() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("filaments.tbin");
+    write_filaments(&file, |_| 1.0, None);
+    let file = file.display().to_string();
+    let args = ["fof", &file, "--box", "1", "--backend", "cpu", "--json"];
+    let output = mpirun(&haloscope_bin(), 3, &args, dir.path());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    let ranks = json["rank_stages"].as_array().expect("rank_stages");
+    assert_eq!(ranks.len(), 3);
+    for (rank, stages) in ranks.iter().enumerate() {
+        for stage in [
+            "exchange",
+            "link",
+            "merge_label_domain",
+            "merge_resolve",
+            "order",
+        ] {
+            assert!(
+                stages[stage].as_f64().is_some_and(|s| s >= 0.0),
+                "rank {rank} has no {stage}: {stages}"
+            );
+        }
+    }
+    assert_eq!(ranks[0], json["stages"]);
+}
+
+#[test]
 fn a_file_no_rank_can_read_ends_every_rank_with_one_error() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("short.tbin");

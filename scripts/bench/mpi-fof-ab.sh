@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # On nvidia-h200-x2: `mpirun -n 2 haloscope fof` of two builds with --features mpi (bundle
-# bin/haloscope-before-mpi and bin/haloscope, from scripts/device-bundle.sh, as
-# .dev/b-mpifof2.tar.xz; the Open MPI debs of scripts/bench/mpi-gpu.sh as .dev/mpifof2-debs.tar)
-# and one process on --devices 0,1, alternated on one file of N1 (2x10^8) clustered dark
-# particles, then the new build under MPI (also with RAYON_NUM_THREADS=16) and one process at
-# N2 (4x10^8); labels cmp'd, catalogues compared by columns against the first one-process run.
-# Flags as scripts/bench/mpi-render-fof.sh's fof part. Everything into $OUT/log; LIMIT (470 s)
-# bounds the whole; BK=cpu TMPD=DIR runs it anywhere with small N1/N2 as a dry run.
+# bin/haloscope-before-mpi, bin/haloscope and the test binary bin/fof_domains_cuda, from
+# scripts/device-bundle.sh, as .dev/b-mpifof.tar.xz; the Open MPI debs of scripts/bench/mpi-gpu.sh
+# as .dev/mpifof2-debs.tar): first fof_domains_cuda --ignored (which also fills the kernel cache),
+# then one process on --devices 0,1 and both builds under MPI, alternated, at N1 (2x10^8) and N2
+# (4x10^8) clustered dark particles, the new build also with RAYON_NUM_THREADS=32; labels cmp'd,
+# catalogues compared by columns against the first one-process run; every rank's stages
+# (--json's rank_stages) printed as RANK lines. Flags as scripts/bench/mpi-render-fof.sh's fof
+# part. Everything into $OUT/log; LIMIT (420 s) bounds the whole; BK=cpu TMPD=DIR runs it
+# anywhere with small N1/N2 as a dry run.
 set -u
-t0=$(date +%s); limit=${LIMIT:-470}
+t0=$(date +%s); limit=${LIMIT:-420}
 log=$OUT/log
-tar xJf .dev/b-mpifof2.tar.xz -C ${TMPD:-/tmp} && tar xf .dev/mpifof2-debs.tar -C ${TMPD:-/tmp} || exit 1
-b=${TMPD:-/tmp}/b-mpifof2
+tar xJf .dev/b-mpifof.tar.xz -C ${TMPD:-/tmp} && tar xf .dev/mpifof2-debs.tar -C ${TMPD:-/tmp} || exit 1
+b=${TMPD:-/tmp}/b-mpifof
 export LD_LIBRARY_PATH=$b/lib HALOSCOPE_SHARED=$b/shared HALOSCOPE_KERNEL_CACHE=/tmp/hk
 source scripts/bench/mpi-env.sh ${TMPD:-/tmp}/mpi-debs ${TMPD:-/tmp}/mpiroot
 data=${TMPD:-/tmp}/mpi-data; mkdir -p $data
@@ -46,6 +48,8 @@ try:
     st = st.items() if isinstance(st, dict) else st
     print(f"RUN {name} rc={rc} wall={wall} seconds={d.get('seconds'):.2f} groups={d.get('n_groups')} stages: "
           + " ".join(f"{k}={v:.2f}" for k, v in st if v >= 0.05))
+    for r, rs in enumerate(d.get("rank_stages", [])):
+        print(f"RANK {name} r{r}: " + " ".join(f"{k}={v:.2f}" for k, v in rs.items() if v >= 0.05))
 except Exception as e:
     print(f"RUN {name} rc={rc} wall={wall} no json: {e}")
 PY
@@ -79,14 +83,17 @@ PY
     done 2>&1 | tee -a $log
 }
 B=$b/bin/haloscope-before-mpi A=$b/bin/haloscope
+# First: the GPU tests of the domain merge (they also fill the kernel cache for every run).
+[ "${BK:-cuda}" = cuda ] && HALOSCOPE_BIN=$A timeout 90 $b/bin/fof_domains_cuda --ignored --test-threads 1 >> $log 2>&1; echo "fof_domains_cuda rc=$?" | tee -a $log
 s=$(date +%s); python3 scripts/bench/tipsy_synthetic.py dark $data/dark.tipsy ${N1:-200000000}
 echo "made 2e8 in $(( $(date +%s) - s )) s" | tee -a $log
 run dev1 dev $A; run before1 mpi $B; run after1 mpi $A
-run dev2 dev $A; run after2 mpi $A; run before2 mpi $B
-compare dev1 before1 after1 dev2 after2 before2
+run dev2 dev $A; run after2 mpi $A; run before2 mpi $B; run after1r32 mpi $A RAYON_NUM_THREADS=32
+compare dev1 before1 after1 dev2 after2 before2 after1r32
 rm -f $data/*.npy $data/dark.tipsy
 s=$(date +%s); python3 scripts/bench/tipsy_synthetic.py dark $data/dark.tipsy ${N2:-400000000}
 echo "made 4e8 in $(( $(date +%s) - s )) s" | tee -a $log
-run dev4 dev $A; run after4 mpi $A; run after4r16 mpi $A RAYON_NUM_THREADS=16
-compare dev4 after4 after4r16
-grep -E "^RUN|^labels|^catalogue|^made|SKIP" $log
+run dev4 dev $A; run after4 mpi $A; run before4 mpi $B; run after4r32 mpi $A RAYON_NUM_THREADS=32
+compare dev4 after4 before4 after4r32
+rm -f $data/*.npy $data/dark.tipsy
+grep -E "^RUN|^RANK|^labels|^catalogue|^made|SKIP|test result|^fof_domains" $log

@@ -23,7 +23,6 @@ use crate::output::{OutputPlan, check_writable};
 use anyhow::{Context, anyhow, bail};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 /// Ends every rank when one failed: this rank's error, or a line saying another rank failed.
@@ -65,7 +64,8 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         .map_err(anyhow::Error::from);
     let share = agree(group, "reading its share", share)?;
     let start = Instant::now();
-    // This rank's wall time per step; rank 0's are reported with --json as `stages`.
+    // This rank's wall time per step; rank 0's are reported with --json as `stages`, every
+    // rank's as `rank_stages`.
     let mut stages: Vec<(&'static str, f64)> = Vec::new();
     let mut step = Instant::now();
 
@@ -199,9 +199,17 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         None => None,
     };
     stages.push(("gather_labels", lap(&mut step)));
+    // Every rank's own stages for --json's `rank_stages`: a rank's stage holds its waits for
+    // the others in the collectives, so rank 0's alone do not say which rank's work was slow.
+    let gathered = group.gather_bytes(0, &stages_json(&stages).to_string().into_bytes());
     if !group.is_root() {
         return Ok(());
     }
+    let rank_stages = gathered
+        .iter()
+        .map(|bytes| serde_json::from_slice::<serde_json::Value>(bytes))
+        .collect::<Result<Vec<_>, _>>()
+        .context("reading the ranks' stage times")?;
     let kind = if backend.devices().is_empty() {
         BackendKind::Cpu
     } else {
@@ -231,7 +239,8 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     }
     let species_names: Vec<&str> = prepared.species.iter().map(|k| k.name()).collect();
     if args.json {
-        let json = result_json(&result, file, &species_names, seconds);
+        let mut json = result_json(&result, file, &species_names, seconds);
+        json["rank_stages"] = serde_json::Value::Array(rank_stages);
         println!("{}", crate::cli::with_lossy_note(json, [file.as_path()]));
     } else {
         print_summary(&result, file, &species_names, seconds);
@@ -243,45 +252,138 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A rank's stages as one JSON object (stage name to seconds).
+fn stages_json(stages: &[(&'static str, f64)]) -> serde_json::Value {
+    let pairs = stages
+        .iter()
+        .map(|&(stage, s)| (stage.to_owned(), serde_json::Value::from(s)));
+    serde_json::Value::Object(pairs.collect())
+}
+
 /// Rank 0: every particle's halo index from its own (`ids`, `labels`) and the other ranks'
-/// [u32 id, i32 label] records (`gathered[r]` for rank r > 0).
+/// [u32 id, i32 label] records (`gathered[r]` for rank r > 0); each rank's ids increase.
 fn join_labels(
     n: usize,
     ids: &[u64],
     labels: &[i32],
     gathered: &[Vec<u8>],
 ) -> anyhow::Result<Vec<i32>> {
-    // Scattered writes on every thread: each slot is written by one record (atomics make the
-    // writes of the threads safe; relaxed, as the pass ends in a join).
-    let all: Vec<AtomicI32> = (0..n)
-        .into_par_iter()
-        .map(|_| AtomicI32::new(i32::MIN))
-        .collect();
-    let put = |id: u64, label: i32| -> anyhow::Result<()> {
-        let slot = all
-            .get(id as usize)
-            .with_context(|| format!("a rank labelled particle {id} of {n}"))?;
-        slot.store(label, Ordering::Relaxed);
-        Ok(())
-    };
-    ids.par_iter()
-        .zip(labels)
-        .try_for_each(|(&id, &l)| put(id, l))?;
-    for bytes in gathered.iter().skip(1) {
-        if !bytes.len().is_multiple_of(8) {
-            bail!(
-                "a rank's final labels are {} bytes, not whole records",
-                bytes.len()
-            );
-        }
-        bytes.par_chunks_exact(8).try_for_each(|pair| {
-            let [id, label] = bytemuck::pod_read_unaligned::<[u32; 2]>(pair);
-            put(u64::from(id), label as i32)
-        })?;
+    // Filled on every thread (four bytes a particle of the whole selection).
+    let mut all: Vec<i32> = (0..n).into_par_iter().map(|_| i32::MIN).collect();
+    let mut records = 0usize;
+    scatter_increasing(&mut all, ids.len(), |j| ids[j], |j| labels[j])
+        .context("rank 0's own labels")?;
+    records += ids.len();
+    for (rank, bytes) in gathered.iter().enumerate().skip(1) {
+        // The gathered bytes are usually aligned for u32 words (a large allocation); the copy
+        // is for when they are not.
+        let copied;
+        let pairs: &[[u32; 2]] = match bytemuck::try_cast_slice(bytes) {
+            Ok(pairs) => pairs,
+            Err(_) => {
+                if !bytes.len().is_multiple_of(8) {
+                    bail!(
+                        "rank {rank}'s final labels are {} bytes, not whole records",
+                        bytes.len()
+                    );
+                }
+                copied = bytemuck::pod_collect_to_vec::<u8, [u32; 2]>(bytes);
+                &copied
+            }
+        };
+        scatter_increasing(
+            &mut all,
+            pairs.len(),
+            |j| u64::from(pairs[j][0]),
+            |j| pairs[j][1] as i32,
+        )
+        .with_context(|| format!("rank {rank}'s labels"))?;
+        records += pairs.len();
     }
-    let all: Vec<i32> = all.into_par_iter().map(AtomicI32::into_inner).collect();
+    // Every slot written and as many records as particles: each particle labelled once.
     if let Some(missing) = all.par_iter().position_first(|&s| s == i32::MIN) {
         bail!("no rank labelled particle {missing} of {n}");
     }
+    if records != n {
+        bail!("the ranks sent {records} labels for {n} particles");
+    }
     Ok(all)
+}
+
+/// `into[id(j)] = value(j)` for `j < len` with increasing ids, on every thread without
+/// atomics: each piece of `into` takes the records whose ids fall in it, found by bisection.
+fn scatter_increasing(
+    into: &mut [i32],
+    len: usize,
+    id: impl Fn(usize) -> u64 + Sync,
+    value: impl Fn(usize) -> i32 + Sync,
+) -> anyhow::Result<()> {
+    const PIECE: usize = 1 << 16;
+    let n = into.len() as u64;
+    if (1..len).into_par_iter().any(|j| id(j - 1) >= id(j)) {
+        bail!("particle ids do not increase");
+    }
+    if len > 0 && id(len - 1) >= n {
+        bail!("a rank labelled particle {} of {n}", id(len - 1));
+    }
+    // The first record at or after `at` (bisection over the increasing ids).
+    let first_from = |at: u64| {
+        let (mut lo, mut hi) = (0, len);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if id(mid) < at { lo = mid + 1 } else { hi = mid }
+        }
+        lo
+    };
+    into.par_chunks_mut(PIECE)
+        .enumerate()
+        .for_each(|(piece, chunk)| {
+            let first = (piece * PIECE) as u64;
+            let (from, to) = (first_from(first), first_from(first + chunk.len() as u64));
+            for j in from..to {
+                if let Some(slot) = chunk.get_mut((id(j) - first) as usize) {
+                    *slot = value(j);
+                }
+            }
+        });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records of `ids` as the other ranks send them: [u32 id, i32 label] words.
+    fn records(ids: &[u64], label: impl Fn(u64) -> i32) -> Vec<u8> {
+        let pairs: Vec<[u32; 2]> = ids.iter().map(|&i| [i as u32, label(i) as u32]).collect();
+        bytemuck::cast_slice(&pairs).to_vec()
+    }
+
+    #[test]
+    fn labels_of_interleaved_ranks_join_in_particle_order() {
+        let n = 300_000u64;
+        let label = |i: u64| (i % 1000) as i32 - 500;
+        let mine: Vec<u64> = (0..n).filter(|i| i % 3 == 0).collect();
+        let theirs: Vec<u64> = (0..n).filter(|i| i % 3 != 0).collect();
+        let mine_labels: Vec<i32> = mine.iter().map(|&i| label(i)).collect();
+        let gathered = vec![Vec::new(), records(&theirs, label)];
+        let all = join_labels(n as usize, &mine, &mine_labels, &gathered).unwrap();
+        assert_eq!(all, (0..n).map(label).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_missing_twice_given_or_foreign_particle_is_an_error() {
+        let n = 10;
+        let mine = [0u64, 2, 4, 6, 8];
+        let labels = [0i32; 5];
+        let join =
+            |theirs: &[u64]| join_labels(n, &mine, &labels, &[Vec::new(), records(theirs, |_| 1)]);
+        assert!(join(&[1, 3, 5, 7, 9]).is_ok());
+        assert!(join(&[1, 3, 5, 7]).is_err(), "particle 9 missing");
+        assert!(join(&[1, 3, 4, 5, 7, 9]).is_err(), "particle 4 twice");
+        assert!(join(&[1, 3, 5, 7, 9, 10]).is_err(), "particle 10 of 10");
+        assert!(join(&[1, 5, 3, 7, 9]).is_err(), "ids out of order");
+        let odd = vec![Vec::new(), vec![0u8; 12]];
+        assert!(join_labels(n, &mine, &labels, &odd).is_err());
+    }
 }

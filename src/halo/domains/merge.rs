@@ -63,21 +63,55 @@ pub fn label_domain(
         .into_par_iter()
         .map(|_| AtomicBool::new(false))
         .collect();
+    // A locked update on every particle's set was the cost here (a set's members are spread
+    // over the whole domain, so these are scattered read-modify-writes): each task walks its
+    // ids upwards, so after a set's first member in the task a plain load finds its id
+    // smaller and no update is needed; likewise for the flag, set once per set.
     global_ids
         .par_iter()
         .zip(set_ids)
         .zip(owned)
+        .with_min_len(SCAN_PIECE)
         .for_each(|((&id, &set), &own)| {
-            smallest[set as usize].fetch_min(id, Ordering::Relaxed);
-            if own {
-                has_owned[set as usize].store(true, Ordering::Relaxed);
+            let slot = &smallest[set as usize];
+            if slot.load(Ordering::Relaxed) > id {
+                slot.fetch_min(id, Ordering::Relaxed);
+            }
+            let flag = &has_owned[set as usize];
+            if own && !flag.load(Ordering::Relaxed) {
+                flag.store(true, Ordering::Relaxed);
             }
         });
     let label = |k: usize| smallest[set_ids[k] as usize].load(Ordering::Relaxed);
-    let owned_at: Vec<usize> = (0..n).into_par_iter().filter(|&k| owned[k]).collect();
+    // The owned particles in one pass: their places come from a count per piece.
+    let counts: Vec<usize> = owned
+        .par_chunks(SCAN_PIECE)
+        .map(|p| p.iter().filter(|&&o| o).count())
+        .collect();
+    let n_owned: usize = counts.iter().sum();
+    let mut owned_ids = vec![0u64; n_owned];
+    let mut owned_labels = vec![0u64; n_owned];
+    let mut id_places = split_places(&mut owned_ids, &counts);
+    let mut label_places = split_places(&mut owned_labels, &counts);
+    id_places
+        .par_iter_mut()
+        .zip(label_places.par_iter_mut())
+        .enumerate()
+        .for_each(|(piece, (ids, labels))| {
+            let first = piece * SCAN_PIECE;
+            let mut at = 0;
+            for (k, &own) in owned.iter().enumerate().skip(first).take(SCAN_PIECE) {
+                if own {
+                    ids[at] = global_ids[k];
+                    labels[at] = label(k);
+                    at += 1;
+                }
+            }
+        });
+    drop((id_places, label_places));
     DomainLabels {
-        owned_ids: owned_at.par_iter().map(|&k| global_ids[k]).collect(),
-        owned_labels: owned_at.par_iter().map(|&k| label(k)).collect(),
+        owned_ids,
+        owned_labels,
         ghosts: (0..n)
             .into_par_iter()
             .filter(|&k| !owned[k] && has_owned[set_ids[k] as usize].load(Ordering::Relaxed))
@@ -92,6 +126,23 @@ pub fn label_domain(
             })
             .collect(),
     }
+}
+
+/// Particles per task in the passes over a whole domain.
+pub(crate) const SCAN_PIECE: usize = 1 << 16;
+
+/// `buf` cut into consecutive places of `counts[p]` items, one per piece (shorter at the end
+/// of `buf`).
+pub(crate) fn split_places<'a, T>(mut buf: &'a mut [T], counts: &[usize]) -> Vec<&'a mut [T]> {
+    counts
+        .iter()
+        .map(|&n| {
+            let len = n.min(buf.len());
+            let (place, rest) = std::mem::take(&mut buf).split_at_mut(len);
+            buf = rest;
+            place
+        })
+        .collect()
 }
 
 /// At a ghost's owner: one edge per received pair whose label differs from the owner's own
@@ -251,6 +302,45 @@ mod tests {
         let edges = owner_edges(&other, &[GhostPair { id: 20, label: 10 }]).unwrap();
         assert_eq!(edges, vec![LabelEdge { low: 10, high: 15 }]);
         assert!(owner_edges(&other, &[GhostPair { id: 21, label: 1 }]).is_err());
+    }
+
+    #[test]
+    fn labels_over_many_pieces_are_each_sets_smallest_id() {
+        // Sets spread over the whole domain (as a slab's are), several pieces of the passes.
+        let n = 5 * SCAN_PIECE + 123;
+        let ids: Vec<u64> = (0..n as u64).map(|k| 7 + 3 * k).collect();
+        // A set's members share k mod 997 and k mod 3, so sets mix owned and not owned ones.
+        let set_ids: Vec<u32> = (0..n)
+            .map(|k| ((k * 7919) % 997 + (k % 3) * 1000) as u32)
+            .collect();
+        let owned: Vec<bool> = (0..n).map(|k| k % 5 != 0 && k % 3 != 2).collect();
+        let labels = label_domain(&ids, &owned, |k| k % 4, &set_ids);
+        let mut smallest = vec![u64::MAX; n];
+        let mut has_owned = vec![false; n];
+        for k in 0..n {
+            let s = set_ids[k] as usize;
+            smallest[s] = smallest[s].min(ids[k]);
+            has_owned[s] |= owned[k];
+        }
+        let expected_owned: Vec<usize> = (0..n).filter(|&k| owned[k]).collect();
+        assert_eq!(
+            labels.owned_ids,
+            expected_owned.iter().map(|&k| ids[k]).collect::<Vec<_>>()
+        );
+        let expected_labels: Vec<u64> = expected_owned
+            .iter()
+            .map(|&k| smallest[set_ids[k] as usize])
+            .collect();
+        assert_eq!(labels.owned_labels, expected_labels);
+        let expected_ghosts: Vec<(usize, GhostPair)> = (0..n)
+            .filter(|&k| !owned[k] && has_owned[set_ids[k] as usize])
+            .map(|k| {
+                let label = smallest[set_ids[k] as usize];
+                (k % 4, GhostPair { id: ids[k], label })
+            })
+            .collect();
+        assert!(!expected_ghosts.is_empty());
+        assert_eq!(labels.ghosts, expected_ghosts);
     }
 
     #[test]

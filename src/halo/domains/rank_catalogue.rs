@@ -122,7 +122,11 @@ pub fn catalogue_on_ranks(
     } else {
         interior.clone()
     };
-    let mut compact = vec![u32::MAX; if dense { span } else { n_owned }];
+    // Filled on every thread: the table is up to four words per owned particle.
+    let mut compact: Vec<u32> = (0..if dense { span } else { n_owned })
+        .into_par_iter()
+        .map(|_| u32::MAX)
+        .collect();
     scatter_sorted(&mut compact, &keys, |c| Some(c as u32));
     drop(keys);
     let interior_of = |label: u64| -> Option<u32> {
@@ -246,11 +250,11 @@ pub fn catalogue_on_ranks(
         };
         let own_index: Vec<i32> = halos.iter().map(|h| index(h.min_index as u64)).collect();
         let own_labels = own.labels.unwrap_or_default();
-        let mut out = vec![-1i32; n_owned];
-        out.par_iter_mut().enumerate().for_each(|(k, slot)| {
-            let label = linked.labels[k];
-            *slot = if crossing(label) { index(label) } else { -1 };
-        });
+        let mut out: Vec<i32> = linked
+            .labels
+            .par_iter()
+            .map(|&label| if crossing(label) { index(label) } else { -1 })
+            .collect();
         scatter_sorted(&mut out, &interior, |c| {
             own_labels
                 .get(c)

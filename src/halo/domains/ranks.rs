@@ -10,7 +10,8 @@ use super::catalogue::lap;
 use super::decompose::{Decomposition, axis_range, bounds, histogram, histogram_bins};
 use super::driver::DomainLinker;
 use super::merge::{
-    GhostPair, LabelEdge, LabelMap, from_bytes, label_domain, owner_edges, to_bytes,
+    GhostPair, LabelEdge, LabelMap, SCAN_PIECE, from_bytes, label_domain, owner_edges,
+    split_places, to_bytes,
 };
 use crate::cluster::Collective;
 use crate::data::Masses;
@@ -149,7 +150,9 @@ pub struct RankLabels {
     pub n_ghosts: usize,
     /// This rank's wall time per step: `route` (decomposition and the particles placed by
     /// slab), `exchange` (the all-to-all and the slab in id order), `link` (its slab),
-    /// `merge` (labels, ghost pairs and label edges).
+    /// `merge_*` (the merge's steps: `label_domain`, the `owned` columns, the `ghost_pairs`
+    /// exchange, the `owner_edges`, the `edges` gathered, the `label_map`, the labels
+    /// `resolve`d and the `crossing` sets).
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
@@ -267,23 +270,22 @@ impl Run<'_> {
         let set_ids = agree(collective, "linking a slab", linked)?;
         stages.push(("link", lap(&mut clock)));
         drop(local);
-        let slab_ids: Vec<u64> = slab.par_iter().map(|t| t.id()).collect();
-        let owned: Vec<bool> = slab
+        let (slab_ids, owned): (Vec<u64>, Vec<bool>) = slab
             .par_iter()
-            .map(|t| t.owner() as usize == rank)
-            .collect();
+            .map(|t| (t.id(), t.owner() as usize == rank))
+            .unzip();
         let labels = label_domain(&slab_ids, &owned, |k| slab[k].owner() as usize, &set_ids);
-        drop((slab_ids, owned, set_ids));
+        drop((slab_ids, set_ids));
+        stages.push(("merge_label_domain", lap(&mut clock)));
         let n_ghosts = slab.len() - labels.owned_ids.len();
-        let mine = || slab.par_iter().filter(|t| t.owner() as usize == rank);
-        let owned_positions: Vec<[f32; 3]> = mine().map(|t| t.position()).collect();
-        let owned_masses = particles
-            .masses
-            .map(|_| mine().map(|t| t.mass()).collect::<Vec<f32>>());
-        let owned_velocities = particles
-            .velocities
-            .map(|_| mine().map(|t| t.velocity()).collect::<Vec<[f32; 3]>>());
-        drop(slab);
+        let (owned_positions, owned_masses, owned_velocities) = owned_columns(
+            &slab,
+            &owned,
+            particles.masses.is_some(),
+            particles.velocities.is_some(),
+        );
+        drop((slab, owned));
+        stages.push(("merge_owned", lap(&mut clock)));
 
         let mut pairs: Vec<Vec<GhostPair>> = vec![Vec::new(); ranks];
         for &(owner, pair) in &labels.ghosts {
@@ -291,12 +293,14 @@ impl Run<'_> {
         }
         let bytes: Vec<Vec<u8>> = pairs.iter().map(|p| to_bytes(p)).collect();
         let incoming = collective.all_to_all_bytes(&bytes);
+        stages.push(("merge_ghost_pairs", lap(&mut clock)));
         let edges = incoming
             .iter()
             .map(|b| from_bytes::<GhostPair>(b, "ghost pairs"))
             .collect::<Result<Vec<_>, _>>()
             .and_then(|parts| owner_edges(&labels, &parts.concat()));
         let edges = agree(collective, "ghost pairs", edges)?;
+        stages.push(("merge_owner_edges", lap(&mut clock)));
         let all_edges = collective
             .all_gather_bytes(&to_bytes(&edges))
             .iter()
@@ -304,12 +308,15 @@ impl Run<'_> {
             .collect::<Result<Vec<_>, _>>()
             .map(|parts| parts.concat());
         let all_edges = agree(collective, "label edges", all_edges)?;
+        stages.push(("merge_edges", lap(&mut clock)));
         let map = LabelMap::from_edges(&all_edges);
+        stages.push(("merge_label_map", lap(&mut clock)));
         let resolved = labels
             .owned_labels
             .par_iter()
             .map(|&l| map.resolve(l))
             .collect();
+        stages.push(("merge_resolve", lap(&mut clock)));
         let mut named: Vec<u64> = labels
             .ghosts
             .iter()
@@ -329,7 +336,7 @@ impl Run<'_> {
                 all
             });
         let crossing = agree(collective, "labels of sets across slabs", crossing)?;
-        stages.push(("merge", lap(&mut clock)));
+        stages.push(("merge_crossing", lap(&mut clock)));
         Ok(RankLabels {
             labels: resolved,
             ids: labels.owned_ids,
@@ -341,6 +348,54 @@ impl Run<'_> {
             stage_seconds: stages,
         })
     }
+}
+
+/// Positions, masses and velocities of a slab's owned particles.
+type OwnedColumns = (Vec<[f32; 3]>, Option<Vec<f32>>, Option<Vec<[f32; 3]>>);
+
+/// Positions, and masses and velocities when asked for, of the slab's `owned` records, in
+/// slab order: one pass over the records, each piece of them writing its own places.
+fn owned_columns<R: Record>(
+    slab: &[R],
+    owned: &[bool],
+    masses: bool,
+    velocities: bool,
+) -> OwnedColumns {
+    let counts: Vec<usize> = owned
+        .par_chunks(SCAN_PIECE)
+        .map(|p| p.iter().filter(|&&o| o).count())
+        .collect();
+    let n_owned: usize = counts.iter().sum();
+    let mut positions = vec![[0.0f32; 3]; n_owned];
+    let mut mass = vec![0.0f32; if masses { n_owned } else { 0 }];
+    let mut velocity = vec![[0.0f32; 3]; if velocities { n_owned } else { 0 }];
+    let places = split_places(&mut positions, &counts)
+        .into_iter()
+        .zip(split_places(&mut mass, &counts))
+        .zip(split_places(&mut velocity, &counts));
+    places
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .zip(slab.par_chunks(SCAN_PIECE))
+        .zip(owned.par_chunks(SCAN_PIECE))
+        .for_each(|((((positions, mass), velocity), records), owned)| {
+            for (at, (t, _)) in records.iter().zip(owned).filter(|&(_, &o)| o).enumerate() {
+                if let Some(p) = positions.get_mut(at) {
+                    *p = t.position();
+                }
+                if let Some(m) = mass.get_mut(at) {
+                    *m = t.mass();
+                }
+                if let Some(v) = velocity.get_mut(at) {
+                    *v = t.velocity();
+                }
+            }
+        });
+    (
+        positions,
+        masses.then_some(mass),
+        velocities.then_some(velocity),
+    )
 }
 
 /// This rank's travellers packed by slab (each slab's in input order, which is increasing
@@ -506,6 +561,29 @@ mod tests {
             out.velocities,
             Some(vec![velocities[1], velocities[2], velocities[0]])
         );
+    }
+
+    #[test]
+    fn owned_columns_over_many_pieces_keep_slab_order() {
+        let n = 3 * SCAN_PIECE + 77;
+        let slab: Vec<CarryingTraveller> = (0..n)
+            .map(|k| {
+                let x = k as f32;
+                CarryingTraveller::new(k as u64, (k % 3) as u32, [x, -x, 0.5], x, [0.0, x, 1.0])
+            })
+            .collect();
+        let owned: Vec<bool> = slab.iter().map(|t| t.owner == 1).collect();
+        let mine: Vec<&CarryingTraveller> = slab.iter().filter(|t| t.owner == 1).collect();
+        let (positions, masses, velocities) = owned_columns(&slab, &owned, true, true);
+        assert_eq!(
+            positions,
+            mine.iter().map(|t| t.position).collect::<Vec<_>>()
+        );
+        assert_eq!(masses, Some(mine.iter().map(|t| t.mass).collect()));
+        assert_eq!(velocities, Some(mine.iter().map(|t| t.velocity).collect()));
+        let (positions, masses, velocities) = owned_columns(&slab, &owned, false, false);
+        assert_eq!(positions.len(), mine.len());
+        assert_eq!((masses, velocities), (None, None));
     }
 
     #[test]
