@@ -234,8 +234,13 @@ fn a_long_error_is_shown_whole_in_the_status_bar() {
 
 #[test]
 fn a_restart_says_which_files_of_the_last_session_are_reloading() {
-    // A real snapshot of a few MB: still loading when the first frame is drawn.
-    let snapshot = common::shared_dir().join("data/snapshots/cube300.tbin");
+    // A file of about 170 MB, whose load (a tenth of a second or more) is still under way when
+    // the first frame is drawn; a shared snapshot of a few MB had sometimes loaded by then.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshot = dir.path().join("restart.tbin");
+    let demo = haloscope::data::demo::demo_snapshot(4_000_000, 1);
+    haloscope::data::tipsy::write(&snapshot, &demo, &Default::default()).expect("write");
+    drop(demo);
     let session = Session {
         open_files: vec![snapshot],
         ..Session::default()
@@ -244,11 +249,11 @@ fn a_restart_says_which_files_of_the_last_session_are_reloading() {
     harness.step();
     assert_eq!(app(&harness).documents.pending.len(), 1);
     harness.get_by_label("Reloading 1 file of the last session…");
-    // The file's line gains its loading stage ("cube300.tbin (stage)") once the loader has
+    // The file's line gains its loading stage ("restart.tbin (stage)") once the loader has
     // reported one, which may be before this first frame (the status bar's progress reads
-    // "cube300.tbin: stage").
-    let file_line = harness.query_by_label("cube300.tbin").is_some()
-        || harness.query_by_label_contains("cube300.tbin (").is_some();
+    // "restart.tbin: stage").
+    let file_line = harness.query_by_label("restart.tbin").is_some()
+        || harness.query_by_label_contains("restart.tbin (").is_some();
     assert!(file_line, "no line names the file being reloaded");
 }
 
