@@ -159,8 +159,8 @@ pub(crate) fn split_parts<'a>(mut buf: &'a [u8], counts: &[usize]) -> Vec<&'a [u
         .collect()
 }
 
-/// [`split_parts`] of a buffer to write into.
-pub(crate) fn split_parts_mut<'a>(mut buf: &'a mut [u8], counts: &[usize]) -> Vec<&'a mut [u8]> {
+/// [`split_parts`] of a buffer (of any items) to write into.
+pub(crate) fn split_parts_mut<'a, T>(mut buf: &'a mut [T], counts: &[usize]) -> Vec<&'a mut [T]> {
     counts
         .iter()
         .map(|&n| {

@@ -8,6 +8,7 @@
 //! What crosses between domains ([`GhostPair`], [`LabelEdge`]) is plain data with a byte form,
 //! so the in-process driver and MPI ranks run the same code.
 
+use crate::cluster::split_parts_mut;
 use crate::halo::error::FofError;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -91,8 +92,8 @@ pub fn label_domain(
     let n_owned: usize = counts.iter().sum();
     let mut owned_ids = vec![0u64; n_owned];
     let mut owned_labels = vec![0u64; n_owned];
-    let mut id_places = split_places(&mut owned_ids, &counts);
-    let mut label_places = split_places(&mut owned_labels, &counts);
+    let mut id_places = split_parts_mut(&mut owned_ids, &counts);
+    let mut label_places = split_parts_mut(&mut owned_labels, &counts);
     id_places
         .par_iter_mut()
         .zip(label_places.par_iter_mut())
@@ -130,20 +131,6 @@ pub fn label_domain(
 
 /// Particles per task in the passes over a whole domain.
 pub(crate) const SCAN_PIECE: usize = 1 << 16;
-
-/// `buf` cut into consecutive places of `counts[p]` items, one per piece (shorter at the end
-/// of `buf`).
-pub(crate) fn split_places<'a, T>(mut buf: &'a mut [T], counts: &[usize]) -> Vec<&'a mut [T]> {
-    counts
-        .iter()
-        .map(|&n| {
-            let len = n.min(buf.len());
-            let (place, rest) = std::mem::take(&mut buf).split_at_mut(len);
-            buf = rest;
-            place
-        })
-        .collect()
-}
 
 /// At a ghost's owner: one edge per received pair whose label differs from the owner's own
 /// label of that particle. `incoming` pairs must name particles this domain owns.

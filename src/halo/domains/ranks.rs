@@ -10,10 +10,9 @@ use super::catalogue::lap;
 use super::decompose::{Decomposition, axis_range, bounds, histogram, histogram_bins};
 use super::driver::DomainLinker;
 use super::merge::{
-    GhostPair, LabelEdge, LabelMap, SCAN_PIECE, from_bytes, label_domain, owner_edges,
-    split_places, to_bytes,
+    GhostPair, LabelEdge, LabelMap, SCAN_PIECE, from_bytes, label_domain, owner_edges, to_bytes,
 };
-use crate::cluster::Collective;
+use crate::cluster::{Collective, split_parts_mut};
 use crate::data::Masses;
 use crate::halo::cpu::link_components;
 use crate::halo::cuda::link_components_cuda;
@@ -369,10 +368,10 @@ fn owned_columns<R: Record>(
     let mut positions = vec![[0.0f32; 3]; n_owned];
     let mut mass = vec![0.0f32; if masses { n_owned } else { 0 }];
     let mut velocity = vec![[0.0f32; 3]; if velocities { n_owned } else { 0 }];
-    let places = split_places(&mut positions, &counts)
+    let places = split_parts_mut(&mut positions, &counts)
         .into_iter()
-        .zip(split_places(&mut mass, &counts))
-        .zip(split_places(&mut velocity, &counts));
+        .zip(split_parts_mut(&mut mass, &counts))
+        .zip(split_parts_mut(&mut velocity, &counts));
     places
         .collect::<Vec<_>>()
         .into_par_iter()
