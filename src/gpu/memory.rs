@@ -89,17 +89,18 @@ pub fn pool_idle_bytes(context: &CudaContext) -> Result<usize, GpuError> {
     if !context.has_async_alloc() {
         return Ok(0);
     }
+    // SAFETY: the device handle is the context's own.
+    let pool = unsafe { cudarc::driver::result::device::get_mem_pool(context.cu_device()) }?;
     let attribute = |attribute| -> Result<u64, GpuError> {
         let mut value = 0u64;
-        // SAFETY: the device handle is the context's own; both attributes are a u64 (cuda.h).
+        // SAFETY: `pool` is the device's; both attributes read are a u64 (cuda.h).
         unsafe {
-            let pool = cudarc::driver::result::device::get_mem_pool(context.cu_device())?;
             cudarc::driver::result::mem_pool::get_attribute(
                 pool,
                 attribute,
                 (&mut value as *mut u64).cast(),
-            )?;
-        }
+            )
+        }?;
         Ok(value)
     };
     let reserved = attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
