@@ -1,7 +1,8 @@
 //! CUDA infrastructure: device discovery, NVRTC compile and on-disk cache, typed launches,
 //! device buffers, staged transfers, exclusive scan, radix sort and stage timers.
 //!
-//! Knows nothing of particles, halos or events; the domain rooms' `*_cuda.rs` twins use it.
+//! Knows nothing of particles, halos or events; the domain rooms' CUDA twins use it (their
+//! `cuda/` folders: `render/cuda/`, `halo/cuda/`, `twopoint/cuda/`; and `render/knn/cuda.rs`).
 //! libcuda and libnvrtc are loaded at run time, so the program builds and runs where no CUDA
 //! exists: [`cuda_available`] is checked before anything that would touch the driver, because
 //! cudarc panics on its first call when the library is missing.

@@ -1,7 +1,8 @@
-//! Trials spread over several workers (one per CUDA device, each on its own thread): chunks of
-//! consecutive trial indices are handed out in index order to whichever worker is free, and the
-//! counts are put back in trial order before anyone sees them. Philox is keyed by (seed, trial,
-//! event), so the batches equal one worker's, count for count.
+//! Trials spread over several workers, each on its own thread (on CUDA, `COUNTERS_PER_DEVICE`
+//! of cuda/trials.rs: two counters per device, each on its own stream, or one for a short run):
+//! chunks of consecutive trial indices are handed out in index order to whichever worker is
+//! free, and the counts are put back in trial order before anyone sees them. Philox is keyed by
+//! (seed, trial, event), so the batches equal one worker's, count for count.
 
 use super::{Counts, TrialBatch, TwoPointError};
 use crate::jobs::Progress;
@@ -12,11 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// What a worker sends back: the index of its chunk and that chunk's counts.
 type ChunkResult = (u64, Result<Vec<Counts>, TwoPointError>);
 
-/// Runs `trials` on `workers` threads. Thread `i` builds its worker with `make_worker(i)` (a
-/// counter on device `i`), then counts chunks of `chunk` consecutive trials, taken in index order
-/// while any are left. The counts come back to the calling thread, which regroups them into
-/// batches of `batch` trials and hands those to `on_batch` in trial order (the last may be
-/// shorter), exactly as one worker counting `trials` in batches of `batch` would.
+/// Runs `trials` on `workers` threads. Thread `i` builds its worker with `make_worker(i)` (on
+/// CUDA, a counter on device `i` modulo the device count), then counts chunks of `chunk`
+/// consecutive trials, taken in index order while any are left. The counts come back to the
+/// calling thread, which regroups them into batches of `batch` trials and hands those to
+/// `on_batch` in trial order (the last may be shorter), exactly as one worker counting `trials`
+/// in batches of `batch` would.
 ///
 /// The first error (a worker that could not be built, a failed chunk, cancellation) stops the
 /// handing out of chunks and is returned once every thread has finished; the batches already
