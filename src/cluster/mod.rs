@@ -18,6 +18,8 @@ pub use agree::{Agreed, agree};
 pub use mpi_ranks::MpiRanks;
 pub use solo::Solo;
 
+use std::ops::Range;
+
 /// Collective operations over the ranks of a job (one rank when not under MPI).
 pub trait Collective {
     /// This process's rank, 0-based.
@@ -147,6 +149,16 @@ pub enum ClusterError {
     MpiInit,
 }
 
+/// Part `part` of `0..n` cut into `parts` consecutive ranges, `[n·part/parts, n·(part+1)/parts)`:
+/// in order, covering `0..n` once, their lengths differing by at most one (the work split of
+/// MPI ranks' file shares, of devices' particle shares and of ranks' trials). The product is
+/// taken in u128, so no `n` overflows.
+pub fn even_share(n: u64, part: usize, parts: usize) -> Range<u64> {
+    let parts = parts.max(1) as u128;
+    let at = |p: usize| (u128::from(n) * p as u128 / parts) as u64;
+    at(part)..at(part + 1)
+}
+
 /// `buf` cut into consecutive parts of `counts[r]` bytes (shorter at the end of `buf`).
 pub(crate) fn split_parts<'a>(mut buf: &'a [u8], counts: &[usize]) -> Vec<&'a [u8]> {
     counts
@@ -187,6 +199,25 @@ mod tests {
             .map(|p| p.len())
             .collect();
         assert_eq!(lens, vec![1, 4, 1]);
+    }
+
+    #[test]
+    fn even_shares_cover_every_index_once_in_order_and_differ_by_at_most_one() {
+        for n in [0u64, 1, 5, 47, 65_537, 1_000_003] {
+            for parts in 1..=5 {
+                let shares: Vec<_> = (0..parts).map(|p| even_share(n, p, parts)).collect();
+                assert_eq!(shares[0].start, 0);
+                assert_eq!(shares[parts - 1].end, n);
+                assert!(shares.windows(2).all(|w| w[0].end == w[1].start));
+                let lens: Vec<u64> = shares.iter().map(|s| s.end - s.start).collect();
+                let (lo, hi) = (lens.iter().min(), lens.iter().max());
+                assert!(
+                    hi.zip(lo).is_some_and(|(h, l)| h - l <= 1),
+                    "{n} in {parts}: {lens:?}"
+                );
+            }
+        }
+        assert_eq!(even_share(u64::MAX, 1, 2).end, u64::MAX);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::share_hdf5;
 use super::share_tipsy;
 use super::subsample::Subsample;
 use super::{LoadOptions, Masses, ReadError, Snapshot, Species, add_temperature, gadget_hdf5};
+use crate::cluster::even_share;
 use crate::jobs::Progress;
 use std::ops::Range;
 use std::path::Path;
@@ -24,13 +25,6 @@ pub struct Share {
     pub first: Vec<u64>,
     /// Per species: its number of particles in the full read.
     pub totals: Vec<u64>,
-}
-
-/// The file indices rank `rank` of `ranks` reads of a species of `n` particles.
-pub fn share_range(n: u64, rank: usize, ranks: usize) -> Range<u64> {
-    let ranks = ranks.max(1) as u128;
-    let at = |r: usize| (u128::from(n) * r as u128 / ranks) as u64;
-    at(rank)..at(rank + 1)
 }
 
 /// Reads rank `rank`'s share (of `ranks`) of the snapshot `path`: the readers' format detection,
@@ -75,7 +69,7 @@ pub(super) struct Span {
 impl Span {
     /// The share of a species whose file indices are `global_first..global_first + count`.
     pub fn of(sub: &Subsample, global_first: u64, count: u64, rank: usize, ranks: usize) -> Self {
-        let local = share_range(count, rank, ranks);
+        let local = even_share(count, rank, ranks);
         let files = global_first + local.start..global_first + local.end;
         Self {
             first: sub.kept_before(files.start) - sub.kept_before(global_first),

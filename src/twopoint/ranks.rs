@@ -5,17 +5,15 @@
 //! statistic.
 
 use super::{Counts, TrialBatch, TwoPointError, TwoPointRun, analysis::check_trials};
-use crate::cluster::Collective;
+use crate::cluster::{Collective, even_share};
 use crate::jobs::Progress;
 use std::ops::Range;
 
 /// Rank `rank`'s share of `trials` among `size` ranks: consecutive indices, the shares
 /// differing by at most one trial, in rank order.
 pub fn share_of(trials: &Range<u64>, rank: usize, size: usize) -> Range<u64> {
-    let total = u128::from(trials.end.saturating_sub(trials.start));
-    let size = size.max(1) as u128;
-    let bound = |r: u128| trials.start + (total * r / size) as u64;
-    bound(rank as u128)..bound(rank as u128 + 1)
+    let share = even_share(trials.end.saturating_sub(trials.start), rank, size);
+    trials.start + share.start..trials.start + share.end
 }
 
 /// The counts of consecutive trials as little-endian u64 words, trial after trial.
