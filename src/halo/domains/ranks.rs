@@ -12,7 +12,7 @@ use super::driver::DomainLinker;
 use super::merge::{
     GhostPair, LabelEdge, LabelMap, SCAN_PIECE, from_bytes, label_domain, owner_edges, to_bytes,
 };
-use crate::cluster::{Collective, split_parts_mut};
+use crate::cluster::{Collective, split_parts_mut, zeroed_on_every_thread};
 use crate::data::Masses;
 use crate::halo::cpu::link_components;
 use crate::halo::cuda::link_components_cuda;
@@ -232,8 +232,7 @@ impl Run<'_> {
         let recv_counts = exchange_counts(collective, &send_counts);
         let recv_counts = agree(collective, "particles for a slab", recv_counts)?;
         let size = std::mem::size_of::<R>();
-        // Zeroed memory from the allocator is untouched pages until MPI writes them.
-        let mut slab: Vec<R> = bytemuck::zeroed_vec(recv_counts.iter().sum());
+        let mut slab: Vec<R> = zeroed_on_every_thread(recv_counts.iter().sum());
         collective.all_to_all_into(
             bytemuck::cast_slice(&outgoing),
             &send_counts.iter().map(|&n| n * size).collect::<Vec<_>>(),
