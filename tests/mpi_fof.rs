@@ -225,3 +225,74 @@ fn a_bad_coordinate_on_the_last_rank_ends_every_rank_and_names_its_index() {
         assert!(stderr.contains("3799"), "{ranks} ranks: {stderr}");
     }
 }
+
+#[test]
+fn labels_as_csv_are_gathered_to_the_one_process_file() {
+    // `.npy` labels are written by every rank at its places; any other format goes through
+    // rank 0, which must give the same file.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("filaments.tbin");
+    write_filaments(&file, |_| 1.0, None);
+    let file = file.display().to_string();
+    let run = |ranks: usize| {
+        let labels = dir.path().join(format!("labels{ranks}.csv"));
+        let labels_arg = labels.display().to_string();
+        let args = [
+            "fof",
+            &file,
+            "--box",
+            "1",
+            "--backend",
+            "cpu",
+            "--ll",
+            "0.003",
+            "--labels",
+            &labels_arg,
+        ];
+        let output = if ranks == 0 {
+            solo(&haloscope_bin(), &args, dir.path())
+        } else {
+            mpirun(&haloscope_bin(), ranks, &args, dir.path())
+        };
+        assert!(
+            output.status.success(),
+            "{ranks} ranks: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        std::fs::read(labels).unwrap()
+    };
+    let one = run(0);
+    assert!(one.len() > 3800 * 2, "one label a line");
+    for ranks in [2, 3] {
+        assert!(run(ranks) == one, "{ranks} ranks: labels differ");
+    }
+}
+
+#[test]
+fn a_failed_job_leaves_an_older_labels_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("nan.tbin");
+    // The last rank's share holds a NaN: it fails, and every rank with it.
+    write_filaments(&file, |_| 1.0, Some((3799, f32::NAN)));
+    let labels = dir.path().join("labels.npy");
+    std::fs::write(&labels, b"older labels").unwrap();
+    let (file, labels_arg) = (file.display().to_string(), labels.display().to_string());
+    let args = [
+        "fof",
+        &file,
+        "--box",
+        "1",
+        "--backend",
+        "cpu",
+        "--labels",
+        &labels_arg,
+    ];
+    let output = mpirun(&haloscope_bin(), 2, &args, dir.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(std::fs::read(&labels).unwrap(), b"older labels");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+}

@@ -3,8 +3,9 @@
 //! one process's), the ranks link one slab each and merge across slabs
 //! (`halo::domains::link_on_ranks`), masses and velocities travel with the particles to their slab
 //! when the catalogue needs them, each slab catalogues its own sets and rank 0 the few across
-//! slabs (`halo::domains::catalogue_on_ranks`), and rank 0 writes the same outputs as one
-//! process. No rank holds the whole selection; rank 0 gathers the labels when `--labels` asks.
+//! slabs (`halo::domains::catalogue_on_ranks`), and the outputs are the same as one
+//! process's. No rank holds the whole selection: a `.npy` labels file is written by every rank
+//! at the places of the particles it read (`halo::export_ranks`), other outputs by rank 0.
 
 use super::fof::{FofArgs, print_summary, result_json};
 use crate::backend::{BackendKind, DeviceSelection};
@@ -13,10 +14,12 @@ use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
 use crate::data::share::read_share;
 use crate::data::{LoadOptions, Masses};
-use crate::halo::domains::{DomainLinker, RankParticles, catalogue_on_ranks, lap, link_on_ranks};
+use crate::halo::domains::{
+    DomainLinker, RankParticles, catalogue_on_ranks, labels_to_readers, lap, link_on_ranks,
+};
 use crate::halo::{
     self, FofParams, FofResult, LinkingLength, RankSelection, SelectedParticles, export,
-    parse_species,
+    export_ranks, parse_species,
 };
 use crate::jobs::Progress;
 use crate::output::{OutputPlan, check_writable};
@@ -153,7 +156,8 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     )
     .map_err(|e| anyhow!("{}: {e}", file.display()))?;
     stages.extend(linked.stage_seconds.iter().copied());
-    drop((selected, ids));
+    // The ids stay for the labels' way back to this rank and their places in the file.
+    drop(selected);
     let owned = match linked.masses.take() {
         Some(masses) => Masses::PerParticle(masses),
         None => Masses::Uniform(prepared.uniform_mass.unwrap_or(0.0)),
@@ -173,9 +177,25 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     stages.extend(catalogue.stage_seconds.iter().copied());
     step = Instant::now();
 
-    // (id, halo index) pairs as [u32; 2] records (ids are below 2^31); rank 0 keeps its own.
+    // A `.npy` labels file is written by every rank at the places of the particles it read, so
+    // the labels go back to their readers; any other format is written by rank 0 from every
+    // label gathered.
+    let npy_labels = args.labels.as_deref().filter(|path| {
+        path.extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    });
+    let mut labels_read = None;
     let labels = match &catalogue.labels {
+        Some(labels) if npy_labels.is_some() => {
+            labels_read = Some(
+                labels_to_readers(group, &ids, &linked.input_owners, &linked.ids, labels)
+                    .map_err(|e| anyhow!("{}: {e}", file.display()))?,
+            );
+            None
+        }
         Some(labels) => {
+            // (id, halo index) pairs as [u32; 2] records (ids are below 2^31); rank 0 keeps
+            // its own.
             // Native byte order, as every message between the ranks of one job (merge.rs).
             let pairs: Vec<[u32; 2]> = if group.is_root() {
                 Vec::new()
@@ -198,24 +218,21 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         }
         None => None,
     };
-    stages.push(("gather_labels", lap(&mut step)));
+    stages.push((
+        if labels_read.is_some() {
+            "labels_back"
+        } else {
+            "gather_labels"
+        },
+        lap(&mut step),
+    ));
     // Every rank's own stages for --json's `rank_stages`: a rank's stage holds its waits for
     // the others in the collectives, so rank 0's alone do not say which rank's work was slow.
     let gathered = group.gather_bytes(0, &stages_json(&stages).to_string().into_bytes());
-    if !group.is_root() {
-        return Ok(());
-    }
-    let rank_stages = gathered
-        .iter()
-        .map(|bytes| serde_json::from_slice::<serde_json::Value>(bytes))
-        .collect::<Result<Vec<_>, _>>()
-        .context("reading the ranks' stage times")?;
-    let kind = if backend.devices().is_empty() {
-        BackendKind::Cpu
-    } else {
-        BackendKind::Cuda
-    };
-    let result = FofResult {
+    // As one process's `seconds`: the work, not the writing of the outputs.
+    let seconds = start.elapsed().as_secs_f64();
+    // Rank 0 writes the catalogue (and the labels it gathered) while the others wait to agree.
+    let result = group.is_root().then(|| FofResult {
         labels,
         halos: catalogue.halos,
         n_particles: prepared.n,
@@ -226,17 +243,31 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         linking_length_from: prepared.source,
         min_members: args.min_members,
         frame: prepared.frame,
-        backend: kind,
+        backend: if backend.devices().is_empty() {
+            BackendKind::Cpu
+        } else {
+            BackendKind::Cuda
+        },
         stage_seconds: stages,
+    });
+    let written = result
+        .as_ref()
+        .map_or(Ok(()), |result| write_root_outputs(&args, &meta, result));
+    agree(group, "writing the outputs", written)?;
+    if let Some(path) = npy_labels {
+        // The same on every rank: the catalogue built labels because --labels asked for them.
+        let labels = labels_read.as_deref().context("no labels were built")?;
+        export_ranks::write_labels_npy_on_ranks(group, path, prepared.n, &ids, labels)
+            .context("writing the labels")?;
+    }
+    let Some(result) = result else {
+        return Ok(());
     };
-    let seconds = start.elapsed().as_secs_f64();
-    if let Some(out) = &args.out {
-        export::write_catalogue_with_meta(out, &result, &meta).context("writing the catalogue")?;
-    }
-    if let Some(path) = &args.labels {
-        let labels = result.labels.as_deref().context("no labels were built")?;
-        export::write_labels(path, labels).context("writing the labels")?;
-    }
+    let rank_stages = gathered
+        .iter()
+        .map(|bytes| serde_json::from_slice::<serde_json::Value>(bytes))
+        .collect::<Result<Vec<_>, _>>()
+        .context("reading the ranks' stage times")?;
     let species_names: Vec<&str> = prepared.species.iter().map(|k| k.name()).collect();
     if args.json {
         let mut json = result_json(&result, file, &species_names, seconds);
@@ -248,6 +279,21 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
             "{ranks} MPI ranks; {} ghost copies on rank 0's slab",
             linked.n_ghosts
         );
+    }
+    Ok(())
+}
+
+/// Rank 0: the catalogue, and the labels when rank 0 gathered them (any format but `.npy`).
+fn write_root_outputs(
+    args: &FofArgs,
+    meta: &export::CatalogueMeta,
+    result: &FofResult,
+) -> anyhow::Result<()> {
+    if let Some(out) = &args.out {
+        export::write_catalogue_with_meta(out, result, meta).context("writing the catalogue")?;
+    }
+    if let (Some(path), Some(labels)) = (&args.labels, &result.labels) {
+        export::write_labels(path, labels).context("writing the labels")?;
     }
     Ok(())
 }

@@ -185,6 +185,15 @@ pub(crate) fn split_parts_mut<'a, T>(mut buf: &'a mut [T], counts: &[usize]) -> 
         .collect()
 }
 
+/// `n` zeroed items written on every thread, for a large receive buffer. Zeroed memory from
+/// the allocator is untouched pages: MPI's copy into it would fault in and zero every page on
+/// its one thread (the exchange of a slab's particles was mostly that); here each thread
+/// faults in its own part.
+pub(crate) fn zeroed_on_every_thread<T: bytemuck::Zeroable + Send>(n: usize) -> Vec<T> {
+    use rayon::prelude::*;
+    (0..n).into_par_iter().map(|_| T::zeroed()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -113,6 +113,18 @@ pub enum FofError {
     /// A domain's worker thread panicked.
     #[error("friends-of-friends: a domain's worker thread stopped unexpectedly")]
     DomainPanicked,
+    /// A slab sent back another number of labels than it owns of this rank's particles.
+    #[error(
+        "friends-of-friends over ranks: slab {slab} sent {sent} labels back for the {expected} particles of this rank it owns"
+    )]
+    LabelsBack {
+        /// The slab (rank) that sent them.
+        slab: usize,
+        /// How many it sent.
+        sent: usize,
+        /// How many of this rank's particles it owns.
+        expected: usize,
+    },
     /// Another MPI rank failed; its own error is reported there.
     #[error("friends-of-friends stopped: another rank failed ({0})")]
     OtherRankFailed(&'static str),

@@ -14,6 +14,7 @@ mod cuda;
 pub mod domains;
 mod error;
 pub mod export;
+pub mod export_ranks;
 mod find;
 pub mod finders;
 mod params;

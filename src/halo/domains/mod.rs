@@ -16,6 +16,7 @@ mod driver;
 mod merge;
 mod on_devices;
 mod rank_catalogue;
+mod rank_labels;
 mod ranks;
 mod slab_cpu;
 mod split;
@@ -30,6 +31,8 @@ pub use merge::{
     DomainLabels, GhostPair, LabelEdge, LabelMap, from_bytes, label_domain, owner_edges, to_bytes,
 };
 pub use rank_catalogue::{RankCatalogue, catalogue_on_ranks};
+pub(crate) use rank_labels::id_runs;
+pub use rank_labels::labels_to_readers;
 pub(crate) use ranks::agree;
 pub use ranks::{RankLabels, RankParticles, Traveller, link_on_ranks};
 pub use slab_cpu::slab_catalogue_cpu;

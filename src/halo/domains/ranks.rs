@@ -12,7 +12,7 @@ use super::driver::DomainLinker;
 use super::merge::{
     GhostPair, LabelEdge, LabelMap, SCAN_PIECE, from_bytes, label_domain, owner_edges, to_bytes,
 };
-use crate::cluster::{Collective, split_parts_mut};
+use crate::cluster::{Collective, split_parts_mut, zeroed_on_every_thread};
 use crate::data::Masses;
 use crate::halo::cpu::link_components;
 use crate::halo::cuda::link_components_cuda;
@@ -147,6 +147,9 @@ pub struct RankLabels {
     pub crossing: Vec<u64>,
     /// Ghost copies this rank's slab linked.
     pub n_ghosts: usize,
+    /// The slab (rank) that owns each of this rank's input particles, in input order: where
+    /// their labels come back from ([`super::labels_to_readers`]).
+    pub input_owners: Vec<u32>,
     /// This rank's wall time per step: `route` (decomposition and the particles placed by
     /// slab), `exchange` (the all-to-all and the slab in id order), `link` (its slab),
     /// `merge_*` (the merge's steps: `label_domain`, the `owned` columns, the `ghost_pairs`
@@ -226,14 +229,13 @@ impl Run<'_> {
         collective.sum_u64(&mut counts);
         let decomposition =
             Decomposition::from_histogram(axis, lo, hi, &counts, ranks, linking_length, frame);
-        let (outgoing, send_counts) = route::<R>(particles, &decomposition, ranks);
+        let (outgoing, send_counts, input_owners) = route::<R>(particles, &decomposition, ranks);
         stages.push(("route", lap(&mut clock)));
 
         let recv_counts = exchange_counts(collective, &send_counts);
         let recv_counts = agree(collective, "particles for a slab", recv_counts)?;
         let size = std::mem::size_of::<R>();
-        // Zeroed memory from the allocator is untouched pages until MPI writes them.
-        let mut slab: Vec<R> = bytemuck::zeroed_vec(recv_counts.iter().sum());
+        let mut slab: Vec<R> = zeroed_on_every_thread(recv_counts.iter().sum());
         collective.all_to_all_into(
             bytemuck::cast_slice(&outgoing),
             &send_counts.iter().map(|&n| n * size).collect::<Vec<_>>(),
@@ -344,6 +346,7 @@ impl Run<'_> {
             velocities: owned_velocities,
             crossing,
             n_ghosts,
+            input_owners,
             stage_seconds: stages,
         })
     }
@@ -398,13 +401,14 @@ fn owned_columns<R: Record>(
 }
 
 /// This rank's travellers packed by slab (each slab's in input order, which is increasing
-/// id order) and how many go to each slab. A counting pass, then every chunk of the input
-/// writes its own places of the one buffer, so nothing is copied again before it leaves.
+/// id order), how many go to each slab, and the slab that owns each input particle (in input
+/// order, for its label's way back). A counting pass, then every chunk of the input writes its
+/// own places of the one buffer, so nothing is copied again before it leaves.
 fn route<R: Record>(
     particles: RankParticles<'_>,
     decomposition: &Decomposition,
     ranks: usize,
-) -> (Vec<R>, Vec<usize>) {
+) -> (Vec<R>, Vec<usize>, Vec<u32>) {
     let RankParticles {
         ids,
         positions,
@@ -432,6 +436,7 @@ fn route<R: Record>(
         .map(|d| per_chunk.iter().map(|c| c[d]).sum())
         .collect();
     let mut outgoing: Vec<R> = bytemuck::zeroed_vec(totals.iter().sum());
+    let mut owners: Vec<u32> = bytemuck::zeroed_vec(positions.len());
     // The places of chunk c: slab by slab, after the earlier chunks' travellers to that slab.
     let mut places: Vec<Vec<&mut [R]>> = per_chunk
         .iter()
@@ -449,11 +454,12 @@ fn route<R: Record>(
         .into_par_iter()
         .zip(ids.par_chunks(ROUTE_CHUNK))
         .zip(positions.par_chunks(ROUTE_CHUNK))
+        .zip(owners.par_chunks_mut(ROUTE_CHUNK))
         .enumerate()
-        .for_each(|(c, ((mut places, ids), positions))| {
+        .for_each(|(c, (((mut places, ids), positions), owners))| {
             let mut next = vec![0usize; ranks];
             let mut ghosts = Vec::new();
-            for (k, (&id, p)) in ids.iter().zip(positions).enumerate() {
+            for (k, ((&id, p), slab)) in ids.iter().zip(positions).zip(owners).enumerate() {
                 let i = c * ROUTE_CHUNK + k;
                 let mass = masses.map_or(0.0, |m| m.get(i));
                 let velocity = velocities
@@ -463,6 +469,7 @@ fn route<R: Record>(
                     .unwrap_or_default();
                 let x = decomposition.coordinate(p);
                 let owner = decomposition.owner_of(x);
+                *slab = owner as u32;
                 decomposition.ghost_domains(x, owner, &mut ghosts);
                 let record = R::new(id, owner as u32, *p, mass, velocity);
                 for d in std::iter::once(owner).chain(ghosts.iter().copied()) {
@@ -473,11 +480,11 @@ fn route<R: Record>(
                 }
             }
         });
-    (outgoing, totals)
+    (outgoing, totals, owners)
 }
 
 /// How many records each rank sends this one (from this rank's `send_counts` per rank).
-fn exchange_counts(
+pub(super) fn exchange_counts(
     collective: &dyn Collective,
     send_counts: &[usize],
 ) -> Result<Vec<usize>, FofError> {
@@ -604,7 +611,7 @@ mod tests {
             masses: Some(&masses),
             velocities: None,
         };
-        let (packed, counts) = route::<CarryingTraveller>(particles, &decomposition, 3);
+        let (packed, counts, owners) = route::<CarryingTraveller>(particles, &decomposition, 3);
         assert_eq!(counts.len(), 3);
         // One pass per slab, as the route was before it was packed.
         let mut expected = Vec::new();
@@ -630,5 +637,10 @@ mod tests {
             "some ghosts: {counts:?}"
         );
         assert_eq!(packed, expected);
+        let slabs: Vec<u32> = positions
+            .iter()
+            .map(|p| decomposition.owner_of(decomposition.coordinate(p)) as u32)
+            .collect();
+        assert_eq!(owners, slabs);
     }
 }
