@@ -123,7 +123,9 @@ pub struct WgpuTuning {
     /// and 10⁸ colour at 2048² R0 = 4 / 16 53.4 / 251 ms against 60.3 / 347 (main f634061).
     /// Where the device has no 64-bit atomics it acts as 0.
     pub wide: u32,
-    /// Invocations per medium splat in the tiles pass (splat.wgsl's `LANES`: 4, 8, 16 or 32).
+    /// Invocations per medium splat in the tiles pass (splat.wgsl's `LANES`; rounded up to a
+    /// power of two from 1 to 32). 8 by default: on an H200 (10⁸ colour, 2048², R0 = 4,
+    /// `profile=1`) 4 and 16 made the tiles pass slower (43.9 → 45.4 and 46.3 ms).
     pub medium_lanes: u32,
     /// wgpu's runtime checks compiled into the splat passes, as a bit mask: 1 index clamps,
     /// 2 loop bounding, 4 integer-division guards (7: all, wgpu's default). 0 by default: the
@@ -277,7 +279,8 @@ impl WgpuRenderer {
             intfix: tuning.int_fixed,
             foldk: tuning.fold_k,
             wide: tuning.wide,
-            lanes: tuning.medium_lanes,
+            // Any other count would leave a group short of lanes, and pixels undrawn.
+            lanes: tuning.medium_lanes.clamp(1, 32).next_power_of_two(),
             corder: tuning.medium_cost_order,
         };
         let checks = pipelines::RuntimeChecks::from_bits(tuning.runtime_checks);

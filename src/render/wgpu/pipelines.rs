@@ -140,7 +140,8 @@ pub(crate) struct TilesVariant {
     pub(crate) foldk: bool,
     /// splat.wgsl's `WIDE` (0: off): honoured in the folded pipeline with 64-bit τ only.
     pub(crate) wide: u32,
-    /// splat.wgsl's `LANES`: invocations per medium splat (a power of two, 1 to 256).
+    /// splat.wgsl's `LANES`: invocations per medium splat, a power of two from 1 to 32 (so that
+    /// a group's lanes lie in one 256-invocation workgroup and, on NVIDIA, one warp).
     pub(crate) lanes: u32,
     /// splat.wgsl's `CORDER`: a batch's medium splats in order of cost.
     pub(crate) corder: bool,
