@@ -15,8 +15,9 @@
 //   reserved per workgroup.
 // tiles: one workgroup per segment of a screen tile's list; batches of 256 records go through
 //   workgroup memory. Splats whose box within the tile is at most `view.tuning.y` pixels a side
-//   are drawn by 8 invocations each (the box's pixels strided over them) into fixed-point sums in
-//   workgroup memory (21-bit parts added without waiting, see `add_parts`); for the larger ones
+//   are drawn by 8 invocations each (the box's pixels strided over them, the batch's splats in
+//   order of cost with CORDER) into fixed-point sums in workgroup memory (21-bit parts added
+//   without waiting, see `add_parts`); for the larger ones
 //   each quarter of the workgroup takes every fourth splat and each of its invocations sums a
 //   2×2 group of pixels in registers (QUADS; else every invocation its own pixel, 32 holding an
 //   8×4 block). Each pixel then adds its sums to τ once.
@@ -474,8 +475,9 @@ fn scatter(
     }
 }
 
-// Invocations drawing one splat of the workgroup-memory group (they stride its box's columns).
-const LANES: u32 = 8u;
+// Invocations drawing one splat of the workgroup-memory group (they take its box's pixels in
+// turn); a power of two up to 32, fixed per pipeline (the host's `lanes` knob).
+override LANES: u32 = 8u;
 
 // One batch of a list: medium splats fill it from the front, larger ones from the back.
 var<workgroup> batch_splat: array<vec4<f32>, 256>;
@@ -484,6 +486,10 @@ var<workgroup> batch_rgb: array<vec4<f32>, 256>;
 // bit 16 + y for its rows, so that a pixel's test is one AND.
 var<workgroup> batch_box: array<u32, 256>;
 var<workgroup> batch_medium: atomic<u32>;
+// With CORDER: the batch's medium splats per cost bin (rounds of LANES pixels, the last bin
+// for every longer one).
+const COST_BINS: u32 = 8u;
+var<workgroup> batch_bins: array<atomic<u32>, 8>;
 var<workgroup> batch_large: atomic<u32>;
 // The medium splats' fixed-point sums per pixel and channel, pixel-major: (lo, hi) words, or
 // with `view.tuning.w` the first two 21-bit parts (see `add_parts`).
@@ -526,6 +532,11 @@ override FOLDK: bool = false;
 // ms; 10⁸ colour at 2048² with 2, R0 = 4 60.3 → 53.4 ms and R0 = 16 347 → 251 ms (R0 ≤ 1 within
 // 0.5 ms).
 override WIDE: u32 = 0u;
+// CORDER: the medium splats of a batch placed in order of their lanes' rounds (see `tiles`).
+// On an H200 through Vulkan (10⁸ colour, 2048², the same call): R0 = 4 48.3 → 40.7 ms, R0 = 16
+// 236 → 218 ms, R0 ≤ 1 the same; the window's 10⁷ frame (with the runtime checks off too)
+// 13.0 → 11.4-11.5 ms.
+override CORDER: bool = false;
 
 // `to_fixed` for the tiles pass: v·2^k as (lo, hi), v already times 2^(k − 32) with FOLD (2^k
 // with FOLDK). Without `to_fixed`'s carry test, which never holds: t ≥ 0 (or NaN or ∞, which
@@ -637,6 +648,8 @@ fn add_parts(at: u32, tau_at: u32, v: f32) {
     if !(v > 0.0) {
         return;
     }
+    // `fixed_words` straight from the value times 2^k (with WIDE) in place of `tile_fixed`
+    // (the same words) was slower on an H200: R0 = 4's tiles pass 43.9 → 49.8 ms.
     let f = tile_fixed(v);
     atomicAdd(&sum_lo[at], f.x & 0x1fffffu);
     atomicAdd(&sum_hi[at], (f.x >> 21u) | ((f.y & 0x3ffu) << 11u));
@@ -741,7 +754,17 @@ fn tiles(
             atomicStore(&batch_medium, 0u);
             atomicStore(&batch_large, 0u);
         }
+        if CORDER && li < COST_BINS {
+            atomicStore(&batch_bins[li], 0u);
+        }
         workgroupBarrier();
+        // With CORDER a medium splat's slot is its cost bin's base (known after the barrier
+        // below) plus `rank`, so the entry stays in registers until then.
+        var bin = COST_BINS;
+        var rank = 0u;
+        var held_splat = vec4<f32>(0.0);
+        var held_rgb = vec4<f32>(0.0);
+        var held_box = 0u;
         if first + li < end {
             let index = entries[first + li];
             let a = records[2u * index];
@@ -751,33 +774,62 @@ fn tiles(
             let y0 = max(bx.z - oy, 0.0);
             let y1 = min(bx.w - oy, f32(TILE - 1u));
             if x0 <= x1 && y0 <= y1 {
-                // Medium: within the widest side, or (a sliver of a wide splat, say) within
-                // the largest area.
-                var slot: u32;
-                if (x1 - x0 < medium_side && y1 - y0 < medium_side)
-                    || (x1 - x0 + 1.0) * (y1 - y0 + 1.0) <= medium_area {
-                    slot = atomicAdd(&batch_medium, 1u);
-                } else {
-                    slot = 255u - atomicAdd(&batch_large, 1u);
-                }
-                batch_splat[slot] = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
+                held_splat = vec4<f32>(a.x, a.y, mul(a.z, a.z), mul(a.w, a.w));
                 var rgb = records[2u * index + 1u];
                 if FOLD {
                     // abs: a −0 channel (brightness −0) as +0, which `fixed_words` needs.
                     rgb = vec4<f32>(abs(rgb.xyz * fold_scale()), 0.0);
                 }
-                batch_rgb[slot] = rgb;
-                batch_box[slot] = span_mask(u32(x0), u32(x1))
-                    | (span_mask(u32(y0), u32(y1)) << 16u);
+                held_rgb = rgb;
+                held_box = span_mask(u32(x0), u32(x1)) | (span_mask(u32(y0), u32(y1)) << 16u);
+                // Medium: within the widest side, or (a sliver of a wide splat, say) within
+                // the largest area.
+                let area = (x1 - x0 + 1.0) * (y1 - y0 + 1.0);
+                var slot = 256u;
+                if (x1 - x0 < medium_side && y1 - y0 < medium_side) || area <= medium_area {
+                    if CORDER {
+                        // Bin by the lanes' rounds over the box (1 to COST_BINS).
+                        let rounds = (u32(area) + LANES - 1u) / LANES;
+                        bin = min(rounds, COST_BINS) - 1u;
+                        rank = atomicAdd(&batch_bins[bin], 1u);
+                    } else {
+                        slot = atomicAdd(&batch_medium, 1u);
+                    }
+                } else {
+                    slot = 255u - atomicAdd(&batch_large, 1u);
+                }
+                if slot < 256u {
+                    batch_splat[slot] = held_splat;
+                    batch_rgb[slot] = held_rgb;
+                    batch_box[slot] = held_box;
+                }
             }
         }
         workgroupBarrier();
-        let medium = atomicLoad(&batch_medium);
+        var medium = atomicLoad(&batch_medium);
         let large = atomicLoad(&batch_large);
+        if CORDER {
+            // The medium splats in order of cost, so that the groups of a warp, which take
+            // neighbouring slots, run loops of like length (CUDA's COST_ORDER).
+            medium = 0u;
+            for (var c = 0u; c < COST_BINS; c += 1u) {
+                if c == bin {
+                    let slot = medium + rank;
+                    batch_splat[slot] = held_splat;
+                    batch_rgb[slot] = held_rgb;
+                    batch_box[slot] = held_box;
+                }
+                medium += atomicLoad(&batch_bins[c]);
+            }
+            workgroupBarrier();
+        }
         // Medium splats: LANES invocations per splat, into the workgroup sums. The lanes take
         // the box's pixels in row-major order, pixel p by lane p mod LANES, so that a box
         // narrower than LANES keeps every lane busy (striding columns left the lanes beyond
-        // its width idle).
+        // its width idle). Giving the groups of a warp splats a quarter of the batch apart,
+        // so that overlapping neighbours would not add to the same words in one step, was
+        // slower on an H200 (R0 = 4's tiles pass 43.9 → 46.9 ms), as were 4 and 16 lanes
+        // (45.4, 46.3 ms).
         for (var k = li / LANES; k < medium; k += 256u / LANES) {
             let masks = batch_box[k];
             let sp = batch_splat[k];

@@ -378,6 +378,31 @@ fn every_splat_path_and_atomic_width_gives_the_same_bits() {
             "wide {wide}, quads {quads}, medium {medium}, blocks {blocks}: τ differs"
         );
     }
+    // The medium splats by 4, 16 or 32 invocations each (5 taken as 8), in order of cost or as
+    // read, and the shader with or without wgpu's runtime checks: the same bits.
+    for (lanes, checks, corder) in [
+        (4, 7, false),
+        (5, 0, true),
+        (16, 7, true),
+        (32, 0, false),
+        (8, 7, false),
+        (8, 5, true),
+        (16, 3, false),
+    ] {
+        let mut r = renderer(WgpuTuning {
+            medium_lanes: lanes,
+            runtime_checks: checks,
+            medium_cost_order: corder,
+            ..WgpuTuning::default()
+        });
+        let got = r
+            .render(&snapshot, &settings, &Progress::none())
+            .expect("medium variant");
+        assert!(
+            got.tau.data == want.tau.data,
+            "lanes {lanes}, checks {checks}, corder {corder}: τ differs"
+        );
+    }
     check_against_cpu(&mut reference, &snapshot, &settings);
 }
 

@@ -123,6 +123,24 @@ pub struct WgpuTuning {
     /// and 10⁸ colour at 2048² R0 = 4 / 16 53.4 / 251 ms against 60.3 / 347 (main f634061).
     /// Where the device has no 64-bit atomics it acts as 0.
     pub wide: u32,
+    /// Invocations per medium splat in the tiles pass (splat.wgsl's `LANES`; rounded up to a
+    /// power of two from 1 to 32). 8 by default: on an H200 (10⁸ colour, 2048², R0 = 4,
+    /// `profile=1`) 4 and 16 made the tiles pass slower (43.9 → 45.4 and 46.3 ms).
+    pub medium_lanes: u32,
+    /// wgpu's runtime checks compiled into the splat passes, as a bit mask: 1 index clamps,
+    /// 2 loop bounding, 4 integer-division guards (7: all, wgpu's default). 0 by default: the
+    /// shader keeps its indices in bounds and its loops end by construction (see
+    /// `pipelines::RuntimeChecks`), and on an H200 through Vulkan (10⁸ colour, 2048², one
+    /// call, with `corder=1`) R0 = 4 took 40.7 ms against 44.5 with 7 and 41.1 with 1 (index
+    /// clamps kept), R0 = 16 218 against 237 and 224 (R0 ≤ 1 the same); τ the same bits.
+    pub runtime_checks: u32,
+    /// Place each batch's medium splats in the tiles pass in order of their lanes' rounds over
+    /// the box (splat.wgsl's `CORDER`, as CUDA's COST_ORDER), so that the groups of a warp,
+    /// which run in step, draw boxes of like size; else in the order they were read. On by
+    /// default: on an H200 through Vulkan (10⁸ colour, 2048², one call, with `checks=0`) R0 = 4
+    /// took 40.7 ms against 48.3 with `corder=0`, R0 = 16 218 against 236 (R0 ≤ 1 the same);
+    /// τ the same bits.
+    pub medium_cost_order: bool,
     /// Wait for the device after each pass and report the passes' times as stages
     /// (`classify`, `scatter`, `tiles`, `pixels`): slower frames, for finding where one goes.
     pub profile_passes: bool,
@@ -131,8 +149,9 @@ pub struct WgpuTuning {
 impl WgpuTuning {
     /// The tuning with what `$HALOSCOPE_WGPU_TUNING` sets (comma-separated `name=value` of
     /// `chunk`, `batch`, `small`, `medium`, `marea`, and 0 or 1 for `int64`, `parts`,
-    /// `blocks`, `order`, `quads`, `fold`, `zinit`, `carry`, `intfix`, `foldk`, `profile`, and
-    /// 0 to 2 for `wide`); a malformed entry is ignored with a warning, since the variable is a
+    /// `blocks`, `order`, `quads`, `fold`, `zinit`, `carry`, `intfix`, `foldk`, `corder`,
+    /// `profile`, 0 to 2 for `wide`, 4, 8, 16 or 32 for `lanes`, and 0 to 7
+    /// for `checks`); a malformed entry is ignored with a warning, since the variable is a
     /// developer's measuring aid.
     pub fn with_env_overrides(self) -> Self {
         match std::env::var("HALOSCOPE_WGPU_TUNING") {
@@ -166,6 +185,9 @@ impl WgpuTuning {
                 Some(("intfix", v)) => self.int_fixed = v != 0,
                 Some(("foldk", v)) => self.fold_k = v != 0,
                 Some(("wide", v)) if v <= 2 => self.wide = v as u32,
+                Some(("lanes", v)) if [4, 8, 16, 32].contains(&v) => self.medium_lanes = v as u32,
+                Some(("checks", v)) if v <= 7 => self.runtime_checks = v as u32,
+                Some(("corder", v)) => self.medium_cost_order = v != 0,
                 _ => log::warn!("HALOSCOPE_WGPU_TUNING: ignored `{item}`"),
             }
         }
@@ -194,6 +216,9 @@ impl Default for WgpuTuning {
             int_fixed: true,
             fold_k: false,
             wide: 2,
+            medium_lanes: 8,
+            runtime_checks: 0,
+            medium_cost_order: true,
             profile_passes: false,
         }
     }
@@ -254,8 +279,12 @@ impl WgpuRenderer {
             intfix: tuning.int_fixed,
             foldk: tuning.fold_k,
             wide: tuning.wide,
+            // Any other count would leave a group short of lanes, and pixels undrawn.
+            lanes: tuning.medium_lanes.clamp(1, 32).next_power_of_two(),
+            corder: tuning.medium_cost_order,
         };
-        let pipelines = Pipelines::new(&context.device, tuning.int64_atomics, tiles)?;
+        let checks = pipelines::RuntimeChecks::from_bits(tuning.runtime_checks);
+        let pipelines = Pipelines::new(&context.device, tuning.int64_atomics, tiles, checks)?;
         let order = if tuning.order {
             Some(order::OrderPipelines::new(&context.device)?)
         } else {
@@ -736,7 +765,8 @@ mod tests {
         let base = WgpuTuning::default();
         let tuned = base.with_overrides(
             "small=1, medium=40,int64=0,profile=1,chunk=4096,bad,x=2,parts=0,blocks=0,quads=1,\
-             fold=1,zinit=0,carry=1,intfix=0,foldk=1,batch=0,marea=32,wide=3,wide=1",
+             fold=1,zinit=0,carry=1,intfix=0,foldk=1,batch=0,marea=32,wide=3,wide=1,lanes=16,\
+             lanes=5,checks=5,checks=8,corder=0",
         );
         assert_eq!(
             tuned,
@@ -757,6 +787,9 @@ mod tests {
                 int_fixed: false,
                 fold_k: true,
                 wide: 1,
+                medium_lanes: 16,
+                runtime_checks: 5,
+                medium_cost_order: false,
                 ..base
             }
         );

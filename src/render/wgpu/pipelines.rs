@@ -25,6 +25,47 @@ pub(crate) const GROUP: u32 = 256;
 /// Screen tile side in pixels (`TILE` in splat.wgsl).
 pub(crate) const TILE: u32 = 16;
 
+/// Which of wgpu's runtime checks the splat passes' shader module is compiled with (all by
+/// default; see `WgpuTuning::runtime_checks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RuntimeChecks {
+    /// Index clamps on arrays (and on buffers where the driver is not robust).
+    pub(crate) bounds: bool,
+    /// A counter in every loop that ends it after 2^64 rounds.
+    pub(crate) loop_bounding: bool,
+    /// Guards on integer division and remainder against a zero divisor.
+    pub(crate) int_div: bool,
+}
+
+impl Default for RuntimeChecks {
+    fn default() -> Self {
+        Self {
+            bounds: true,
+            loop_bounding: true,
+            int_div: true,
+        }
+    }
+}
+
+impl RuntimeChecks {
+    /// The checks from a bit mask: 1 bounds, 2 loop bounding, 4 integer division.
+    pub(crate) fn from_bits(bits: u32) -> Self {
+        Self {
+            bounds: bits & 1 != 0,
+            loop_bounding: bits & 2 != 0,
+            int_div: bits & 4 != 0,
+        }
+    }
+
+    fn wgpu(self) -> wgpu::ShaderRuntimeChecks {
+        let mut checks = wgpu::ShaderRuntimeChecks::checked();
+        checks.bounds_checks = self.bounds;
+        checks.force_loop_bounding = self.loop_bounding;
+        checks.int_div_checks = self.int_div;
+        checks
+    }
+}
+
 /// Every pipeline of the renderer.
 pub(crate) struct Pipelines {
     /// Whether the splat passes add τ with 64-bit atomics.
@@ -99,6 +140,11 @@ pub(crate) struct TilesVariant {
     pub(crate) foldk: bool,
     /// splat.wgsl's `WIDE` (0: off): honoured in the folded pipeline with 64-bit τ only.
     pub(crate) wide: u32,
+    /// splat.wgsl's `LANES`: invocations per medium splat, a power of two from 1 to 32 (so that
+    /// a group's lanes lie in one 256-invocation workgroup and, on NVIDIA, one warp).
+    pub(crate) lanes: u32,
+    /// splat.wgsl's `CORDER`: a batch's medium splats in order of cost.
+    pub(crate) corder: bool,
 }
 
 fn tiles_pipeline(
@@ -119,6 +165,8 @@ fn tiles_pipeline(
         ("INTFIX", flag(variant.intfix)),
         ("FOLDK", flag(variant.foldk)),
         ("WIDE", f64::from(wide)),
+        ("LANES", f64::from(variant.lanes)),
+        ("CORDER", flag(variant.corder)),
     ];
     let options = wgpu::PipelineCompilationOptions {
         constants: &constants,
@@ -157,6 +205,7 @@ impl Pipelines {
         device: &wgpu::Device,
         int64_atomics: bool,
         tiles: TilesVariant,
+        checks: RuntimeChecks,
     ) -> Result<Self, WgpuError> {
         let int64_atomics = int64_atomics && device.features().contains(INT64_ATOMICS);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -165,10 +214,23 @@ impl Pipelines {
         } else {
             TAU_PAIRS_SHADER
         };
-        let splat = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        let splat_source = wgpu::ShaderModuleDescriptor {
             label: Some("shaders/splat.wgsl"),
             source: wgpu::ShaderSource::Wgsl(format!("{tau}\n{SPLAT_SHADER}").into()),
-        });
+        };
+        let splat = if checks == RuntimeChecks::default() {
+            device.create_shader_module(splat_source)
+        } else {
+            // SAFETY: wgpu's checks guard against out-of-bounds indices, endless loops and
+            // integer division by zero. splat.wgsl indexes its workgroup arrays below their
+            // lengths by construction (batch slots < 256, sums < 3·TILE², pool slots <
+            // POOL_SLOTS), its buffers within the bound sizes the host computes (draw.rs), and
+            // its loops end (each counts up to a bound, `pool_slot` to POOL_PROBES; its retry
+            // after a spurious weak exchange ends once an exchange succeeds or sees another
+            // value); every divisor is a non-zero constant, a box width ≥ 1 or the grid's
+            // tiles across ≥ 1.
+            unsafe { device.create_shader_module_trusted(splat_source, checks.wgpu()) }
+        };
         let splat_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("splat"),
             entries: &[
