@@ -128,11 +128,13 @@ pub struct WgpuTuning {
     /// `profile=1`) 4 and 16 made the tiles pass slower (43.9 → 45.4 and 46.3 ms).
     pub medium_lanes: u32,
     /// wgpu's runtime checks compiled into the splat passes, as a bit mask: 1 index clamps,
-    /// 2 loop bounding, 4 integer-division guards (7: all, wgpu's default). 0 by default: the
-    /// shader keeps its indices in bounds and its loops end by construction (see
-    /// `pipelines::RuntimeChecks`), and on an H200 through Vulkan (10⁸ colour, 2048², one
-    /// call, with `corder=1`) R0 = 4 took 40.7 ms against 44.5 with 7 and 41.1 with 1 (index
-    /// clamps kept), R0 = 16 218 against 237 and 224 (R0 ≤ 1 the same); τ the same bits.
+    /// 2 loop bounding, 4 integer-division guards (7: all, wgpu's default). 1 by default: the
+    /// shader's loops end and its divisors are non-zero by construction (see
+    /// `pipelines::RuntimeChecks`), so only the index clamps stay, which keep a wrong index
+    /// inside the buffers on every back-end (Metal and DirectX 12 have no robust buffer access
+    /// of their own). On an H200 through Vulkan (10⁸ colour, 2048², one call, with `corder=1`)
+    /// R0 = 4 took 41.1 ms with 1, 44.5 with 7 and 40.7 with 0, R0 = 16 224, 237 and 218 (R0 ≤
+    /// 1 the same); τ the same bits.
     pub runtime_checks: u32,
     /// Place each batch's medium splats in the tiles pass in order of their lanes' rounds over
     /// the box (splat.wgsl's `CORDER`, as CUDA's COST_ORDER), so that the groups of a warp,
@@ -217,7 +219,7 @@ impl Default for WgpuTuning {
             fold_k: false,
             wide: 2,
             medium_lanes: 8,
-            runtime_checks: 0,
+            runtime_checks: 1,
             medium_cost_order: true,
             profile_passes: false,
         }
