@@ -1,19 +1,22 @@
 //! The wgpu twin of [`super::cpu`]: the Splotch model on any GPU wgpu drives (Vulkan, Metal,
-//! DirectX 12), with its WGSL shaders in `shaders/splat.wgsl` and `shaders/tone.wgsl`.
+//! DirectX 12), with its WGSL shaders in shaders/: splat.wgsl (after tau_u64.wgsl or
+//! tau_pairs.wgsl), tone.wgsl, exposure.wgsl and order.wgsl.
 //!
-//! Method: compute passes mirroring the CUDA twin, τ summed in 64-bit fixed point (pairs of u32
-//! words with 32-bit atomics and an explicit carry, since core WGSL has no 64-bit atomics).
-//! Small splats (a box of at most 3×3 pixels) are added by their own invocation with atomics;
-//! larger ones are listed per 16×16 screen tile and summed by one workgroup per tile through
-//! workgroup memory, each invocation owning a pixel. Rasterised quads with f32 blending were
-//! measured first and ran 23–175× slower than CUDA on an H200: the raster and blend units of a
-//! compute card draw 0.5–0.7·10⁹ blended fragments a second, and per-particle triangles are
-//! set up at a few hundred million a second. Fixed point also makes τ independent of the order
-//! of the sums (repeated, tiled and chunked frames give the same bits) and needs no adapter
-//! feature. τ matches the CPU reference within f32 rounding of each weight (DESIGN §4's
-//! ‖Δ‖/‖ref‖ < 1e-4). The data stay resident between frames in chunks that respect the
-//! adapter's binding limits; when they do not fit they are streamed chunk by chunk. Images
-//! larger than the tile limit (or what the adapter can bind) are drawn tile by tile.
+//! Method: compute passes mirroring the CUDA twin, τ summed in 64-bit fixed point: one u64
+//! atomic where the adapter has 64-bit atomics, else pairs of u32 words with an explicit carry
+//! (core WGSL has no 64-bit atomics). Small splats (a box of at most 3×3 pixels) are added by
+//! their own invocation with atomics; larger ones are listed per 16×16 screen tile and summed
+//! by one workgroup per tile through workgroup memory: medium boxes by a few invocations each
+//! (`WgpuTuning::medium_lanes`), larger ones with each invocation summing a 2×2 group of pixels
+//! in registers. Rasterised quads with f32 blending were measured first and ran 23–175× slower
+//! than CUDA on an H200: the raster and blend units of a compute card draw 0.5–0.7·10⁹ blended
+//! fragments a second, and per-particle triangles are set up at a few hundred million a
+//! second. Fixed point also makes τ independent of the order of the sums (repeated, tiled and
+//! chunked frames give the same bits) and needs no adapter feature. τ matches the CPU
+//! reference within f32 rounding of each weight (DESIGN §4's ‖Δ‖/‖ref‖ < 1e-4). The data stay
+//! resident between frames in chunks that respect the adapter's binding limits; when they do
+//! not fit they are streamed chunk by chunk. Images larger than the tile limit (or what the
+//! adapter can bind) are drawn tile by tile.
 
 mod buffers;
 mod context;
