@@ -185,6 +185,32 @@ pub(crate) fn split_parts_mut<'a, T>(mut buf: &'a mut [T], counts: &[usize]) -> 
         .collect()
 }
 
+/// [`Collective::all_to_all_into`] of typed items: `outgoing` holds `send_counts[r]` items for
+/// rank r, in rank order; the result holds the `recv_counts[r]` items of each rank r, in rank
+/// order, received into a buffer faulted in on every thread ([`zeroed_on_every_thread`]).
+/// `recv_counts` must be what the ranks send (exchange the counts first); collective.
+pub(crate) fn all_to_all_items<T: bytemuck::Pod + Send>(
+    collective: &dyn Collective,
+    outgoing: &[T],
+    send_counts: &[usize],
+    recv_counts: &[usize],
+) -> Vec<T> {
+    let bytes = |counts: &[usize]| -> Vec<usize> {
+        counts
+            .iter()
+            .map(|&n| n * std::mem::size_of::<T>())
+            .collect()
+    };
+    let mut incoming: Vec<T> = zeroed_on_every_thread(recv_counts.iter().sum());
+    collective.all_to_all_into(
+        bytemuck::cast_slice(outgoing),
+        &bytes(send_counts),
+        bytemuck::cast_slice_mut(&mut incoming),
+        &bytes(recv_counts),
+    );
+    incoming
+}
+
 /// `n` zeroed items written on every thread, for a large receive buffer. Zeroed memory from
 /// the allocator is untouched pages: MPI's copy into it would fault in and zero every page on
 /// its one thread (the exchange of a slab's particles was mostly that); here each thread

@@ -7,7 +7,7 @@
 
 use super::merge::{from_bytes, to_bytes};
 use super::ranks::{agree, exchange_counts};
-use crate::cluster::{Collective, split_parts_mut, zeroed_on_every_thread};
+use crate::cluster::{Collective, all_to_all_items, split_parts_mut, zeroed_on_every_thread};
 use crate::halo::error::FofError;
 use rayon::prelude::*;
 
@@ -88,14 +88,7 @@ pub fn labels_to_readers(
         }
     });
     let recv_counts = agree(collective, "labels back to their readers", recv_counts)?;
-    let mut incoming: Vec<i32> = zeroed_on_every_thread(recv_counts.iter().sum());
-    let size = std::mem::size_of::<i32>();
-    collective.all_to_all_into(
-        bytemuck::cast_slice(&outgoing),
-        &send_counts.iter().map(|&n| n * size).collect::<Vec<_>>(),
-        bytemuck::cast_slice_mut(&mut incoming),
-        &recv_counts.iter().map(|&n| n * size).collect::<Vec<_>>(),
-    );
+    let incoming = all_to_all_items(collective, &outgoing, &send_counts, &recv_counts);
     drop(outgoing);
     Ok(place_by_owner(input_owners, &incoming, &recv_counts))
 }

@@ -12,7 +12,7 @@ use super::driver::DomainLinker;
 use super::merge::{
     GhostPair, LabelEdge, LabelMap, SCAN_PIECE, from_bytes, label_domain, owner_edges, to_bytes,
 };
-use crate::cluster::{Collective, split_parts_mut, zeroed_on_every_thread};
+use crate::cluster::{Collective, all_to_all_items, split_parts_mut};
 use crate::data::Masses;
 use crate::halo::cpu::link_components;
 use crate::halo::cuda::link_components_cuda;
@@ -234,14 +234,7 @@ impl Run<'_> {
 
         let recv_counts = exchange_counts(collective, &send_counts);
         let recv_counts = agree(collective, "particles for a slab", recv_counts)?;
-        let size = std::mem::size_of::<R>();
-        let mut slab: Vec<R> = zeroed_on_every_thread(recv_counts.iter().sum());
-        collective.all_to_all_into(
-            bytemuck::cast_slice(&outgoing),
-            &send_counts.iter().map(|&n| n * size).collect::<Vec<_>>(),
-            bytemuck::cast_slice_mut(&mut slab),
-            &recv_counts.iter().map(|&n| n * size).collect::<Vec<_>>(),
-        );
+        let mut slab: Vec<R> = all_to_all_items(collective, &outgoing, &send_counts, &recv_counts);
         drop(outgoing);
         // Each rank's message is in increasing id order; with one species the ranks' shares
         // follow one another too, and the slab is already in order.
