@@ -180,10 +180,10 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     // A `.npy` labels file is written by every rank at the places of the particles it read, so
     // the labels go back to their readers; any other format is written by rank 0 from every
     // label gathered.
-    let npy_labels = args.labels.as_deref().filter(|path| {
-        path.extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
-    });
+    let npy_labels = args
+        .labels
+        .as_deref()
+        .filter(|path| export::labels_as_npy(path));
     let mut labels_read = None;
     let labels = match &catalogue.labels {
         Some(labels) if npy_labels.is_some() => {

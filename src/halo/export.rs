@@ -109,6 +109,11 @@ fn extension(path: &Path) -> String {
         .to_ascii_lowercase()
 }
 
+/// Whether [`write_labels`] writes `path` as `.npy` (the format follows the extension).
+pub(crate) fn labels_as_npy(path: &Path) -> bool {
+    extension(path) == "npy"
+}
+
 /// Writes the catalogue as CSV (`.csv`) or HDF5 (`.hdf5`, `.h5`), chosen by extension.
 pub fn write_catalogue(path: &Path, result: &FofResult) -> Result<(), ExportError> {
     write_catalogue_with_meta(path, result, &CatalogueMeta::default())
