@@ -115,19 +115,6 @@ fn tone8(tau: &[f32], tau_scale: f32, tone: &ToneSettings) -> Vec<u8> {
     out
 }
 
-/// [`tone8`] of `tau` into `out` (as long), on this thread, with `isa`'s vectors (one the CPU
-/// has; the bytes are the same with every instruction set): for a renderer that tone-maps τ
-/// piece by piece as it draws it.
-pub(crate) fn tone8_into(
-    isa: Isa,
-    tau: &[f32],
-    tau_scale: f32,
-    tone: &ToneSettings,
-    out: &mut [u8],
-) {
-    tone8_chunk_for(isa, tau, tau_scale, tone, out);
-}
-
 /// How close (in units of the 8-bit scale) v·255 from [`exp_f32`] may come to a rounding
 /// boundary and still be taken: 255·(|contrast| + 1)·2⁻¹⁹ bounds the difference from the exact
 /// path's v·255 with up to 12 ulp of error in each exponential (they are within 2 and 1), the
@@ -136,8 +123,16 @@ fn tone8_margin(contrast: f32) -> f32 {
     255.0 * (contrast.abs() + 1.0) * 2f32.powi(-19)
 }
 
-/// [`tone8_chunk`] compiled for `isa` (one the CPU has).
-fn tone8_chunk_for(isa: Isa, tau: &[f32], tau_scale: f32, tone: &ToneSettings, out: &mut [u8]) {
+/// [`tone8_chunk`] compiled for `isa` (one the CPU has; the bytes are the same with every
+/// instruction set), on this thread: also for the CPU renderer, which tone-maps τ row by row
+/// as it draws it.
+pub(crate) fn tone8_chunk_for(
+    isa: Isa,
+    tau: &[f32],
+    tau_scale: f32,
+    tone: &ToneSettings,
+    out: &mut [u8],
+) {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx2Fma {
         // SAFETY: `Isa::detect` only yields Avx2Fma where the CPU has AVX2 and FMA.

@@ -16,7 +16,7 @@ use super::exp::Isa;
 use super::grid::{Grid, TILE_PX};
 use super::tile::{Binned, Unit, render_unit_for};
 use crate::render::tau::TauBuffer;
-use crate::render::tone::{ToneSettings, tone8_into};
+use crate::render::tone::{ToneSettings, tone8_chunk_for};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -221,7 +221,7 @@ impl DrawScratch {
                         let out = unsafe { rows.row(y0 + ry, x0, x1) };
                         let row_tau = &mut row_tau[..out.len()];
                         write(row_tau, at, Merge::Overwrite);
-                        tone8_into(isa, row_tau, tau_scale, &tone, out);
+                        tone8_chunk_for(isa, row_tau, tau_scale, &tone, out);
                     }
                 }
             }
