@@ -175,7 +175,7 @@ fn json_reports_every_ranks_own_stages() {
     for (rank, stages) in ranks.iter().enumerate() {
         for stage in [
             "exchange",
-            "link",
+            "slab_catalogue",
             "merge_label_domain",
             "merge_resolve",
             "order",

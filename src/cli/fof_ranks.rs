@@ -15,7 +15,8 @@ use crate::cluster::Collective;
 use crate::data::share::read_share;
 use crate::data::{LoadOptions, Masses};
 use crate::halo::domains::{
-    DomainLinker, RankParticles, catalogue_on_ranks, labels_to_readers, lap, link_on_ranks,
+    DomainLinker, RankParticles, SlabOptions, catalogue_on_ranks, labels_to_readers, lap,
+    link_on_ranks,
 };
 use crate::halo::{
     self, FofParams, FofResult, LinkingLength, RankSelection, SelectedParticles, export,
@@ -146,11 +147,17 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
             .velocities
             .then_some(selected.velocities.as_deref()),
     };
-    let mut linked = link_on_ranks(
+    let options = SlabOptions {
+        uniform_mass: prepared.uniform_mass.unwrap_or(0.0),
+        min_members: args.min_members,
+        with_labels: args.labels.is_some(),
+    };
+    let linked = link_on_ranks(
         group,
         particles,
         prepared.linking_length,
         prepared.frame,
+        options,
         linker,
         &progress,
     )
@@ -158,22 +165,15 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     stages.extend(linked.stage_seconds.iter().copied());
     // The ids stay for the labels' way back to this rank and their places in the file.
     drop(selected);
-    let owned = match linked.masses.take() {
-        Some(masses) => Masses::PerParticle(masses),
-        None => Masses::Uniform(prepared.uniform_mass.unwrap_or(0.0)),
-    };
-    let owned_velocities = linked.velocities.take();
     let catalogue = catalogue_on_ranks(
         group,
         &linked,
-        &owned,
-        owned_velocities.as_deref(),
+        prepared.velocities,
         prepared.frame,
         args.min_members,
         args.labels.is_some(),
     )
     .map_err(|e| anyhow!("{}: {e}", file.display()))?;
-    drop((owned, owned_velocities));
     stages.extend(catalogue.stage_seconds.iter().copied());
     step = Instant::now();
 

@@ -8,7 +8,7 @@
 
 use super::decompose::Decomposition;
 use super::driver::DomainLinker;
-use super::merge::{DomainLabels, GhostPair, LabelMap, label_domain, owner_edges};
+use super::merge::{DomainLabels, GhostPair, LabelMap, boundary_labels, owner_edges};
 use super::on_devices::{catalogue_split_on_devices, splits_on_devices};
 use super::slab_cpu::slab_catalogue_cpu;
 use super::split::{Slab, split};
@@ -351,43 +351,14 @@ pub(super) fn domain_result(
         labels: out.labels,
         boundary: boundary_labels(
             n_owned,
-            decomposition,
-            positions,
             &out.boundary,
-            boundary_ids,
+            &boundary_ids
+                .iter()
+                .map(|&i| u64::from(i))
+                .collect::<Vec<_>>(),
+            |j| decomposition.owner(&positions[boundary_ids[j] as usize]),
         ),
     })
-}
-
-/// The merge's view of one slab from the members of its sets with a ghost (`boundary`: local
-/// index and set, by increasing index, so the owned ones come first in increasing global id;
-/// `ids` their global indices).
-fn boundary_labels(
-    n_owned: usize,
-    decomposition: &Decomposition,
-    positions: &[[f32; 3]],
-    boundary: &[(u32, u32)],
-    ids: &[u32],
-) -> DomainLabels {
-    let owned: Vec<bool> = boundary
-        .iter()
-        .map(|&(k, _)| (k as usize) < n_owned)
-        .collect();
-    let mut sets: Vec<u32> = boundary.iter().map(|&(_, s)| s).collect();
-    sets.par_sort_unstable();
-    sets.dedup();
-    // Dense set ids below the member count, as label_domain indexes its tables by them.
-    let dense: Vec<u32> = boundary
-        .iter()
-        .map(|&(_, s)| sets.binary_search(&s).unwrap_or(0) as u32)
-        .collect();
-    let ids64: Vec<u64> = ids.iter().map(|&i| u64::from(i)).collect();
-    label_domain(
-        &ids64,
-        &owned,
-        |j| decomposition.owner(&positions[ids[j] as usize]),
-        &dense,
-    )
 }
 
 /// The catalogue from the domains' interior halos and the crossing halos (`groups` with their

@@ -129,6 +129,31 @@ pub fn label_domain(
     }
 }
 
+/// The merge's view of one slab from the members of its sets with a ghost (`boundary`: local
+/// index and set, by increasing index, the slab's `n_owned` owned particles first in
+/// increasing global id), `ids` their global ids and `owners(j)` the domain that owns ghost
+/// member `j`.
+pub(super) fn boundary_labels(
+    n_owned: usize,
+    boundary: &[(u32, u32)],
+    ids: &[u64],
+    owners: impl Fn(usize) -> usize + Sync,
+) -> DomainLabels {
+    let owned: Vec<bool> = boundary
+        .iter()
+        .map(|&(k, _)| (k as usize) < n_owned)
+        .collect();
+    let mut sets: Vec<u32> = boundary.iter().map(|&(_, s)| s).collect();
+    sets.par_sort_unstable();
+    sets.dedup();
+    // Dense set ids below the member count, as label_domain indexes its tables by them.
+    let dense: Vec<u32> = boundary
+        .iter()
+        .map(|&(_, s)| sets.binary_search(&s).unwrap_or(0) as u32)
+        .collect();
+    label_domain(ids, &owned, owners, &dense)
+}
+
 /// Particles per task in the passes over a whole domain.
 pub(crate) const SCAN_PIECE: usize = 1 << 16;
 

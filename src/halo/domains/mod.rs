@@ -34,6 +34,6 @@ pub use rank_catalogue::{RankCatalogue, catalogue_on_ranks};
 pub(crate) use rank_labels::id_runs;
 pub use rank_labels::labels_to_readers;
 pub(crate) use ranks::agree;
-pub use ranks::{RankLabels, RankParticles, Traveller, link_on_ranks};
+pub use ranks::{CrossingMember, RankLabels, RankParticles, SlabOptions, Traveller, link_on_ranks};
 pub use slab_cpu::slab_catalogue_cpu;
 pub use split::{Slab, split};

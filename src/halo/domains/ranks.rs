@@ -1,8 +1,10 @@
 //! Friends-of-friends over the ranks of a process group (MPI, or one process): one slab per
 //! rank. Each rank holds any share of the particles (its part of the file), the slabs are cut
 //! from the summed histogram, particles travel to the slabs that own them or see them as ghosts
-//! ([`Collective::all_to_all_bytes`]), every rank links its slab alone, and the merge of
-//! `merge.rs` runs with its messages as bytes. Every fallible step is agreed with
+//! ([`Collective::all_to_all_bytes`]), every rank links its slab alone and catalogues the sets
+//! wholly inside it (on its device, `cuda/slab.rs`, or the CPU, `slab_cpu.rs`, as one
+//! process's domains do), and the merge of `merge.rs` runs on the members of the sets with a
+//! ghost, with its messages as bytes. Every fallible step is agreed with
 //! [`Collective::any_failed`] before the next collective one, so no rank waits on a rank that
 //! stopped.
 
@@ -10,13 +12,15 @@ use super::catalogue::lap;
 use super::decompose::{Decomposition, axis_range, bounds, histogram, histogram_bins};
 use super::driver::DomainLinker;
 use super::merge::{
-    GhostPair, LabelEdge, LabelMap, SCAN_PIECE, from_bytes, label_domain, owner_edges, to_bytes,
+    GhostPair, LabelEdge, LabelMap, SCAN_PIECE, boundary_labels, from_bytes, owner_edges, to_bytes,
 };
+use super::slab_cpu::slab_catalogue_cpu;
 use crate::cluster::{Collective, all_to_all_items, split_parts_mut};
 use crate::data::Masses;
-use crate::halo::cpu::link_components;
-use crate::halo::cuda::link_components_cuda;
+use crate::halo::catalogue::Halo;
+use crate::halo::cuda::slab_catalogue_cuda;
 use crate::halo::error::FofError;
+use crate::halo::params::CatalogueRequest;
 use crate::halo::periodic::BoxFrame;
 use crate::jobs::Progress;
 use rayon::prelude::*;
@@ -126,20 +130,49 @@ pub struct RankParticles<'a> {
     pub velocities: Option<Option<&'a [[f32; 3]]>>,
 }
 
-/// What [`link_on_ranks`] leaves on each rank: its slab's owned particles and their final
-/// labels (the smallest global id of their friends-of-friends set).
+/// What a slab keeps for the catalogue, besides its particles.
+#[derive(Debug, Clone, Copy)]
+pub struct SlabOptions {
+    /// Every particle's mass when the masses do not travel ([`RankParticles::masses`] `None`).
+    pub uniform_mass: f32,
+    /// Smallest set kept as a halo.
+    pub min_members: usize,
+    /// Whether every owned particle's halo is wanted.
+    pub with_labels: bool,
+}
+
+/// An owned member of a set across slabs, with what its halo sums.
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct CrossingMember {
+    /// Its index among the rank's owned particles ([`RankLabels::ids`]).
+    pub local: u64,
+    /// Its global id.
+    pub id: u64,
+    /// Its set's final label (the set's smallest global id).
+    pub label: u64,
+    pub position: [f32; 3],
+    pub mass: f32,
+    pub velocity: [f32; 3],
+    pub _pad: u32,
+}
+
+/// What [`link_on_ranks`] leaves on each rank: its slab's owned particles, the halos of its
+/// sets wholly inside the slab, and the owned members of the sets across slabs with their
+/// final labels (the smallest global id of their friends-of-friends set).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RankLabels {
     /// Global ids of the particles this rank's slab owns, increasing.
     pub ids: Vec<u64>,
-    /// Their final labels.
-    pub labels: Vec<u64>,
-    /// Positions of the owned particles, in `ids` order.
-    pub positions: Vec<[f32; 3]>,
-    /// Masses of the owned particles, in `ids` order, when they travelled.
-    pub masses: Option<Vec<f32>>,
-    /// Velocities of the owned particles, in `ids` order, when they travelled.
-    pub velocities: Option<Vec<[f32; 3]>>,
+    /// Halos of the sets inside the slab, in catalogue order, `min_index` a global id.
+    pub halos: Vec<Halo>,
+    /// Sets of every size inside the slab.
+    pub n_interior_sets: usize,
+    /// Per owned particle, when labels were asked for: its rank in `halos`, or −1 (also for
+    /// the members of sets across slabs).
+    pub halo_ranks: Option<Vec<i32>>,
+    /// The owned members of the sets with a member on another rank, by increasing id.
+    pub crossing_members: Vec<CrossingMember>,
     /// Final labels of the sets with members on more than one rank, increasing; the same list
     /// on every rank. A set that spans slabs holds, on some slab, an owned member linked to a
     /// ghost (the ghost margin is the linking length), so these are the resolved labels of the
@@ -151,10 +184,12 @@ pub struct RankLabels {
     /// their labels come back from ([`super::labels_to_readers`]).
     pub input_owners: Vec<u32>,
     /// This rank's wall time per step: `route` (decomposition and the particles placed by
-    /// slab), `exchange` (the all-to-all and the slab in id order), `link` (its slab),
-    /// `merge_*` (the merge's steps: `label_domain`, the `owned` columns, the `ghost_pairs`
-    /// exchange, the `owner_edges`, the `edges` gathered, the `label_map`, the labels
-    /// `resolve`d and the `crossing` sets).
+    /// slab), `exchange` (the all-to-all and the slab in id order), `slab_columns` (owned
+    /// particles first), `slab_catalogue` (link and the interior sets' halos, on the rank's
+    /// device or the CPU, then the device's own stages), `merge_*` (the merge's steps: the
+    /// boundary sets' `label_domain`, the `ghost_pairs` exchange, the `owner_edges`, the
+    /// `edges` gathered, the `label_map`, the crossing members' labels `resolve`d and the
+    /// `crossing` sets).
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
@@ -171,13 +206,15 @@ pub(crate) fn agree<T>(
     result
 }
 
-/// Links the particles of every rank over one slab per rank and merges across slabs, their
-/// masses and velocities (when [`RankParticles`] has them) travelling with them; collective.
+/// Links the particles of every rank over one slab per rank, catalogues each slab's interior
+/// sets as `options` asks and merges the sets across slabs, the particles' masses and
+/// velocities (when [`RankParticles`] has them) travelling with them; collective.
 pub fn link_on_ranks(
     collective: &dyn Collective,
     particles: RankParticles<'_>,
     linking_length: f64,
     frame: Option<BoxFrame>,
+    options: SlabOptions,
     linker: DomainLinker<'_>,
     progress: &Progress,
 ) -> Result<RankLabels, FofError> {
@@ -186,6 +223,7 @@ pub fn link_on_ranks(
         particles,
         linking_length,
         frame,
+        options,
         linker,
         progress,
     };
@@ -202,6 +240,7 @@ struct Run<'a> {
     particles: RankParticles<'a>,
     linking_length: f64,
     frame: Option<BoxFrame>,
+    options: SlabOptions,
     linker: DomainLinker<'a>,
     progress: &'a Progress,
 }
@@ -213,6 +252,7 @@ impl Run<'_> {
             particles,
             linking_length,
             frame,
+            options,
             linker,
             progress,
         } = self;
@@ -245,41 +285,83 @@ impl Run<'_> {
         }
         stages.push(("exchange", lap(&mut clock)));
 
-        let local: Vec<[f32; 3]> = slab.par_iter().map(|t| t.position()).collect();
-        let linked = progress
-            .check()
-            .map_err(FofError::from)
-            .and_then(|()| match linker {
-                DomainLinker::Cpu => link_components(&local, linking_length, frame, progress),
-                DomainLinker::Cuda(devices) => {
-                    match devices.get(collective.local_rank() % devices.len().max(1)) {
-                        Some(device) => {
-                            link_components_cuda(device, &local, linking_length, frame, progress)
-                                .map(|out| out.set_ids)
-                        }
-                        None => link_components(&local, linking_length, frame, progress),
-                    }
-                }
-            });
-        let set_ids = agree(collective, "linking a slab", linked)?;
-        stages.push(("link", lap(&mut clock)));
-        drop(local);
-        let (slab_ids, owned): (Vec<u64>, Vec<bool>) = slab
-            .par_iter()
-            .map(|t| (t.id(), t.owner() as usize == rank))
-            .unzip();
-        let labels = label_domain(&slab_ids, &owned, |k| slab[k].owner() as usize, &set_ids);
-        drop((slab_ids, set_ids));
-        stages.push(("merge_label_domain", lap(&mut clock)));
-        let n_ghosts = slab.len() - labels.owned_ids.len();
-        let (owned_positions, owned_masses, owned_velocities) = owned_columns(
+        let n_slab = slab.len();
+        let fits = if n_slab > i32::MAX as usize {
+            Err(FofError::TooManyParticles(n_slab))
+        } else {
+            Ok(())
+        };
+        agree(collective, "gathering a slab", fits)?;
+        let mut columns = slab_columns(
             &slab,
-            &owned,
+            rank,
             particles.masses.is_some(),
             particles.velocities.is_some(),
         );
-        drop((slab, owned));
-        stages.push(("merge_owned", lap(&mut clock)));
+        drop(slab);
+        stages.push(("slab_columns", lap(&mut clock)));
+
+        let n_owned = columns.ids.len();
+        let masses = match columns.masses.take() {
+            Some(m) => Masses::PerParticle(m),
+            None => Masses::Uniform(options.uniform_mass),
+        };
+        let request = CatalogueRequest {
+            positions: &columns.positions,
+            masses: &masses,
+            velocities: columns.velocities.as_deref(),
+            linking_length,
+            frame,
+            min_members: options.min_members,
+            with_labels: options.with_labels,
+        };
+        let catalogued = progress
+            .check()
+            .map_err(FofError::from)
+            .and_then(|()| match linker {
+                DomainLinker::Cpu => slab_catalogue_cpu(&request, n_owned, progress),
+                DomainLinker::Cuda(devices) => {
+                    match devices.get(collective.local_rank() % devices.len().max(1)) {
+                        Some(device) => slab_catalogue_cuda(device, &request, n_owned, progress),
+                        None => slab_catalogue_cpu(&request, n_owned, progress),
+                    }
+                }
+            })
+            .and_then(|out| {
+                // Interior halos hold only owned particles: their smallest members are owned.
+                let halos = out
+                    .halos
+                    .iter()
+                    .map(|h| match columns.ids.get(h.min_index) {
+                        Some(&id) => Ok(Halo {
+                            min_index: id as usize,
+                            ..*h
+                        }),
+                        None => Err(FofError::DomainMerge {
+                            id: h.min_index as u64,
+                            rule: "the smallest member of a set inside one slab is not owned",
+                        }),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok((out, halos))
+            });
+        let (slab_catalogue, halos) = agree(collective, "cataloguing a slab", catalogued)?;
+        stages.push(("slab_catalogue", lap(&mut clock)));
+        for &(name, seconds) in &slab_catalogue.stage_seconds {
+            stages.push((name, seconds));
+        }
+        let n_ghosts = n_slab - n_owned;
+        let boundary_ids: Vec<u64> = slab_catalogue
+            .boundary
+            .iter()
+            .map(|&(k, _)| columns.id(k as usize))
+            .collect();
+        let labels = boundary_labels(n_owned, &slab_catalogue.boundary, &boundary_ids, |j| {
+            let k = slab_catalogue.boundary[j].0 as usize;
+            columns.ghost_owners[k - n_owned] as usize
+        });
+        drop(boundary_ids);
+        stages.push(("merge_label_domain", lap(&mut clock)));
 
         let mut pairs: Vec<Vec<GhostPair>> = vec![Vec::new(); ranks];
         for &(owner, pair) in &labels.ghosts {
@@ -305,10 +387,25 @@ impl Run<'_> {
         stages.push(("merge_edges", lap(&mut clock)));
         let map = LabelMap::from_edges(&all_edges);
         stages.push(("merge_label_map", lap(&mut clock)));
-        let resolved = labels
-            .owned_labels
-            .par_iter()
-            .map(|&l| map.resolve(l))
+        // The owned members of the sets with a ghost, with their sets' final labels: the
+        // boundary lists them owned first, in increasing local index (= increasing id).
+        let crossing_members: Vec<CrossingMember> = slab_catalogue
+            .boundary
+            .iter()
+            .take_while(|&&(k, _)| (k as usize) < n_owned)
+            .zip(&labels.owned_labels)
+            .map(|(&(k, _), &label)| {
+                let k = k as usize;
+                CrossingMember {
+                    local: k as u64,
+                    id: columns.ids[k],
+                    label: map.resolve(label),
+                    position: columns.positions[k],
+                    mass: masses.get(k),
+                    velocity: columns.velocities.as_ref().map_or([0.0; 3], |v| v[k]),
+                    _pad: 0,
+                }
+            })
             .collect();
         stages.push(("merge_resolve", lap(&mut clock)));
         let mut named: Vec<u64> = labels
@@ -332,11 +429,11 @@ impl Run<'_> {
         let crossing = agree(collective, "labels of sets across slabs", crossing)?;
         stages.push(("merge_crossing", lap(&mut clock)));
         Ok(RankLabels {
-            labels: resolved,
-            ids: labels.owned_ids,
-            positions: owned_positions,
-            masses: owned_masses,
-            velocities: owned_velocities,
+            ids: columns.ids,
+            halos,
+            n_interior_sets: slab_catalogue.n_interior_sets,
+            halo_ranks: slab_catalogue.labels,
+            crossing_members,
             crossing,
             n_ghosts,
             input_owners,
@@ -345,52 +442,128 @@ impl Run<'_> {
     }
 }
 
-/// Positions, masses and velocities of a slab's owned particles.
-type OwnedColumns = (Vec<[f32; 3]>, Option<Vec<f32>>, Option<Vec<[f32; 3]>>);
+/// A slab as the slab catalogue takes it: its owned particles, in increasing id, then its
+/// ghosts, in increasing id.
+struct SlabColumns {
+    /// Global ids of the owned particles.
+    ids: Vec<u64>,
+    /// Global ids of the ghosts.
+    ghost_ids: Vec<u64>,
+    /// The slab (rank) that owns each ghost.
+    ghost_owners: Vec<u32>,
+    /// Positions, owned then ghosts.
+    positions: Vec<[f32; 3]>,
+    /// Masses, owned then ghosts, when they travelled.
+    masses: Option<Vec<f32>>,
+    /// Velocities, owned then ghosts, when they travelled.
+    velocities: Option<Vec<[f32; 3]>>,
+}
 
-/// Positions, and masses and velocities when asked for, of the slab's `owned` records, in
-/// slab order: one pass over the records, each piece of them writing its own places.
-fn owned_columns<R: Record>(
-    slab: &[R],
-    owned: &[bool],
-    masses: bool,
-    velocities: bool,
-) -> OwnedColumns {
-    let counts: Vec<usize> = owned
+impl SlabColumns {
+    /// Global id of local particle `k` (owned ones first).
+    fn id(&self, k: usize) -> u64 {
+        match self.ids.get(k) {
+            Some(&id) => id,
+            None => self.ghost_ids[k - self.ids.len()],
+        }
+    }
+}
+
+/// The columns of a slab of records in id order, the records `rank` owns first: one pass over
+/// the records, each piece of them writing its own places of the owned and the ghost parts.
+fn slab_columns<R: Record>(slab: &[R], rank: usize, masses: bool, velocities: bool) -> SlabColumns {
+    let owned_counts: Vec<usize> = slab
         .par_chunks(SCAN_PIECE)
-        .map(|p| p.iter().filter(|&&o| o).count())
+        .map(|p| p.iter().filter(|t| t.owner() as usize == rank).count())
         .collect();
-    let n_owned: usize = counts.iter().sum();
-    let mut positions = vec![[0.0f32; 3]; n_owned];
-    let mut mass = vec![0.0f32; if masses { n_owned } else { 0 }];
-    let mut velocity = vec![[0.0f32; 3]; if velocities { n_owned } else { 0 }];
-    let places = split_parts_mut(&mut positions, &counts)
-        .into_iter()
-        .zip(split_parts_mut(&mut mass, &counts))
-        .zip(split_parts_mut(&mut velocity, &counts));
-    places
-        .collect::<Vec<_>>()
+    let ghost_counts: Vec<usize> = slab
+        .par_chunks(SCAN_PIECE)
+        .zip(&owned_counts)
+        .map(|(p, &owned)| p.len() - owned)
+        .collect();
+    let n = slab.len();
+    let n_owned: usize = owned_counts.iter().sum();
+    let mut ids = vec![0u64; n];
+    let mut ghost_owners = vec![0u32; n - n_owned];
+    let mut positions = vec![[0.0f32; 3]; n];
+    let mut mass = vec![0.0f32; if masses { n } else { 0 }];
+    let mut velocity = vec![[0.0f32; 3]; if velocities { n } else { 0 }];
+    let id_places = owned_and_ghost_parts(&mut ids, &owned_counts, &ghost_counts);
+    let position_places = owned_and_ghost_parts(&mut positions, &owned_counts, &ghost_counts);
+    let mass_places = owned_and_ghost_parts(&mut mass, &owned_counts, &ghost_counts);
+    let velocity_places = owned_and_ghost_parts(&mut velocity, &owned_counts, &ghost_counts);
+    let owner_places = split_parts_mut(&mut ghost_owners, &ghost_counts);
+    id_places
         .into_par_iter()
+        .zip(position_places)
+        .zip(mass_places)
+        .zip(velocity_places)
+        .zip(owner_places)
         .zip(slab.par_chunks(SCAN_PIECE))
-        .zip(owned.par_chunks(SCAN_PIECE))
-        .for_each(|((((positions, mass), velocity), records), owned)| {
-            for (at, (t, _)) in records.iter().zip(owned).filter(|&(_, &o)| o).enumerate() {
-                if let Some(p) = positions.get_mut(at) {
-                    *p = t.position();
+        .for_each(
+            |(((((ids, positions), mass), velocity), owners), records)| {
+                let (mut owned_at, mut ghost_at) = (0, 0);
+                for t in records {
+                    let (ids, positions, mass, velocity, at) = if t.owner() as usize == rank {
+                        (
+                            &mut *ids.0,
+                            &mut *positions.0,
+                            &mut *mass.0,
+                            &mut *velocity.0,
+                            &mut owned_at,
+                        )
+                    } else {
+                        if let Some(o) = owners.get_mut(ghost_at) {
+                            *o = t.owner();
+                        }
+                        (
+                            &mut *ids.1,
+                            &mut *positions.1,
+                            &mut *mass.1,
+                            &mut *velocity.1,
+                            &mut ghost_at,
+                        )
+                    };
+                    if let Some(slot) = ids.get_mut(*at) {
+                        *slot = t.id();
+                    }
+                    if let Some(slot) = positions.get_mut(*at) {
+                        *slot = t.position();
+                    }
+                    if let Some(slot) = mass.get_mut(*at) {
+                        *slot = t.mass();
+                    }
+                    if let Some(slot) = velocity.get_mut(*at) {
+                        *slot = t.velocity();
+                    }
+                    *at += 1;
                 }
-                if let Some(m) = mass.get_mut(at) {
-                    *m = t.mass();
-                }
-                if let Some(v) = velocity.get_mut(at) {
-                    *v = t.velocity();
-                }
-            }
-        });
-    (
+            },
+        );
+    let ghost_ids = ids.split_off(n_owned);
+    SlabColumns {
+        ids,
+        ghost_ids,
+        ghost_owners,
         positions,
-        masses.then_some(mass),
-        velocities.then_some(velocity),
-    )
+        masses: masses.then_some(mass),
+        velocities: velocities.then_some(velocity),
+    }
+}
+
+/// Each piece's places in `buf` (empty, or the owned part then the ghost part): its owned ones
+/// among the first `Σ owned_counts`, its ghosts after them.
+fn owned_and_ghost_parts<'a, T>(
+    buf: &'a mut [T],
+    owned_counts: &[usize],
+    ghost_counts: &[usize],
+) -> Vec<(&'a mut [T], &'a mut [T])> {
+    let n_owned: usize = owned_counts.iter().sum();
+    let (owned, ghosts) = buf.split_at_mut(n_owned.min(buf.len()));
+    split_parts_mut(owned, owned_counts)
+        .into_iter()
+        .zip(split_parts_mut(ghosts, ghost_counts))
+        .collect()
 }
 
 /// This rank's travellers packed by slab (each slab's in input order, which is increasing
@@ -506,8 +679,16 @@ mod tests {
     use super::*;
     use crate::cluster::Solo;
 
+    fn options() -> SlabOptions {
+        SlabOptions {
+            uniform_mass: 1.5,
+            min_members: 1,
+            with_labels: true,
+        }
+    }
+
     #[test]
-    fn one_rank_labels_every_particle_with_its_sets_smallest_id() {
+    fn one_rank_catalogues_its_whole_slab_with_global_smallest_ids() {
         let positions = [[0.0f32, 0.0, 0.0], [5.0, 5.0, 5.0], [0.5, 0.0, 0.0]];
         let ids = [10, 11, 12];
         let particles = RankParticles {
@@ -520,17 +701,21 @@ mod tests {
             particles,
             1.0,
             None,
+            options(),
             DomainLinker::Cpu,
             &Progress::none(),
         )
         .unwrap();
         assert_eq!(out.ids, vec![10, 11, 12]);
-        assert_eq!(out.labels, vec![10, 11, 10]);
-        assert_eq!(out.n_ghosts, 0);
-        assert_eq!(out.positions, positions);
-        assert_eq!((out.masses, out.velocities), (None, None));
-        assert!(out.crossing.is_empty());
+        let keys: Vec<(usize, usize)> = out.halos.iter().map(|h| (h.size, h.min_index)).collect();
+        assert_eq!(keys, vec![(2, 10), (1, 11)]);
+        // The uniform mass, as the masses did not travel.
+        assert_eq!((out.halos[0].mass, out.halos[1].mass), (3.0, 1.5));
+        assert_eq!(out.halo_ranks, Some(vec![0, 1, 0]));
+        assert_eq!((out.n_interior_sets, out.n_ghosts), (2, 0));
+        assert!(out.crossing.is_empty() && out.crossing_members.is_empty());
     }
+
     #[test]
     fn masses_and_velocities_travel_with_their_particles() {
         let positions = [[5.0f32, 5.0, 5.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]];
@@ -548,22 +733,27 @@ mod tests {
             particles,
             1.0,
             None,
+            options(),
             DomainLinker::Cpu,
             &Progress::none(),
         )
         .unwrap();
         assert_eq!(out.ids, vec![10, 11, 12]);
-        assert_eq!(out.labels, vec![10, 10, 12]);
-        assert_eq!(out.positions, [positions[1], positions[2], positions[0]]);
-        assert_eq!(out.masses, Some(vec![3.0, 4.0, 2.0]));
-        assert_eq!(
-            out.velocities,
-            Some(vec![velocities[1], velocities[2], velocities[0]])
+        let keys: Vec<(usize, usize)> = out.halos.iter().map(|h| (h.size, h.min_index)).collect();
+        assert_eq!(keys, vec![(2, 10), (1, 12)]);
+        assert_eq!((out.halos[0].mass, out.halos[1].mass), (7.0, 2.0));
+        let v = out.halos[0].velocity.unwrap();
+        let expected = [0.0, 6.0 / 7.0, 12.0 / 7.0];
+        assert!(
+            v.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12),
+            "{v:?}"
         );
+        assert_eq!(out.halos[1].velocity, Some([1.0, 0.0, 0.0]));
+        assert_eq!(out.halo_ranks, Some(vec![0, 0, 1]));
     }
 
     #[test]
-    fn owned_columns_over_many_pieces_keep_slab_order() {
+    fn slab_columns_over_many_pieces_put_the_owned_first_in_slab_order() {
         let n = 3 * SCAN_PIECE + 77;
         let slab: Vec<CarryingTraveller> = (0..n)
             .map(|k| {
@@ -571,18 +761,35 @@ mod tests {
                 CarryingTraveller::new(k as u64, (k % 3) as u32, [x, -x, 0.5], x, [0.0, x, 1.0])
             })
             .collect();
-        let owned: Vec<bool> = slab.iter().map(|t| t.owner == 1).collect();
-        let mine: Vec<&CarryingTraveller> = slab.iter().filter(|t| t.owner == 1).collect();
-        let (positions, masses, velocities) = owned_columns(&slab, &owned, true, true);
+        let (mine, ghosts): (Vec<&CarryingTraveller>, Vec<&CarryingTraveller>) =
+            slab.iter().partition(|t| t.owner == 1);
+        let columns = slab_columns(&slab, 1, true, true);
+        let ordered: Vec<&CarryingTraveller> = mine.iter().chain(&ghosts).copied().collect();
+        assert_eq!(columns.ids, mine.iter().map(|t| t.id).collect::<Vec<_>>());
         assert_eq!(
-            positions,
-            mine.iter().map(|t| t.position).collect::<Vec<_>>()
+            columns.ghost_ids,
+            ghosts.iter().map(|t| t.id).collect::<Vec<_>>()
         );
-        assert_eq!(masses, Some(mine.iter().map(|t| t.mass).collect()));
-        assert_eq!(velocities, Some(mine.iter().map(|t| t.velocity).collect()));
-        let (positions, masses, velocities) = owned_columns(&slab, &owned, false, false);
-        assert_eq!(positions.len(), mine.len());
-        assert_eq!((masses, velocities), (None, None));
+        assert_eq!(
+            columns.ghost_owners,
+            ghosts.iter().map(|t| t.owner).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            columns.positions,
+            ordered.iter().map(|t| t.position).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            columns.masses,
+            Some(ordered.iter().map(|t| t.mass).collect())
+        );
+        assert_eq!(
+            columns.velocities,
+            Some(ordered.iter().map(|t| t.velocity).collect())
+        );
+        assert_eq!(columns.id(mine.len() + 5), ghosts[5].id);
+        let columns = slab_columns(&slab, 1, false, false);
+        assert_eq!(columns.positions.len(), n);
+        assert_eq!((columns.masses, columns.velocities), (None, None));
     }
 
     #[test]

@@ -9,6 +9,10 @@ use crate::halo::error::FofError;
 use crate::halo::params::{CatalogueRequest, check_lengths};
 use crate::jobs::Progress;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+
+/// Particles per task of the passes over the slab.
+const CHUNK: usize = 1 << 16;
 
 /// Links one domain's particles (`request.positions`: the `n_owned` owned ones, then the
 /// ghosts) on the CPU and catalogues its sets without ghosts.
@@ -26,53 +30,80 @@ pub fn slab_catalogue_cpu(
         request.frame,
         progress,
     )?;
-    let mut has_ghost = vec![false; n];
-    for &s in &set_ids[n_owned..] {
-        has_ghost[s as usize] = true;
-    }
-    let mut size = vec![0u32; n];
-    let mut smallest = vec![u32::MAX; n];
-    for (k, &s) in set_ids[..n_owned].iter().enumerate() {
-        if !has_ghost[s as usize] {
-            size[s as usize] += 1;
-            smallest[s as usize] = smallest[s as usize].min(k as u32);
-        }
-    }
-    let n_interior_sets = size.iter().filter(|&&c| c > 0).count();
+    // Sizes and smallest members of the sets without a ghost, on every thread: each task walks
+    // its indices upwards, so after a set's first member in the task a plain load finds the
+    // smallest already lower and no locked update is needed.
+    let has_ghost: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    set_ids[n_owned..]
+        .par_iter()
+        .for_each(|&s| has_ghost[s as usize].store(true, Ordering::Relaxed));
+    let size: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    let smallest: Vec<AtomicU32> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(u32::MAX))
+        .collect();
+    set_ids[..n_owned]
+        .par_iter()
+        .enumerate()
+        .with_min_len(CHUNK)
+        .for_each(|(k, &s)| {
+            let s = s as usize;
+            if has_ghost[s].load(Ordering::Relaxed) {
+                return;
+            }
+            size[s].fetch_add(1, Ordering::Relaxed);
+            if smallest[s].load(Ordering::Relaxed) > k as u32 {
+                smallest[s].fetch_min(k as u32, Ordering::Relaxed);
+            }
+        });
+    let size: Vec<u32> = size.into_par_iter().map(AtomicU32::into_inner).collect();
+    let n_interior_sets = size.par_iter().filter(|&&c| c > 0).count();
     let min_members = request.min_members.max(1) as u32;
     let mut groups: Vec<GroupKey> = (0..n)
+        .into_par_iter()
         .filter(|&s| size[s] >= min_members)
         .map(|s| GroupKey {
             size: size[s],
-            min_index: smallest[s],
+            min_index: smallest[s].load(Ordering::Relaxed),
         })
         .collect();
+    drop((size, smallest));
     order_groups(&mut groups);
-    // Halo rank per set (by its smallest member's set), then members in increasing order.
-    let mut rank_of_set = vec![-1i32; n];
-    for (rank, g) in groups.iter().enumerate() {
-        rank_of_set[set_ids[g.min_index as usize] as usize] = rank as i32;
-    }
+    // Halo rank per set (by its smallest member's set).
+    let rank_of_set: Vec<AtomicI32> = (0..n).into_par_iter().map(|_| AtomicI32::new(-1)).collect();
+    groups.par_iter().enumerate().for_each(|(rank, g)| {
+        rank_of_set[set_ids[g.min_index as usize] as usize].store(rank as i32, Ordering::Relaxed);
+    });
     let labels: Vec<i32> = set_ids[..n_owned]
-        .iter()
-        .map(|&s| rank_of_set[s as usize])
+        .par_iter()
+        .map(|&s| rank_of_set[s as usize].load(Ordering::Relaxed))
         .collect();
-    let mut members: Vec<Vec<u32>> = groups
-        .iter()
-        .map(|g| Vec::with_capacity(g.size as usize))
+    drop(rank_of_set);
+    // Every halo's members in increasing index: (rank, index) pairs in order, so halo g's are
+    // the run after the earlier halos' sizes.
+    let mut ranked: Vec<(u32, u32)> = labels
+        .par_iter()
+        .enumerate()
+        .filter_map(|(k, &label)| u32::try_from(label).ok().map(|rank| (rank, k as u32)))
         .collect();
-    for (k, &label) in labels.iter().enumerate() {
-        if let Ok(rank) = usize::try_from(label) {
-            members[rank].push(k as u32);
-        }
+    ranked.par_sort_unstable();
+    let members: Vec<u32> = ranked.into_par_iter().map(|(_, k)| k).collect();
+    let mut starts = Vec::with_capacity(groups.len());
+    let mut at = 0usize;
+    for g in &groups {
+        starts.push(at);
+        at += g.size as usize;
     }
     let halos = groups
         .par_iter()
-        .zip(&members)
-        .map(|(g, list)| {
+        .zip(&starts)
+        .map(|(g, &start)| {
             halo_of(
                 g,
-                list,
+                &members[start..start + g.size as usize],
                 request.positions,
                 request.masses,
                 request.velocities,
@@ -81,9 +112,9 @@ pub fn slab_catalogue_cpu(
         })
         .collect();
     let boundary = set_ids
-        .iter()
+        .par_iter()
         .enumerate()
-        .filter(|&(_, &s)| has_ghost[s as usize])
+        .filter(|&(_, &s)| has_ghost[s as usize].load(Ordering::Relaxed))
         .map(|(k, &s)| (k as u32, s))
         .collect();
     Ok(SlabCatalogue {
