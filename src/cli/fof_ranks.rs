@@ -64,14 +64,15 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     } else {
         Progress::none()
     };
+    let mut step = Instant::now();
     let share = read_share(file, &LoadOptions::default(), &progress, rank, ranks)
         .map_err(anyhow::Error::from);
     let share = agree(group, "reading its share", share)?;
-    let start = Instant::now();
     // This rank's wall time per step; rank 0's are reported with --json as `stages`, every
-    // rank's as `rank_stages`.
-    let mut stages: Vec<(&'static str, f64)> = Vec::new();
-    let mut step = Instant::now();
+    // rank's as `rank_stages`. The read is one of them but not of `seconds`, which, as one
+    // process's, starts once the particles are in memory.
+    let mut stages: Vec<(&'static str, f64)> = vec![("read_share", lap(&mut step))];
+    let start = Instant::now();
 
     // This rank's selected particles and their global ids (index in one process's selection).
     let mut ids: Vec<u64> = Vec::new();

@@ -28,14 +28,14 @@ use rayon::prelude::*;
 /// Particles per task when routing them to the slabs.
 const ROUTE_CHUNK: usize = 1 << 20;
 
-/// One particle on its way to a slab.
+/// One particle on its way to a slab: 16 bytes, as the exchange moves every particle and its
+/// ghost copies once. Its owner slab is not sent: the receiver finds it from the position by
+/// the same float tests as the route.
 #[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Traveller {
-    /// Global id (index in the whole selection).
-    pub id: u64,
-    /// The slab (rank) that owns it.
-    pub owner: u32,
+    /// Global id (index in the whole selection, below 2^31 as `prepare_on_ranks` checks).
+    pub id: u32,
     /// Its position.
     pub position: [f32; 3],
 }
@@ -45,8 +45,7 @@ pub struct Traveller {
 #[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 struct CarryingTraveller {
-    id: u64,
-    owner: u32,
+    id: u32,
     position: [f32; 3],
     mass: f32,
     velocity: [f32; 3],
@@ -54,27 +53,23 @@ struct CarryingTraveller {
 
 /// What the route and the slab need of a travelling record.
 trait Record: bytemuck::Pod + Send + Sync {
-    fn new(id: u64, owner: u32, position: [f32; 3], mass: f32, velocity: [f32; 3]) -> Self;
+    /// `id` below 2^31 (the selection's size is checked before the route).
+    fn new(id: u64, position: [f32; 3], mass: f32, velocity: [f32; 3]) -> Self;
     fn id(&self) -> u64;
-    fn owner(&self) -> u32;
     fn position(&self) -> [f32; 3];
     fn mass(&self) -> f32;
     fn velocity(&self) -> [f32; 3];
 }
 
 impl Record for Traveller {
-    fn new(id: u64, owner: u32, position: [f32; 3], _: f32, _: [f32; 3]) -> Self {
+    fn new(id: u64, position: [f32; 3], _: f32, _: [f32; 3]) -> Self {
         Self {
-            id,
-            owner,
+            id: id as u32,
             position,
         }
     }
     fn id(&self) -> u64 {
-        self.id
-    }
-    fn owner(&self) -> u32 {
-        self.owner
+        u64::from(self.id)
     }
     fn position(&self) -> [f32; 3] {
         self.position
@@ -88,20 +83,16 @@ impl Record for Traveller {
 }
 
 impl Record for CarryingTraveller {
-    fn new(id: u64, owner: u32, position: [f32; 3], mass: f32, velocity: [f32; 3]) -> Self {
+    fn new(id: u64, position: [f32; 3], mass: f32, velocity: [f32; 3]) -> Self {
         Self {
-            id,
-            owner,
+            id: id as u32,
             position,
             mass,
             velocity,
         }
     }
     fn id(&self) -> u64 {
-        self.id
-    }
-    fn owner(&self) -> u32 {
-        self.owner
+        u64::from(self.id)
     }
     fn position(&self) -> [f32; 3] {
         self.position
@@ -294,6 +285,7 @@ impl Run<'_> {
         agree(collective, "gathering a slab", fits)?;
         let mut columns = slab_columns(
             &slab,
+            &decomposition,
             rank,
             particles.masses.is_some(),
             particles.velocities.is_some(),
@@ -469,12 +461,20 @@ impl SlabColumns {
     }
 }
 
-/// The columns of a slab of records in id order, the records `rank` owns first: one pass over
-/// the records, each piece of them writing its own places of the owned and the ghost parts.
-fn slab_columns<R: Record>(slab: &[R], rank: usize, masses: bool, velocities: bool) -> SlabColumns {
+/// The columns of a slab of records in id order, the records `rank` owns by `decomposition`
+/// first: one pass over the records, each piece of them writing its own places of the owned
+/// and the ghost parts.
+fn slab_columns<R: Record>(
+    slab: &[R],
+    decomposition: &Decomposition,
+    rank: usize,
+    masses: bool,
+    velocities: bool,
+) -> SlabColumns {
+    let owner = |t: &R| decomposition.owner_of(decomposition.coordinate(&t.position()));
     let owned_counts: Vec<usize> = slab
         .par_chunks(SCAN_PIECE)
-        .map(|p| p.iter().filter(|t| t.owner() as usize == rank).count())
+        .map(|p| p.iter().filter(|t| owner(t) == rank).count())
         .collect();
     let ghost_counts: Vec<usize> = slab
         .par_chunks(SCAN_PIECE)
@@ -504,7 +504,8 @@ fn slab_columns<R: Record>(slab: &[R], rank: usize, masses: bool, velocities: bo
             |(((((ids, positions), mass), velocity), owners), records)| {
                 let (mut owned_at, mut ghost_at) = (0, 0);
                 for t in records {
-                    let (ids, positions, mass, velocity, at) = if t.owner() as usize == rank {
+                    let slab = owner(t);
+                    let (ids, positions, mass, velocity, at) = if slab == rank {
                         (
                             &mut *ids.0,
                             &mut *positions.0,
@@ -514,7 +515,7 @@ fn slab_columns<R: Record>(slab: &[R], rank: usize, masses: bool, velocities: bo
                         )
                     } else {
                         if let Some(o) = owners.get_mut(ghost_at) {
-                            *o = t.owner();
+                            *o = slab as u32;
                         }
                         (
                             &mut *ids.1,
@@ -637,7 +638,7 @@ fn route<R: Record>(
                 let owner = decomposition.owner_of(x);
                 *slab = owner as u32;
                 decomposition.ghost_domains(x, owner, &mut ghosts);
-                let record = R::new(id, owner as u32, *p, mass, velocity);
+                let record = R::new(id, *p, mass, velocity);
                 for d in std::iter::once(owner).chain(ghosts.iter().copied()) {
                     if let Some(slot) = places[d].get_mut(next[d]) {
                         *slot = record;
@@ -758,21 +759,32 @@ mod tests {
         let slab: Vec<CarryingTraveller> = (0..n)
             .map(|k| {
                 let x = k as f32;
-                CarryingTraveller::new(k as u64, (k % 3) as u32, [x, -x, 0.5], x, [0.0, x, 1.0])
+                // The decomposition below puts x = (k mod 3) + 0.5 in slab k mod 3.
+                let position = [(k % 3) as f32 + 0.5, -x, 0.5];
+                CarryingTraveller::new(k as u64, position, x, [0.0, x, 1.0])
             })
             .collect();
+        let decomposition = Decomposition {
+            axis: 0,
+            cuts: vec![1.0, 2.0],
+            frame: None,
+            ghost: 0.1,
+        };
         let (mine, ghosts): (Vec<&CarryingTraveller>, Vec<&CarryingTraveller>) =
-            slab.iter().partition(|t| t.owner == 1);
-        let columns = slab_columns(&slab, 1, true, true);
+            slab.iter().partition(|t| t.id % 3 == 1);
+        let columns = slab_columns(&slab, &decomposition, 1, true, true);
         let ordered: Vec<&CarryingTraveller> = mine.iter().chain(&ghosts).copied().collect();
-        assert_eq!(columns.ids, mine.iter().map(|t| t.id).collect::<Vec<_>>());
+        assert_eq!(
+            columns.ids,
+            mine.iter().map(|t| u64::from(t.id)).collect::<Vec<_>>()
+        );
         assert_eq!(
             columns.ghost_ids,
-            ghosts.iter().map(|t| t.id).collect::<Vec<_>>()
+            ghosts.iter().map(|t| u64::from(t.id)).collect::<Vec<_>>()
         );
         assert_eq!(
             columns.ghost_owners,
-            ghosts.iter().map(|t| t.owner).collect::<Vec<_>>()
+            ghosts.iter().map(|t| t.id % 3).collect::<Vec<_>>()
         );
         assert_eq!(
             columns.positions,
@@ -786,8 +798,8 @@ mod tests {
             columns.velocities,
             Some(ordered.iter().map(|t| t.velocity).collect())
         );
-        assert_eq!(columns.id(mine.len() + 5), ghosts[5].id);
-        let columns = slab_columns(&slab, 1, false, false);
+        assert_eq!(columns.id(mine.len() + 5), u64::from(ghosts[5].id));
+        let columns = slab_columns(&slab, &decomposition, 1, false, false);
         assert_eq!(columns.positions.len(), n);
         assert_eq!((columns.masses, columns.velocities), (None, None));
     }
@@ -824,7 +836,7 @@ mod tests {
                 decomposition.ghost_domains(x, owner, &mut ghosts);
                 if owner == slab || ghosts.contains(&slab) {
                     let record =
-                        CarryingTraveller::new(ids[i], owner as u32, *p, i as f32, [0.0; 3]);
+                        CarryingTraveller::new(ids[i], *p, i as f32, [0.0; 3]);
                     mine.push(record);
                 }
             }
