@@ -19,6 +19,7 @@ use super::{
 use crate::jobs::Progress;
 use rayon::prelude::*;
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::path::Path;
 
 /// What the header of a tipsy file says, once its encoding is known.
@@ -199,9 +200,9 @@ pub fn read_from<R: Read + Seek + Send>(
         let family = Family {
             kind,
             extras,
-            count,
             first_global,
             record_bytes: record_bytes(extras.len(), layout.double_positions),
+            read: first_global..first_global + count,
         };
         let columns = file.read_family(&family)?;
         let decoded = columns.into_species(kind, extras);
@@ -228,6 +229,48 @@ pub fn read_from<R: Read + Seek + Send>(
             particles_in_file: total,
         },
     })
+}
+
+/// The records `read` (global indices within the family of `kind`, whose first record, global
+/// index `first_global`, starts at byte `family_offset`) of the tipsy file `reader`, decoded as
+/// [`read_from`] decodes the whole family: chunks decoded on every thread while the next is
+/// read (a rank's share of the family).
+pub(super) fn read_family_part<R: Read + Seek + Send>(
+    mut reader: R,
+    layout: &TipsyLayout,
+    sub: &Subsample,
+    path: &Path,
+    progress: &Progress,
+    (kind, extras): (SpeciesKind, &'static [&'static str]),
+    (first_global, family_offset): (u64, u64),
+    read: Range<u64>,
+) -> Result<Species, ReadError> {
+    let record_bytes = record_bytes(extras.len(), layout.double_positions);
+    let offset = family_offset + (read.start - first_global) * record_bytes;
+    reader
+        .seek(SeekFrom::Start(offset))
+        .map_err(|e| ReadError::io(path, e))?;
+    let family = Family {
+        kind,
+        extras,
+        first_global,
+        record_bytes,
+        read: read.clone(),
+    };
+    let mut file = FamilyReader {
+        reader,
+        layout,
+        sub,
+        path,
+        progress,
+        buf: Vec::new(),
+        next: Vec::new(),
+        offset,
+        done_bytes: 0,
+        total_bytes: (read.end - read.start) * record_bytes,
+    };
+    let columns = file.read_family(&family)?;
+    Ok(columns.into_species(kind, extras))
 }
 
 /// The error for a file whose header fits no tipsy layout: no snapshot of any known format; a
@@ -266,13 +309,14 @@ fn unknown_format(path: &Path, head: &[u8], file_bytes: u64, tipsy_message: Stri
     ReadError::invalid(path, message)
 }
 
-/// One family's place in the file.
+/// One family's place in the file, and the part of it to read.
 struct Family {
     kind: SpeciesKind,
     extras: &'static [&'static str],
-    count: u64,
     first_global: u64,
     record_bytes: u64,
+    /// Global indices of the records to read: the whole family, or a rank's share of it.
+    read: Range<u64>,
 }
 
 /// Decoded values of one family (structure of arrays).
@@ -403,13 +447,13 @@ impl<R: Read + Send> FamilyReader<'_, R> {
     fn read_family(&mut self, family: &Family) -> Result<Columns, ReadError> {
         let (layout, sub, path, progress) = (self.layout, self.sub, self.path, self.progress);
         let total_bytes = self.total_bytes;
-        let end_global = family.first_global + family.count;
-        let kept_before_family = sub.kept_before(family.first_global);
-        let n_kept = sub.kept_in(family.first_global..end_global);
+        let end_global = family.read.end;
+        let kept_before_family = sub.kept_before(family.read.start);
+        let n_kept = sub.kept_in(family.read.clone());
         let mut columns = Columns::zeroed(n_kept as usize, family.extras.len());
         let chunk_records = (CHUNK_BYTES / family.record_bytes).max(1);
         let chunk_end = |start: u64| (start + chunk_records).min(end_global);
-        let mut chunk_start = family.first_global;
+        let mut chunk_start = family.read.start;
         let mut buf = std::mem::take(&mut self.buf);
         let mut next = std::mem::take(&mut self.next);
         if chunk_start < end_global {

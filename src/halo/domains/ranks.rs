@@ -835,8 +835,7 @@ mod tests {
                 let owner = decomposition.owner_of(x);
                 decomposition.ghost_domains(x, owner, &mut ghosts);
                 if owner == slab || ghosts.contains(&slab) {
-                    let record =
-                        CarryingTraveller::new(ids[i], *p, i as f32, [0.0; 3]);
+                    let record = CarryingTraveller::new(ids[i], *p, i as f32, [0.0; 3]);
                     mine.push(record);
                 }
             }
