@@ -4,7 +4,7 @@
 
 use super::share::{Share, Span};
 use super::subsample::Subsample;
-use super::tipsy::{detect_layout, read_family_part};
+use super::tipsy::{FamilyPart, detect_layout, read_family_part};
 use super::tipsy_format::{FAMILIES, record_bytes};
 use super::{Header, LoadOptions, ReadError, Snapshot, SnapshotFormat, SourceInfo};
 use crate::jobs::Progress;
@@ -38,16 +38,14 @@ pub(super) fn read(
             continue;
         }
         let span = Span::of(&sub, first_global, count, rank, ranks);
-        let decoded = read_family_part(
-            &mut file,
-            &layout,
-            &sub,
-            path,
-            progress,
-            (kind, extras),
-            (first_global, family_offset),
-            span.files.clone(),
-        )?;
+        let part = FamilyPart {
+            kind,
+            extras,
+            first_global,
+            family_offset,
+            read: span.files.clone(),
+        };
+        let decoded = read_family_part(&mut file, &layout, &sub, (path, progress), part)?;
         super::validate::check_species(path, &decoded, "hsmooth")?;
         species.push(decoded);
         first.push(span.first);

@@ -231,20 +231,35 @@ pub fn read_from<R: Read + Seek + Send>(
     })
 }
 
-/// The records `read` (global indices within the family of `kind`, whose first record, global
-/// index `first_global`, starts at byte `family_offset`) of the tipsy file `reader`, decoded as
-/// [`read_from`] decodes the whole family: chunks decoded on every thread while the next is
-/// read (a rank's share of the family).
+/// The part of one tipsy family that [`read_family_part`] reads.
+pub(super) struct FamilyPart {
+    pub kind: SpeciesKind,
+    pub extras: &'static [&'static str],
+    /// Global index of the family's first record.
+    pub first_global: u64,
+    /// Byte offset of the family's first record.
+    pub family_offset: u64,
+    /// Global indices of the records to read.
+    pub read: Range<u64>,
+}
+
+/// The records of `part` in the tipsy file `reader`, decoded as [`read_from`] decodes the
+/// whole family: chunks decoded on every thread while the next is read (a rank's share of the
+/// family).
 pub(super) fn read_family_part<R: Read + Seek + Send>(
     mut reader: R,
     layout: &TipsyLayout,
     sub: &Subsample,
-    path: &Path,
-    progress: &Progress,
-    (kind, extras): (SpeciesKind, &'static [&'static str]),
-    (first_global, family_offset): (u64, u64),
-    read: Range<u64>,
+    (path, progress): (&Path, &Progress),
+    part: FamilyPart,
 ) -> Result<Species, ReadError> {
+    let FamilyPart {
+        kind,
+        extras,
+        first_global,
+        family_offset,
+        read,
+    } = part;
     let record_bytes = record_bytes(extras.len(), layout.double_positions);
     let offset = family_offset + (read.start - first_global) * record_bytes;
     reader
