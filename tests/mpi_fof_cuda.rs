@@ -9,7 +9,7 @@ mod common;
 mod mpi_common;
 
 use common::{haloscope_bin, shared_data};
-use mpi_common::{mpirun, solo};
+use mpi_common::one_device_or_ranks;
 
 /// The catalogue's rows (comment lines dropped), each split at the commas.
 fn rows(csv: &str) -> Vec<Vec<String>> {
@@ -53,14 +53,7 @@ fn two_ranks_on_two_gpus_give_one_devices_labels_and_halos() {
             let mut args = vec!["fof", path, "--backend", "cuda", "--out", &csv];
             args.extend(["--labels", &npy]);
             args.extend(options);
-            if ranks == 1 {
-                args.extend(["--devices", "0"]);
-            }
-            let out = if ranks == 1 {
-                solo(&haloscope_bin(), &args, dir.path())
-            } else {
-                mpirun(&haloscope_bin(), ranks, &args, dir.path())
-            };
+            let out = one_device_or_ranks(&haloscope_bin(), ranks, &args, dir.path());
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "{file} {name}: {stderr}");
             let read = |p: &str| std::fs::read(dir.path().join(p)).expect("output");

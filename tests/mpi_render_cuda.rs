@@ -8,7 +8,7 @@ mod common;
 mod mpi_common;
 
 use common::{haloscope_bin, shared_data};
-use mpi_common::{mpirun, solo};
+use mpi_common::one_device_or_ranks;
 
 #[test]
 #[ignore = "needs two NVIDIA GPUs and Open MPI; run on the 2-GPU machine with --ignored"]
@@ -26,9 +26,6 @@ fn two_ranks_on_two_gpus_give_one_devices_png_and_tau_bytes() {
         let run = |name: &str, ranks: usize, with_tau: bool| {
             let mut args = vec!["render", path, "--backend", "cuda", "--width", "300"];
             args.extend(["--height", "200"]);
-            if ranks == 1 {
-                args.extend(["--devices", "0"]);
-            }
             let png = format!("{name}.png");
             let tau = format!("{name}.npy");
             args.extend(["--out", &png]);
@@ -36,11 +33,7 @@ fn two_ranks_on_two_gpus_give_one_devices_png_and_tau_bytes() {
                 args.extend(["--tau-out", &tau]);
             }
             args.extend(options);
-            let out = if ranks == 1 {
-                solo(&haloscope_bin(), &args, dir.path())
-            } else {
-                mpirun(&haloscope_bin(), ranks, &args, dir.path())
-            };
+            let out = one_device_or_ranks(&haloscope_bin(), ranks, &args, dir.path());
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "{file} {name}: {stderr}");
             let read = |p: &str| std::fs::read(dir.path().join(p)).expect("output");

@@ -37,6 +37,17 @@ pub fn solo(bin: &Path, args: &[&str], dir: &Path) -> Output {
     run_with_deadline(command)
 }
 
+/// One process on the first device when `ranks` is 1 (`--devices 0` added to `args`), else
+/// `mpirun -n ranks`: the two sides of the GPU tests.
+pub fn one_device_or_ranks(bin: &Path, ranks: usize, args: &[&str], dir: &Path) -> Output {
+    if ranks == 1 {
+        let args: Vec<&str> = args.iter().copied().chain(["--devices", "0"]).collect();
+        solo(bin, &args, dir)
+    } else {
+        mpirun(bin, ranks, args, dir)
+    }
+}
+
 fn run_with_deadline(mut command: Command) -> Output {
     let mut child = command.spawn().expect("start mpirun (Open MPI installed?)");
     let start = Instant::now();
