@@ -101,7 +101,18 @@ pub fn order_groups(groups: &mut [GroupKey]) {
 /// Step 1 from `set_ids` (one per particle, each `< set_ids.len()`, equal ids ⇔ one set):
 /// sizes, smallest members, order and labels, with sets smaller than `min_members` dropped.
 pub fn partition(set_ids: &[u32], min_members: usize) -> Partition {
-    let n = set_ids.len();
+    partition_counting(set_ids, set_ids.len(), min_members, |_| true)
+}
+
+/// [`partition`] of set ids below `n_sets` where only the sets `counted(id)` are sets: the
+/// members of the others get −1 and are in no count (a slab's sets that also hold ghosts).
+pub(crate) fn partition_counting(
+    set_ids: &[u32],
+    n_sets: usize,
+    min_members: usize,
+    counted: impl Fn(u32) -> bool + Sync,
+) -> Partition {
+    let n = n_sets;
     // Per set: size in the high 32 bits, smallest member in the low 32 (u32::MAX while empty);
     // one compare-and-swap per particle keeps both in one cache line. Sizes are < 2^31, so bit
     // 63 is free to mark words later overwritten with a rank.
@@ -121,6 +132,10 @@ pub fn partition(set_ids: &[u32], min_members: usize) -> Partition {
                 let mut run_end = run_start + 1;
                 while run_end < ids.len() && ids[run_end] == id {
                     run_end += 1;
+                }
+                if !counted(id) {
+                    run_start = run_end;
+                    continue;
                 }
                 let count = (run_end - run_start) as u64;
                 let min_index = (first + run_start) as u64;
