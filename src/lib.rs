@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod data;
 pub mod gpu;
 pub mod halo;
+pub mod huge_pages;
 pub mod jobs;
 pub mod movie;
 pub mod order;
