@@ -43,6 +43,18 @@ impl DevicesArgs {
         default: DeviceSelection,
     ) -> Result<Backend, BackendError> {
         let (local_rank, local_size) = (collective.local_rank(), collective.local_size());
+        self.resolve_for_host_rank(choice, local_rank, local_size, default)
+    }
+
+    /// [`Self::resolve_for_rank`] for the rank `local_rank` of the `local_size` ranks of its
+    /// host, without the job's collective (so that it can run on a thread of its own).
+    pub fn resolve_for_host_rank(
+        &self,
+        choice: BackendChoice,
+        local_rank: usize,
+        local_size: usize,
+        default: DeviceSelection,
+    ) -> Result<Backend, BackendError> {
         if local_size <= 1 || choice == BackendChoice::Cpu {
             return self.resolve(choice, default);
         }

@@ -119,7 +119,9 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
         args.devices.clone().unwrap_or(DeviceSelection::First),
         device_reserve_bytes(file, args.region.region.is_some()),
     );
+    let reading = Instant::now();
     let snapshot = args.region.load(file, &LoadOptions::default(), &progress)?;
+    let read_seconds = reading.elapsed().as_secs_f64();
     let box_size = match (args.no_periodic, args.box_size) {
         (true, _) => None,
         (false, Some(size)) => Some(size),
@@ -169,6 +171,7 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
     result.stage_seconds = stages;
     let seconds = start.elapsed().as_secs_f64();
 
+    let writing = Instant::now();
     if let Some(out) = &args.out {
         let meta = export::CatalogueMeta::of_snapshot(file, &snapshot);
         export::write_catalogue_with_meta(out, &result, &meta).context("writing the catalogue")?;
@@ -181,9 +184,14 @@ pub fn run(args: FofArgs) -> anyhow::Result<()> {
             .context("the friends-of-friends back-end returned no labels")?;
         export::write_labels(path, labels).context("writing the labels")?;
     }
+    let write_seconds = writing.elapsed().as_secs_f64();
     let species_names: Vec<&str> = selected.species.iter().map(|k| k.name()).collect();
     if args.json {
-        let json = result_json(&result, file, &species_names, seconds);
+        let mut json = result_json(&result, file, &species_names, seconds);
+        // Outside `seconds`, which starts once the particles are in memory and ends before the
+        // outputs are written.
+        json["read_seconds"] = read_seconds.into();
+        json["write_seconds"] = write_seconds.into();
         println!("{}", crate::cli::with_lossy_note(json, [file.as_path()]));
     } else {
         print_summary(&result, file, &species_names, seconds);

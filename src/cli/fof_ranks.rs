@@ -8,12 +8,13 @@
 //! at the places of the particles it read (`halo::export_ranks`), other outputs by rank 0.
 
 use super::fof::{FofArgs, print_summary, result_json};
-use crate::backend::{BackendKind, DeviceSelection};
+use crate::backend::{BackendChoice, BackendKind, DeviceSelection};
 use crate::cli::devices_args::DevicesArgs;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
 use crate::data::share::read_share;
 use crate::data::{LoadOptions, Masses};
+use crate::gpu::DriverThread;
 use crate::halo::domains::{
     DomainLinker, RankParticles, SlabOptions, catalogue_on_ranks, labels_to_readers, lap,
     link_on_ranks,
@@ -63,6 +64,18 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         terminal_progress()
     } else {
         Progress::none()
+    };
+    // The rank's devices open while its share loads, as one process's do (a driver context
+    // takes about a third of a second).
+    let devices = DevicesArgs {
+        devices: args.devices.clone(),
+    };
+    let mut opening = {
+        let (devices, choice) = (devices.clone(), args.backend);
+        let (local_rank, local_size) = (group.local_rank(), group.local_size());
+        DriverThread::spawn_if(choice != BackendChoice::Cpu, move || {
+            devices.resolve_for_host_rank(choice, local_rank, local_size, DeviceSelection::First)
+        })
     };
     let mut step = Instant::now();
     let share = read_share(file, &LoadOptions::default(), &progress, rank, ranks)
@@ -126,11 +139,9 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
 
     // Each rank on its own device of its host, as `render` under ranks (without it every rank
     // of a host linked its slab on the first device).
-    let devices = DevicesArgs {
-        devices: args.devices.clone(),
-    };
-    let backend = devices
-        .resolve_for_rank(args.backend, group, DeviceSelection::First)
+    let backend = opening
+        .join()
+        .unwrap_or_else(|| devices.resolve_for_rank(args.backend, group, DeviceSelection::First))
         .map_err(|e| anyhow!("{}: CUDA back-end unavailable: {e}", file.display()));
     let backend = agree(group, "opening its back-end", backend)?;
     let linker = match backend.devices() {
@@ -232,6 +243,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     let gathered = group.gather_bytes(0, &stages_json(&stages).to_string().into_bytes());
     // As one process's `seconds`: the work, not the writing of the outputs.
     let seconds = start.elapsed().as_secs_f64();
+    let writing = Instant::now();
     // Rank 0 writes the catalogue (and the labels it gathered) while the others wait to agree.
     let result = group.is_root().then(|| FofResult {
         labels,
@@ -261,6 +273,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         export_ranks::write_labels_npy_on_ranks(group, path, prepared.n, &ids, labels)
             .context("writing the labels")?;
     }
+    let write_seconds = writing.elapsed().as_secs_f64();
     let Some(result) = result else {
         return Ok(());
     };
@@ -273,6 +286,9 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     if args.json {
         let mut json = result_json(&result, file, &species_names, seconds);
         json["rank_stages"] = serde_json::Value::Array(rank_stages);
+        // Rank 0's wall time writing the outputs (with the other ranks' `.npy` parts), outside
+        // `seconds` as one process's.
+        json["write_seconds"] = write_seconds.into();
         println!("{}", crate::cli::with_lossy_note(json, [file.as_path()]));
     } else {
         print_summary(&result, file, &species_names, seconds);

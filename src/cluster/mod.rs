@@ -195,20 +195,37 @@ pub(crate) fn all_to_all_items<T: bytemuck::Pod + Send>(
     send_counts: &[usize],
     recv_counts: &[usize],
 ) -> Vec<T> {
+    let mut incoming: Vec<T> = zeroed_on_every_thread(recv_counts.iter().sum());
+    all_to_all_items_into(
+        collective,
+        outgoing,
+        send_counts,
+        &mut incoming,
+        recv_counts,
+    );
+    incoming
+}
+
+/// [`all_to_all_items`] into a buffer of the caller's (`Σ recv_counts` items long).
+pub(crate) fn all_to_all_items_into<T: bytemuck::Pod>(
+    collective: &dyn Collective,
+    outgoing: &[T],
+    send_counts: &[usize],
+    incoming: &mut [T],
+    recv_counts: &[usize],
+) {
     let bytes = |counts: &[usize]| -> Vec<usize> {
         counts
             .iter()
             .map(|&n| n * std::mem::size_of::<T>())
             .collect()
     };
-    let mut incoming: Vec<T> = zeroed_on_every_thread(recv_counts.iter().sum());
     collective.all_to_all_into(
         bytemuck::cast_slice(outgoing),
         &bytes(send_counts),
-        bytemuck::cast_slice_mut(&mut incoming),
+        bytemuck::cast_slice_mut(incoming),
         &bytes(recv_counts),
     );
-    incoming
 }
 
 /// `n` zeroed items written on every thread, for a large receive buffer. Zeroed memory from

@@ -15,7 +15,7 @@ use super::merge::{
     GhostPair, LabelEdge, LabelMap, SCAN_PIECE, boundary_labels, from_bytes, owner_edges, to_bytes,
 };
 use super::slab_cpu::slab_catalogue_cpu;
-use crate::cluster::{Collective, all_to_all_items, split_parts_mut};
+use crate::cluster::{Collective, all_to_all_items_into, split_parts_mut, zeroed_on_every_thread};
 use crate::data::Masses;
 use crate::halo::catalogue::Halo;
 use crate::halo::cuda::slab_catalogue_cuda;
@@ -265,8 +265,11 @@ impl Run<'_> {
 
         let recv_counts = exchange_counts(collective, &send_counts);
         let recv_counts = agree(collective, "particles for a slab", recv_counts)?;
-        let mut slab: Vec<R> = all_to_all_items(collective, &outgoing, &send_counts, &recv_counts);
+        let mut slab: Vec<R> = zeroed_on_every_thread(recv_counts.iter().sum());
+        stages.push(("receive_buffer", lap(&mut clock)));
+        all_to_all_items_into(collective, &outgoing, &send_counts, &mut slab, &recv_counts);
         drop(outgoing);
+        stages.push(("exchange", lap(&mut clock)));
         // Each rank's message is in increasing id order; with one species the ranks' shares
         // follow one another too, and the slab is already in order.
         if !slab.par_windows(2).all(|w| w[0].id() < w[1].id()) {
@@ -274,7 +277,7 @@ impl Run<'_> {
             slab.par_sort_by_key(|t| t.id());
             slab.dedup_by_key(|t| t.id());
         }
-        stages.push(("exchange", lap(&mut clock)));
+        stages.push(("slab_order", lap(&mut clock)));
 
         let n_slab = slab.len();
         let fits = if n_slab > i32::MAX as usize {
