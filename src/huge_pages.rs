@@ -4,11 +4,12 @@
 //! A command's big columns (positions, ids, travelling records, receive buffers) are fresh
 //! memory written once: with 4 KiB pages every page is a fault that zeroes it. Where the
 //! kernel's transparent huge pages are `madvise` (a common default, and the GPU host's), those
-//! faults were a large part of the stages that write fresh memory: `mpirun -n 2 haloscope fof` on 4×10⁸ particles took 6.6-7.3 s
-//! after the read and 5.4-5.8 s with this, one process on two devices 1.18-1.61 s and 1.10-1.16 s
-//! (BENCHMARKS.md). glibc's own switch for this (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`) is
-//! read at start-up, so a program cannot turn it on for itself. Small blocks are left alone:
-//! they share the heap's pages with others, and a huge page for them would only cost memory.
+//! faults were a large part of the stages that write fresh memory: `mpirun -n 2 haloscope fof`
+//! on 4×10⁸ particles took 6.6-7.3 s after the read and 5.4-5.8 s with this, one process on
+//! two devices 1.18-1.61 s and 1.10-1.16 s (BENCHMARKS.md). glibc's own switch for this
+//! (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`) is read at start-up, so a program cannot turn it
+//! on for itself. Small blocks are left alone: they share the heap's pages with others, and a
+//! huge page for them would only cost memory.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
