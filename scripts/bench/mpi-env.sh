@@ -21,8 +21,10 @@ export OPAL_PREFIX=$mpi_root/usr
 export PMIX_INSTALL_PREFIX=$mpi_root/usr
 export PMIX_MCA_mca_base_component_path=$multiarch/pmix2/lib/pmix
 # One host, no InfiniBand: shared memory and TCP only, without probing for fabrics; shared
-# memory by plain copies (sandboxed hosts may refuse cross-process memory access).
+# memory by plain copies (sandboxed hosts may refuse cross-process memory access), or by
+# MPI_SINGLE_COPY=cma where the host allows it (the 2x H200 host does: the FoF exchange's
+# transfer went from 3.2 to 4.9 GB/s, BENCHMARKS.md).
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_pml=ob1 OMPI_MCA_mtl=^ofi,psm,psm2
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_btl_vader_single_copy_mechanism=${MPI_SINGLE_COPY:-none}
 # A host with another PMIx's plug-ins (seen on the GPU machine) makes PMIx warn about zlib.
 export PMIX_MCA_pcompress_base_silence_warning=1
