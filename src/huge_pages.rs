@@ -51,8 +51,9 @@ unsafe impl GlobalAlloc for HugePagesForLargeBlocks {
     }
 }
 
-/// Asks for huge pages over the `len` bytes at `block` when the block is large. Advice only:
-/// a kernel without transparent huge pages, or with them off, refuses it and nothing changes.
+/// Asks for huge pages over the `len` bytes at `block` when the block is large. Advice only: a
+/// kernel without transparent huge pages refuses it, one with them off ignores it, and the
+/// block is as it was.
 #[cfg(target_os = "linux")]
 fn advise_huge_pages(block: *mut u8, len: usize) {
     if block.is_null() || len < HUGE_PAGE_BLOCK {
