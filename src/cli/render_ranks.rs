@@ -8,6 +8,7 @@ use crate::backend::{BackendChoice, DeviceSelection};
 use crate::cluster::{Collective, agree};
 use crate::data::share::{Share, read_share};
 use crate::data::{LoadOptions, Snapshot, Species};
+use crate::gpu::DriverThread;
 use crate::jobs::Progress;
 use crate::render::cuda::render_ranks_cuda;
 use crate::render::ranks::{global, render_ranks};
@@ -26,6 +27,20 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
         max_particles: args.max_particles,
     };
     let progress = Progress::none();
+    // CUDA: the rank's own device of its host opens while it reads its share (a driver context
+    // takes about a third of a second).
+    let mut opening = {
+        let devices = args.devices.clone();
+        let (local_rank, local_size) = (group.local_rank(), group.local_size());
+        DriverThread::spawn_if(args.backend == BackendChoice::Cuda, move || {
+            devices.resolve_for_host_rank(
+                BackendChoice::Cuda,
+                local_rank,
+                local_size,
+                DeviceSelection::First,
+            )
+        })
+    };
     let read = read_share(&file, &options, &progress, group.rank(), group.size());
     let mut share = agree(group, read)?;
     args.style.apply_box(&mut share.snapshot);
@@ -46,16 +61,14 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
     global::agree_ranges(group, &share.snapshot, &mut settings);
 
     // CUDA: each rank on its own device of its host, the fixed-point images summed exactly.
-    let device = match args.backend {
-        BackendChoice::Cuda => {
-            let backend = args
-                .devices
-                .resolve_for_rank(BackendChoice::Cuda, group, DeviceSelection::First)
+    let device = match opening.join() {
+        Some(backend) => {
+            let device = backend
                 .map_err(anyhow::Error::from)
                 .and_then(|b| b.device().cloned().context("no CUDA device"));
-            Some(agree(group, backend)?)
+            Some(agree(group, device)?)
         }
-        _ => None,
+        None => None,
     };
     let backend = if device.is_some() { "cuda" } else { "cpu" };
     let frame = match device {
