@@ -2,7 +2,7 @@
 
 use crate::backend::{Backend, BackendChoice, BackendError, DeviceSelection};
 use crate::cluster::Collective;
-use crate::gpu::GpuDevice;
+use crate::gpu::{DriverThread, GpuDevice};
 use clap::Args;
 
 /// The `--devices` option (flattened into a subcommand's arguments beside `--backend`). Its
@@ -46,9 +46,25 @@ impl DevicesArgs {
         self.resolve_for_host_rank(choice, local_rank, local_size, default)
     }
 
+    /// [`Self::resolve_for_rank`] begun on a thread of its own, so that the rank reads its
+    /// share while the driver opens its devices (a context takes about a third of a second);
+    /// nothing is started, and the join gives `None`, for the CPU.
+    pub fn start_for_rank(
+        &self,
+        choice: BackendChoice,
+        collective: &dyn Collective,
+        default: DeviceSelection,
+    ) -> DriverThread<Result<Backend, BackendError>> {
+        let devices = self.clone();
+        let (local_rank, local_size) = (collective.local_rank(), collective.local_size());
+        DriverThread::spawn_if(choice != BackendChoice::Cpu, move || {
+            devices.resolve_for_host_rank(choice, local_rank, local_size, default)
+        })
+    }
+
     /// [`Self::resolve_for_rank`] for the rank `local_rank` of the `local_size` ranks of its
-    /// host, without the job's collective (so that it can run on a thread of its own).
-    pub fn resolve_for_host_rank(
+    /// host, without the job's collective.
+    fn resolve_for_host_rank(
         &self,
         choice: BackendChoice,
         local_rank: usize,

@@ -8,13 +8,12 @@
 //! at the places of the particles it read (`halo::export_ranks`), other outputs by rank 0.
 
 use super::fof::{FofArgs, print_summary, result_json};
-use crate::backend::{BackendChoice, BackendKind, DeviceSelection};
+use crate::backend::{BackendKind, DeviceSelection};
 use crate::cli::devices_args::DevicesArgs;
 use crate::cli::progress_bar::terminal_progress;
 use crate::cluster::Collective;
 use crate::data::share::read_share;
 use crate::data::{LoadOptions, Masses};
-use crate::gpu::DriverThread;
 use crate::halo::domains::{
     DomainLinker, RankParticles, SlabOptions, catalogue_on_ranks, labels_to_readers, lap,
     link_on_ranks,
@@ -65,18 +64,11 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
     } else {
         Progress::none()
     };
-    // The rank's devices open while its share loads, as one process's do (a driver context
-    // takes about a third of a second).
+    // The rank's devices open while its share loads, as one process's do.
     let devices = DevicesArgs {
         devices: args.devices.clone(),
     };
-    let mut opening = {
-        let (devices, choice) = (devices.clone(), args.backend);
-        let (local_rank, local_size) = (group.local_rank(), group.local_size());
-        DriverThread::spawn_if(choice != BackendChoice::Cpu, move || {
-            devices.resolve_for_host_rank(choice, local_rank, local_size, DeviceSelection::First)
-        })
-    };
+    let mut opening = devices.start_for_rank(args.backend, group, DeviceSelection::First);
     let mut step = Instant::now();
     let share = read_share(file, &LoadOptions::default(), &progress, rank, ranks)
         .map_err(anyhow::Error::from);

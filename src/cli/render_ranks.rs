@@ -8,7 +8,6 @@ use crate::backend::{BackendChoice, DeviceSelection};
 use crate::cluster::{Collective, agree};
 use crate::data::share::{Share, read_share};
 use crate::data::{LoadOptions, Snapshot, Species};
-use crate::gpu::DriverThread;
 use crate::jobs::Progress;
 use crate::render::cuda::render_ranks_cuda;
 use crate::render::ranks::{global, render_ranks};
@@ -27,20 +26,15 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
         max_particles: args.max_particles,
     };
     let progress = Progress::none();
-    // CUDA: the rank's own device of its host opens while it reads its share (a driver context
-    // takes about a third of a second).
-    let mut opening = {
-        let devices = args.devices.clone();
-        let (local_rank, local_size) = (group.local_rank(), group.local_size());
-        DriverThread::spawn_if(args.backend == BackendChoice::Cuda, move || {
-            devices.resolve_for_host_rank(
-                BackendChoice::Cuda,
-                local_rank,
-                local_size,
-                DeviceSelection::First,
-            )
-        })
+    // CUDA: the rank's own device of its host opens while it reads its share. Under ranks
+    // only `--backend cuda` renders on CUDA; every other choice renders on the CPU.
+    let choice = match args.backend {
+        BackendChoice::Cuda => BackendChoice::Cuda,
+        _ => BackendChoice::Cpu,
     };
+    let mut opening = args
+        .devices
+        .start_for_rank(choice, group, DeviceSelection::First);
     let read = read_share(&file, &options, &progress, group.rank(), group.size());
     let mut share = agree(group, read)?;
     args.style.apply_box(&mut share.snapshot);
