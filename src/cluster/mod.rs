@@ -54,8 +54,9 @@ pub trait Collective {
     /// r's message to rank d is `send_counts[d]` bytes of `send` (messages in rank order), and
     /// lands in rank d's `recv` after the messages of the ranks before r (`recv_counts[r]`
     /// bytes). `recv_counts` must be what the ranks send (exchange the counts first): under
-    /// MPI a longer message stops the job, here it is cut. This default goes through
-    /// [`Collective::all_to_all_bytes`].
+    /// MPI a longer message stops the job, here it is cut. A rank's message to itself may be
+    /// left out (its send count 0) where the caller wrote it into its place in `recv` already:
+    /// only what is sent is copied. This default goes through [`Collective::all_to_all_bytes`].
     fn all_to_all_into(
         &self,
         send: &[u8],

@@ -15,7 +15,7 @@ use super::merge::{
     GhostPair, LabelEdge, LabelMap, SCAN_PIECE, boundary_labels, from_bytes, owner_edges, to_bytes,
 };
 use super::slab_cpu::slab_catalogue_cpu;
-use crate::cluster::{Collective, all_to_all_items_into, split_parts_mut, zeroed_on_every_thread};
+use crate::cluster::{Collective, all_to_all_items_into, split_parts_mut};
 use crate::data::Masses;
 use crate::halo::catalogue::Halo;
 use crate::halo::cuda::slab_catalogue_cuda;
@@ -174,8 +174,11 @@ pub struct RankLabels {
     /// The slab (rank) that owns each of this rank's input particles, in input order: where
     /// their labels come back from ([`super::labels_to_readers`]).
     pub input_owners: Vec<u32>,
-    /// This rank's wall time per step: `route` (decomposition and the particles placed by
-    /// slab), `exchange` (the all-to-all and the slab in id order), `slab_columns` (owned
+    /// This rank's wall time per step: `route_counts` (the decomposition, the travellers
+    /// counted by slab, the counts exchanged), `receive_buffer` (the slab's parts that other
+    /// ranks send, faulted in), `route` (the travellers written: this rank's own into its slab,
+    /// the others packed by slab), `exchange` (the all-to-all), `slab_order` (the slab in id
+    /// order), `slab_columns` (owned
     /// particles first), `slab_catalogue` (link and the interior sets' halos, on the rank's
     /// device or the CPU, then the device's own stages), `merge_*` (the merge's steps: the
     /// boundary sets' `label_domain`, the `ghost_pairs` exchange, the `owner_edges`, the
@@ -260,13 +263,29 @@ impl Run<'_> {
         collective.sum_u64(&mut counts);
         let decomposition =
             Decomposition::from_histogram(axis, lo, hi, &counts, ranks, linking_length, frame);
-        let (outgoing, send_counts, input_owners) = route::<R>(particles, &decomposition, ranks);
-        stages.push(("route", lap(&mut clock)));
-
-        let recv_counts = exchange_counts(collective, &send_counts);
+        let counts = count_routes(positions, &decomposition, ranks);
+        let recv_counts = exchange_counts(collective, &counts.totals);
         let recv_counts = agree(collective, "particles for a slab", recv_counts)?;
-        let mut slab: Vec<R> = zeroed_on_every_thread(recv_counts.iter().sum());
+        stages.push(("route_counts", lap(&mut clock)));
+
+        // The slab in rank order of the senders; this rank's own travellers are written into
+        // their part by the route, the other parts are faulted in on every thread first (MPI's
+        // copy into untouched pages would fault them in on its one thread).
+        let own_at: usize = recv_counts[..rank].iter().sum();
+        let own_len = recv_counts[rank].min(counts.totals[rank]);
+        let mut slab: Vec<R> = bytemuck::zeroed_vec(recv_counts.iter().sum());
+        let (before, own_and_after) = slab.split_at_mut(own_at);
+        let (own_place, after) = own_and_after.split_at_mut(own_len);
+        for part in [before, after] {
+            part.par_chunks_mut(1 << 16)
+                .for_each(|c| c.fill(bytemuck::Zeroable::zeroed()));
+        }
         stages.push(("receive_buffer", lap(&mut clock)));
+        let (outgoing, input_owners) =
+            place_routes::<R>(particles, &decomposition, &counts, rank, own_place);
+        stages.push(("route", lap(&mut clock)));
+        let mut send_counts = counts.totals;
+        send_counts[rank] = 0;
         all_to_all_items_into(collective, &outgoing, &send_counts, &mut slab, &recv_counts);
         drop(outgoing);
         stages.push(("exchange", lap(&mut clock)));
@@ -570,21 +589,20 @@ fn owned_and_ghost_parts<'a, T>(
         .collect()
 }
 
-/// This rank's travellers packed by slab (each slab's in input order, which is increasing
-/// id order), how many go to each slab, and the slab that owns each input particle (in input
-/// order, for its label's way back). A counting pass, then every chunk of the input writes its
-/// own places of the one buffer, so nothing is copied again before it leaves.
-fn route<R: Record>(
-    particles: RankParticles<'_>,
+/// How many travellers each chunk of [`ROUTE_CHUNK`] input particles sends to each slab (a
+/// particle to its owner and to the slabs that see it as a ghost), and the totals per slab.
+struct RouteCounts {
+    per_chunk: Vec<Vec<usize>>,
+    totals: Vec<usize>,
+}
+
+/// The counting pass of the route (before any record is written, so that the counts can be
+/// exchanged and the receive buffer made first: this rank's own travellers go straight there).
+fn count_routes(
+    positions: &[[f32; 3]],
     decomposition: &Decomposition,
     ranks: usize,
-) -> (Vec<R>, Vec<usize>, Vec<u32>) {
-    let RankParticles {
-        ids,
-        positions,
-        masses,
-        velocities,
-    } = particles;
+) -> RouteCounts {
     let per_chunk: Vec<Vec<usize>> = positions
         .par_chunks(ROUTE_CHUNK)
         .map(|chunk| {
@@ -602,10 +620,39 @@ fn route<R: Record>(
             counts
         })
         .collect();
-    let totals: Vec<usize> = (0..ranks)
+    let totals = (0..ranks)
         .map(|d| per_chunk.iter().map(|c| c[d]).sum())
         .collect();
-    let mut outgoing: Vec<R> = bytemuck::zeroed_vec(totals.iter().sum());
+    RouteCounts { per_chunk, totals }
+}
+
+/// Writes this rank's travellers (each slab's in input order, which is increasing id order):
+/// those for slab `own` into `own_place` (`counts.totals[own]` long), the others packed by
+/// slab into the returned buffer (slab `own`'s part empty); and the slab that owns each input
+/// particle (in input order, for its label's way back). Every chunk of the input writes its own
+/// places, so nothing is copied again before it leaves.
+fn place_routes<R: Record>(
+    particles: RankParticles<'_>,
+    decomposition: &Decomposition,
+    counts: &RouteCounts,
+    own: usize,
+    own_place: &mut [R],
+) -> (Vec<R>, Vec<u32>) {
+    let RankParticles {
+        ids,
+        positions,
+        masses,
+        velocities,
+    } = particles;
+    let RouteCounts { per_chunk, totals } = counts;
+    let ranks = totals.len();
+    let sent: usize = totals
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != own)
+        .map(|(_, &n)| n)
+        .sum();
+    let mut outgoing: Vec<R> = bytemuck::zeroed_vec(sent);
     let mut owners: Vec<u32> = bytemuck::zeroed_vec(positions.len());
     // The places of chunk c: slab by slab, after the earlier chunks' travellers to that slab.
     let mut places: Vec<Vec<&mut [R]>> = per_chunk
@@ -613,11 +660,14 @@ fn route<R: Record>(
         .map(|_| Vec::with_capacity(ranks))
         .collect();
     let mut rest: &mut [R] = &mut outgoing;
+    let mut own_rest: &mut [R] = own_place;
     for d in 0..ranks {
         for (c, counts) in per_chunk.iter().enumerate() {
-            let (place, after) = std::mem::take(&mut rest).split_at_mut(counts[d]);
+            let from = if d == own { &mut own_rest } else { &mut rest };
+            let at = counts[d].min(from.len());
+            let (place, after) = std::mem::take(from).split_at_mut(at);
             places[c].push(place);
-            rest = after;
+            *from = after;
         }
     }
     places
@@ -650,7 +700,7 @@ fn route<R: Record>(
                 }
             }
         });
-    (outgoing, totals, owners)
+    (outgoing, owners)
 }
 
 /// How many records each rank sends this one (from this rank's `send_counts` per rank).
@@ -682,6 +732,7 @@ pub(super) fn exchange_counts(
 mod tests {
     use super::*;
     use crate::cluster::Solo;
+    use bytemuck::Zeroable;
 
     fn options() -> SlabOptions {
         SlabOptions {
@@ -808,53 +859,70 @@ mod tests {
     }
 
     #[test]
-    fn the_packed_route_holds_each_slabs_travellers_in_input_order() {
+    fn the_route_writes_each_slabs_travellers_in_input_order_the_own_slabs_in_place() {
         let decomposition = Decomposition {
             axis: 0,
             cuts: vec![1.0, 2.0],
             frame: None,
             ghost: 0.1,
         };
-        let positions: Vec<[f32; 3]> = (0..500)
+        // More than one route chunk, so that chunks' places follow one another in each slab.
+        let n = ROUTE_CHUNK + 500;
+        let positions: Vec<[f32; 3]> = (0..n)
             .map(|i| [(i * 37 % 300) as f32 / 100.0, i as f32, 0.0])
             .collect();
-        let ids: Vec<u64> = (0..500).map(|i| 1000 + 3 * i).collect();
-        let masses = Masses::PerParticle((0..500).map(|i| i as f32).collect());
+        let ids: Vec<u64> = (0..n as u64).map(|i| 1000 + 3 * i).collect();
+        let masses = Masses::PerParticle((0..n).map(|i| i as f32).collect());
         let particles = RankParticles {
             ids: &ids,
             positions: &positions,
             masses: Some(&masses),
             velocities: None,
         };
-        let (packed, counts, owners) = route::<CarryingTraveller>(particles, &decomposition, 3);
-        assert_eq!(counts.len(), 3);
-        // One pass per slab, as the route was before it was packed.
+        let counts = count_routes(&positions, &decomposition, 3);
+        assert_eq!(counts.totals.len(), 3);
+        // One pass per slab.
         let mut expected = Vec::new();
         let mut ghosts = Vec::new();
-        for (slab, &count) in counts.iter().enumerate() {
+        for (slab, &count) in counts.totals.iter().enumerate() {
             let mut mine = Vec::new();
             for (i, p) in positions.iter().enumerate() {
                 let x = decomposition.coordinate(p);
                 let owner = decomposition.owner_of(x);
                 decomposition.ghost_domains(x, owner, &mut ghosts);
                 if owner == slab || ghosts.contains(&slab) {
-                    let record = CarryingTraveller::new(ids[i], *p, i as f32, [0.0; 3]);
-                    mine.push(record);
+                    mine.push(CarryingTraveller::new(ids[i], *p, i as f32, [0.0; 3]));
                 }
             }
             assert_eq!(count, mine.len(), "slab {slab}");
-            expected.extend(mine);
+            expected.push(mine);
         }
-        assert!(counts.iter().all(|&n| n > 100), "{counts:?}");
         assert!(
-            counts.iter().sum::<usize>() > 500,
-            "some ghosts: {counts:?}"
+            counts.totals.iter().all(|&n| n > 100),
+            "{:?}",
+            counts.totals
         );
-        assert_eq!(packed, expected);
+        assert!(counts.totals.iter().sum::<usize>() > n, "some ghosts");
         let slabs: Vec<u32> = positions
             .iter()
             .map(|p| decomposition.owner_of(decomposition.coordinate(p)) as u32)
             .collect();
-        assert_eq!(owners, slabs);
+        for own in 0..3 {
+            let mut own_place = vec![CarryingTraveller::zeroed(); counts.totals[own]];
+            let (packed, owners) = place_routes::<CarryingTraveller>(
+                particles,
+                &decomposition,
+                &counts,
+                own,
+                &mut own_place,
+            );
+            assert_eq!(own_place, expected[own], "own slab {own}");
+            let others: Vec<CarryingTraveller> = (0..3)
+                .filter(|&d| d != own)
+                .flat_map(|d| expected[d].iter().copied())
+                .collect();
+            assert_eq!(packed, others, "own slab {own}");
+            assert_eq!(owners, slabs);
+        }
     }
 }
