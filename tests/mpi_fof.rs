@@ -210,6 +210,7 @@ fn a_file_no_rank_can_read_ends_every_rank_with_one_error() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("short.tbin"), "{stderr}");
+    assert_eq!(stderr.matches("error: ").count(), 1, "{stderr}");
 }
 
 #[test]
@@ -229,6 +230,20 @@ fn a_bad_coordinate_on_the_last_rank_ends_every_rank_and_names_its_index() {
         assert_eq!(output.status.code(), Some(1), "{ranks} ranks");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains("3799"), "{ranks} ranks: {stderr}");
+        // The failing rank's own error, once: the others only stopped.
+        assert_eq!(
+            stderr.matches("error: ").count(),
+            1,
+            "{ranks} ranks: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("rank {} of {ranks}", ranks - 1)),
+            "{ranks} ranks: {stderr}"
+        );
+        assert!(
+            !stderr.contains("another rank failed"),
+            "{ranks} ranks: {stderr}"
+        );
     }
 }
 

@@ -112,5 +112,8 @@ fn unreadable_input_ends_every_rank_with_exit_code_1() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("events.txt"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // Every rank fails alike; rank 0 prints the one line for the job.
+    assert_eq!(stderr.matches("error: ").count(), 1, "{stderr}");
+    assert!(stderr.contains("rank 0 of 3"), "{stderr}");
     assert!(out.stdout.is_empty());
 }

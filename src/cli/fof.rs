@@ -96,10 +96,6 @@ impl From<LlFrom> for SeparationFrom {
 
 /// Runs `haloscope fof`.
 pub fn run(args: FofArgs) -> anyhow::Result<()> {
-    let cluster = crate::cluster::Cluster::from_environment()?;
-    if cluster.collective().size() > 1 {
-        return super::fof_ranks::run(args, cluster.collective());
-    }
     let file = &args.file;
     // Before any work: no output over the snapshot or over the other output.
     let mut plan = OutputPlan::new();

@@ -19,7 +19,7 @@ use crate::halo::domains::{
     link_on_ranks,
 };
 use crate::halo::{
-    self, FofParams, FofResult, LinkingLength, RankSelection, SelectedParticles, export,
+    self, FofError, FofParams, FofResult, LinkingLength, RankSelection, SelectedParticles, export,
     export_ranks, parse_species,
 };
 use crate::jobs::Progress;
@@ -29,12 +29,17 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::time::Instant;
 
-/// Ends every rank when one failed: this rank's error, or a line saying another rank failed.
-fn agree<T>(group: &dyn Collective, step: &str, result: anyhow::Result<T>) -> anyhow::Result<T> {
+/// Ends every rank when one failed: this rank's error, or [`FofError::OtherRankFailed`] (the
+/// failing rank's own error is the one printed: `cli::end_ranks`).
+fn agree<T>(
+    group: &dyn Collective,
+    step: &'static str,
+    result: anyhow::Result<T>,
+) -> anyhow::Result<T> {
     if group.any_failed(result.is_err()) {
-        return Err(result.err().unwrap_or_else(|| {
-            anyhow!("stopped: another MPI rank failed while {step} (its error is printed there)")
-        }));
+        return Err(result
+            .err()
+            .unwrap_or_else(|| FofError::OtherRankFailed(step).into()));
     }
     result
 }
@@ -56,7 +61,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
                 check_writable(path)?;
             }
         }
-        parse_species(&args.species).map_err(|e| anyhow!("{}: {e}", file.display()))
+        parse_species(&args.species).with_context(|| file.display().to_string())
     })();
     let species = agree(group, "checking the options", checked)?;
     let progress = if group.is_root() {
@@ -98,7 +103,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         })
     } else {
         halo::select_particles(&share.snapshot, &species)
-            .map_err(|e| anyhow!("{}: {e}", file.display()))
+            .with_context(|| file.display().to_string())
     };
     let selected = agree(group, "selecting the particles", selected)?;
     let box_size = match (args.no_periodic, args.box_size) {
@@ -123,7 +128,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         ids: &ids,
     };
     let prepared = halo::prepare_on_ranks(group, &rank_share, &params)
-        .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+        .with_context(|| file.display().to_string())?;
     // The selection borrows the share's columns (one species) or holds their join, so the
     // share stays until the end.
     let meta = export::CatalogueMeta::of_snapshot(file, &share.snapshot);
@@ -165,7 +170,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         linker,
         &progress,
     )
-    .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    .with_context(|| file.display().to_string())?;
     stages.extend(linked.stage_seconds.iter().copied());
     // The ids stay for the labels' way back to this rank and their places in the file.
     drop(selected);
@@ -177,7 +182,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         args.min_members,
         args.labels.is_some(),
     )
-    .map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    .with_context(|| file.display().to_string())?;
     stages.extend(catalogue.stage_seconds.iter().copied());
     step = Instant::now();
 
@@ -193,7 +198,7 @@ pub fn run(args: FofArgs, group: &dyn Collective) -> anyhow::Result<()> {
         Some(labels) if npy_labels.is_some() => {
             labels_read = Some(
                 labels_to_readers(group, &ids, &linked.input_owners, &linked.ids, labels)
-                    .map_err(|e| anyhow!("{}: {e}", file.display()))?,
+                    .with_context(|| file.display().to_string())?,
             );
             None
         }

@@ -70,8 +70,20 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 _ => render::run(args),
             }
         }
-        Some(Command::Fof(args)) => fof::run(args),
-        Some(Command::Twopoint(args)) => twopoint::run(args),
+        Some(Command::Fof(args)) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            match cluster.collective() {
+                group if group.size() > 1 => end_ranks(group, fof_ranks::run(args, group)),
+                _ => fof::run(args),
+            }
+        }
+        Some(Command::Twopoint(args)) => {
+            let cluster = crate::cluster::Cluster::from_environment()?;
+            end_ranks(
+                cluster.collective(),
+                twopoint::run(args, cluster.collective()),
+            )
+        }
         Some(Command::Movie(args)) => {
             let cluster = crate::cluster::Cluster::from_environment()?;
             end_ranks(cluster.collective(), movie::run(args, cluster.collective()))
@@ -84,21 +96,24 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// The end of a command run by several ranks: when any rank failed, the error is printed now,
-/// while every rank still runs (rank 0 prints an agreed error, the others stay quiet), and the
-/// ranks wait for each other before returning. `mpirun` ends the whole job at the first rank
-/// that exits with an error, which could otherwise kill rank 0 before it printed the message.
+/// The end of a command run by several ranks: when any rank failed, rank 0 prints one error
+/// now, while every rank still runs, and the ranks wait for each other before returning
+/// (`mpirun` ends the whole job at the first rank that exits with an error, which could
+/// otherwise kill rank 0 before it printed the message). The error printed is the lowest
+/// failing rank's own, named by its rank; ranks that only stopped because another failed say
+/// nothing, and an error the ranks already agreed on (`cluster::agree`) is printed as it is.
 fn end_ranks(group: &dyn Collective, result: anyhow::Result<()>) -> anyhow::Result<()> {
     if group.size() <= 1 || !group.any_failed(result.is_err()) {
         return result;
     }
-    if let Err(err) = &result {
-        let quiet = err
-            .downcast_ref::<crate::cluster::Agreed>()
-            .is_some_and(|agreed| agreed.quiet);
-        if !quiet {
-            eprintln!("error: {err:#}");
-        }
+    let mine = match &result {
+        Ok(()) => RankError::None,
+        Err(err) => RankError::of(err),
+    };
+    let all = group.all_gather_bytes(&mine.to_bytes());
+    if group.is_root() {
+        let errors: Vec<RankError> = all.iter().map(|b| RankError::from_bytes(b)).collect();
+        eprintln!("error: {}", RankError::message(&errors, group.size()));
     }
     group.barrier();
     Err(crate::cluster::Agreed {
@@ -106,6 +121,77 @@ fn end_ranks(group: &dyn Collective, result: anyhow::Result<()>) -> anyhow::Resu
         quiet: true,
     }
     .into())
+}
+
+/// What a rank's error says, for [`end_ranks`].
+#[derive(Debug, Clone, PartialEq)]
+enum RankError {
+    /// No error, or one that only says another rank failed.
+    None,
+    /// An error every rank agreed on, already naming the rank it came from.
+    Agreed(String),
+    /// This rank's own error.
+    Own(String),
+}
+
+impl RankError {
+    fn of(err: &anyhow::Error) -> Self {
+        if let Some(agreed) = err.downcast_ref::<crate::cluster::Agreed>() {
+            return if agreed.quiet {
+                Self::None
+            } else {
+                Self::Agreed(agreed.message.clone())
+            };
+        }
+        let another_failed = err.chain().any(|e| {
+            matches!(
+                e.downcast_ref::<crate::halo::FofError>(),
+                Some(crate::halo::FofError::OtherRankFailed(_))
+            ) || matches!(
+                e.downcast_ref::<crate::twopoint::TwoPointError>(),
+                Some(crate::twopoint::TwoPointError::OtherRank)
+            )
+        });
+        if another_failed {
+            Self::None
+        } else {
+            Self::Own(format!("{err:#}"))
+        }
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        let (tag, text) = match self {
+            Self::None => (b'N', ""),
+            Self::Agreed(text) => (b'A', text.as_str()),
+            Self::Own(text) => (b'O', text.as_str()),
+        };
+        std::iter::once(tag).chain(text.bytes()).collect()
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Self {
+        let text = || String::from_utf8_lossy(&bytes[1..]).into_owned();
+        match bytes.first() {
+            Some(b'A') => Self::Agreed(text()),
+            Some(b'O') => Self::Own(text()),
+            _ => Self::None,
+        }
+    }
+
+    /// The one line for the job: the lowest rank's own error, else an agreed one.
+    fn message(errors: &[Self], ranks: usize) -> String {
+        let own = errors.iter().enumerate().find_map(|(rank, e)| match e {
+            Self::Own(text) => Some(format!("rank {rank} of {ranks}: {text}")),
+            _ => None,
+        });
+        let agreed = || {
+            errors.iter().find_map(|e| match e {
+                Self::Agreed(text) => Some(text.clone()),
+                _ => None,
+            })
+        };
+        own.or_else(agreed)
+            .unwrap_or_else(|| "a rank failed without an error message".to_owned())
+    }
 }
 
 /// A path as a JSON string: lossy where it is not UTF-8 (U+FFFD for each bad sequence); see
@@ -137,4 +223,42 @@ pub fn with_lossy_note<'a>(
         }
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_jobs_error_is_the_lowest_ranks_own_else_the_agreed_one() {
+        let own = |t: &str| RankError::Own(t.to_owned());
+        let agreed = |t: &str| RankError::Agreed(t.to_owned());
+        for e in [RankError::None, own("bad file"), agreed("rank 1 of 3: x")] {
+            assert_eq!(RankError::from_bytes(&e.to_bytes()), e);
+        }
+        let errors = [RankError::None, own("first"), own("second")];
+        assert_eq!(RankError::message(&errors, 3), "rank 1 of 3: first");
+        let errors = [agreed("rank 2 of 3: x"), RankError::None, own("mine")];
+        assert_eq!(RankError::message(&errors, 3), "rank 2 of 3: mine");
+        let errors = [agreed("rank 2 of 3: x"), RankError::None, RankError::None];
+        assert_eq!(RankError::message(&errors, 3), "rank 2 of 3: x");
+        assert!(RankError::message(&[RankError::None], 1).contains("without"));
+    }
+
+    #[test]
+    fn an_error_that_only_says_another_rank_failed_is_not_printed() {
+        let err = anyhow::Error::from(crate::halo::FofError::OtherRankFailed("linking"))
+            .context("snap.tbin");
+        assert_eq!(RankError::of(&err), RankError::None);
+        let err = anyhow::anyhow!("snap.tbin: bad header");
+        assert_eq!(
+            RankError::of(&err),
+            RankError::Own("snap.tbin: bad header".into())
+        );
+        let quiet = crate::cluster::Agreed {
+            message: "rank 1 of 2: x".into(),
+            quiet: true,
+        };
+        assert_eq!(RankError::of(&quiet.into()), RankError::None);
+    }
 }

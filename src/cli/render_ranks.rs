@@ -57,9 +57,12 @@ pub fn run(args: RenderArgs, group: &dyn Collective) -> anyhow::Result<()> {
     // CUDA: each rank on its own device of its host, the fixed-point images summed exactly.
     let device = match opening.join() {
         Some(backend) => {
+            // Named as one process names it: "FILE: CUDA: …".
             let device = backend
+                .map_err(RenderError::from)
                 .map_err(anyhow::Error::from)
-                .and_then(|b| b.device().cloned().context("no CUDA device"));
+                .and_then(|b| b.device().cloned().context("no CUDA device"))
+                .with_context(|| file.display().to_string());
             Some(agree(group, device)?)
         }
         None => None,

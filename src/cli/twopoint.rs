@@ -1,7 +1,7 @@
 //! `haloscope twopoint`.
 
 use crate::backend::{Backend, BackendChoice, DeviceSelection};
-use crate::cluster::{Cluster, Collective};
+use crate::cluster::Collective;
 use crate::data::events;
 use crate::jobs::Progress;
 use crate::twopoint::analysis::check_trials;
@@ -67,9 +67,7 @@ const MAX_BATCH: usize = 1 << 20;
 
 /// Runs `haloscope twopoint`: in one process, or as one rank of `mpirun -n K haloscope
 /// twopoint …` (the ranks split the trials; rank 0 merges them and writes the report).
-pub fn run(args: TwopointArgs) -> anyhow::Result<()> {
-    let cluster = Cluster::from_environment()?;
-    let collective = cluster.collective();
+pub fn run(args: TwopointArgs, collective: &dyn Collective) -> anyhow::Result<()> {
     let mut stages = StageSeconds::start();
     let progress = if collective.is_root() {
         super::progress_bar::terminal_progress()
