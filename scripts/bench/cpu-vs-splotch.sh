@@ -16,12 +16,15 @@
 # Frame: 2048^2, log rho intensity, log temp colour (Splotch's OldSplotch palette, Haloscope's
 # splotch-classic), camera 0.5,0.5,-1.2 at the box centre, up +y, fov 45, radius factor F,
 # minimum radius 1 px (Splotch's brightness B for I/h' with h' = F h is Haloscope's B/F).
-# Wall, two comparisons (each time the least over the rounds):
+# Wall, three comparisons (each time the least over the rounds):
 #   first frame:  Splotch's steady frames (mean `seconds` of frames 1.. of one process: the
 #                 render call, logs included) against Haloscope's `render_seconds` of the second
 #                 of two one-shot `render --json` calls (normalise, project, splat, tone map; the
 #                 file read excluded, as Splotch's is): a first frame, whose fresh buffers pay
 #                 their first-touch page faults.
+#   one call:     Splotch's frame of a process that renders one frame (its `seconds`, with
+#                 its own first-touch faults) against the same `render_seconds`: one call of
+#                 each, as a user runs them.
 #   steady frame: Splotch's least `seconds` of frames 1.. against Haloscope's steady frame,
 #                 `frame_s` of `bench render FILE --backend cpu --grey off --repeat K --json`
 #                 (the same style and camera options and the same renderer call as `render
@@ -36,7 +39,7 @@
 set -euo pipefail
 
 if [ "$#" -lt 2 ]; then
-    sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 haloscope=$(realpath "$1")
@@ -91,6 +94,15 @@ style() { # FACTOR
         --brightness "$b" "${view[@]}"
 }
 
+one_call() { # JSONL of a one-frame run: `seconds` of frame 0
+    python3 - "$1" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+vals = [r["seconds"] for r in rows if r["frame"] == 0 and r.get("seconds") is not None]
+print(vals[0] if vals else "null")
+EOF
+}
+
 steady() { # JSONL: "MEAN LEAST" of `seconds` of frames 1..
     python3 - "$1" <<'EOF'
 import json, sys
@@ -101,8 +113,8 @@ EOF
 }
 
 echo "$threads threads, $n particles; ms per frame; x = Splotch / Haloscope" >&2
-printf '%-6s | %-6s %7s %7s %5s | %-6s %7s %7s %5s | %-3s %7s %7s %5s\n' F first splotch hs x \
-    steady splotch hs x cpu splotch hs x >&2
+printf '%-6s | %-6s %7s %7s %5s | %-8s %7s %5s | %-6s %7s %7s %5s | %-3s %7s %7s %5s\n' F \
+    first splotch hs x "one call" splotch x steady splotch hs x cpu splotch hs x >&2
 for factor in $factors; do
     case_dir=$work/f$factor
     mkdir -p "$case_dir"
@@ -112,6 +124,7 @@ for factor in $factors; do
         s_cpu1=$(splotch "$case_dir/s1.jsonl" "$factor" 1 "$case_dir/s1" 2>/dev/null)
         s_cpuk=$(splotch "$case_dir/sk.jsonl" "$factor" $((1 + extra)) "$case_dir/sk" 2>/dev/null)
         read -r s_wall s_least <<<"$(steady "$case_dir/sk.jsonl")"
+        s_one=$(one_call "$case_dir/s1.jsonl")
         "$haloscope" render "$scene" "${hs_style[@]}" --backend cpu --out "$case_dir/h.png" \
             --json >"$case_dir/h.first.json"
         "$haloscope" render "$scene" "${hs_style[@]}" --backend cpu --out "$case_dir/h.png" \
@@ -125,18 +138,20 @@ for factor in $factors; do
             "import json,sys; print(json.load(open(sys.argv[1]))['cases'][0]['result']['frame_s'])" \
             "$case_dir/bk.json")
         row=$(python3 - "$factor" "$s_wall" "$s_cpu1" "$s_cpuk" "$h_wall" "$h_cpu1" "$h_cpuk" \
-            "$extra" "$threads" "$n" "$round" "$s_least" "$h_steady" <<'EOF'
+            "$extra" "$threads" "$n" "$round" "$s_least" "$h_steady" "$s_one" <<'EOF'
 import json, sys
-f, s_wall, s1, sk, h_wall, h1, hk, extra, threads, n, rnd, s_least, h_steady = sys.argv[1:]
+f, s_wall, s1, sk, h_wall, h1, hk, extra, threads, n, rnd, s_least, h_steady, s_one = sys.argv[1:]
 num = lambda v: None if v in ("null", "None", "") else float(v)
 s_wall, h_wall, s_least, h_steady = num(s_wall), num(h_wall), num(s_least), num(h_steady)
+s_one = num(s_one)
 s_cpu = (float(sk) - float(s1)) / int(extra)
 h_cpu = (float(hk) - float(h1)) / int(extra)
 ratio = lambda a, b: a / b if a and b and b > 0 else None
 print(json.dumps({
     "particles": int(n), "radius_factor": float(f), "size": 2048, "threads": int(threads),
     "round": int(rnd), "splotch_s": s_wall, "haloscope_s": h_wall,
-    "wall_speedup": ratio(s_wall, h_wall), "splotch_steady_s": s_least,
+    "wall_speedup": ratio(s_wall, h_wall), "splotch_one_call_s": s_one,
+    "one_call_speedup": ratio(s_one, h_wall), "splotch_steady_s": s_least,
     "haloscope_steady_s": h_steady, "steady_speedup": ratio(s_least, h_steady),
     "splotch_cpu_s": s_cpu, "haloscope_cpu_s": h_cpu,
     "cpu_speedup": ratio(s_cpu, h_cpu),
@@ -152,11 +167,12 @@ rows = [json.loads(l) for l in open(sys.argv[2])][-int(sys.argv[1]):]
 best = lambda k: min((r[k] for r in rows if r[k] is not None), default=None)
 r = dict(rows[-1])
 r.pop("round")
-for k in ("splotch_s", "haloscope_s", "splotch_steady_s", "haloscope_steady_s", "splotch_cpu_s",
-          "haloscope_cpu_s"):
+for k in ("splotch_s", "haloscope_s", "splotch_one_call_s", "splotch_steady_s",
+          "haloscope_steady_s", "splotch_cpu_s", "haloscope_cpu_s"):
     r[k] = best(k)
 ratio = lambda a, b: a / b if a and b and b > 0 else None
 r["wall_speedup"] = ratio(r["splotch_s"], r["haloscope_s"])
+r["one_call_speedup"] = ratio(r["splotch_one_call_s"], r["haloscope_s"])
 r["steady_speedup"] = ratio(r["splotch_steady_s"], r["haloscope_steady_s"])
 r["cpu_speedup"] = ratio(r["splotch_cpu_s"], r["haloscope_cpu_s"])
 r["rounds"] = len(rows)
@@ -164,7 +180,8 @@ print(json.dumps(r))
 ms = lambda v: "-" if v is None else f"{v * 1e3:.1f}"
 x = lambda v: "-" if v is None else f"{v:.2f}"
 print(f"{r['radius_factor']:<6} | first  {ms(r['splotch_s']):>7} {ms(r['haloscope_s']):>7} "
-      f"{x(r['wall_speedup']):>5} | steady {ms(r['splotch_steady_s']):>7} "
+      f"{x(r['wall_speedup']):>5} | one call {ms(r['splotch_one_call_s']):>7} "
+      f"{x(r['one_call_speedup']):>5} | steady {ms(r['splotch_steady_s']):>7} "
       f"{ms(r['haloscope_steady_s']):>7} {x(r['steady_speedup']):>5} | cpu "
       f"{ms(r['splotch_cpu_s']):>7} {ms(r['haloscope_cpu_s']):>7} {x(r['cpu_speedup']):>5}",
       file=sys.stderr)
