@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On nvidia-h200-x2: `fof` of two builds with --features mpi, one process on --devices 0,1 and
-# `mpirun -n 2`, alternated (bundle bin/haloscope-before-mpi, bin/haloscope and the test binary
+# On nvidia-h200-x2: `fof` of two builds with --features mpi, one process on --devices 0,1
+# (DEVICES; on one GPU DEVICES=0, and both ranks share it) and `mpirun -n 2`, alternated
+# (bundle bin/haloscope-before-mpi, bin/haloscope and the test binary
 # bin/mpi_fof_cuda, from scripts/device-bundle.sh with --data snapshots/test4.tbin and --data
 # snapshots/g2_lcdm_gas_snapshot_003.hdf5, as .dev/b-mpifof.tar.xz; the Open MPI debs of
 # scripts/bench/mpi-gpu.sh as .dev/mpifof2-debs.tar). First the guest's memory is touched once
@@ -34,7 +35,7 @@ run() {
         cmd=(env "$@" mpirun --allow-run-as-root --bind-to none -n 2 -x LD_LIBRARY_PATH
              -x HALOSCOPE_KERNEL_CACHE -x HALOSCOPE_SHARED "${x[@]}" "$bin")
     fi
-    local extra=(); [ "$kind" = dev ] && [ "${BK:-cuda}" = cuda ] && extra=(--devices 0,1)
+    local extra=(); [ "$kind" = dev ] && [ "${BK:-cuda}" = cuda ] && extra=(--devices ${DEVICES:-0,1})
     local s; s=$(date +%s.%N)
     timeout "$l" "${cmd[@]}" fof $data/dark.tipsy --box 1 --backend ${BK:-cuda} --json \
         --labels $data/L-$name.npy --out $data/C-$name.csv "${extra[@]}" > $data/$name.json 2> $data/$name.err
@@ -95,7 +96,7 @@ if [ -z "${TMPD:-}" ]; then  # not in a dry run: it takes WARM_GIB (190) GiB of 
 fi
 ( cd $b && HALOSCOPE_BIN=$A timeout 100 $b/bin/mpi_fof_cuda --ignored --test-threads 1 ) >> $log 2>&1; echo "mpi_fof_cuda rc=$?" | tee -a $log
 s=$(date +%s); python3 scripts/bench/tipsy_synthetic.py dark $data/dark.tipsy ${N2:-400000000}
-echo "made 4e8 in $(( $(date +%s) - s )) s" | tee -a $log
+echo "made ${N2:-400000000} in $(( $(date +%s) - s )) s" | tee -a $log
 run devB dev $B; run devA dev $A; run mB mpi $B; run mA mpi $A; run devA2 dev $A; run devB2 dev $B
 run mA2 mpi $A; run mB2 mpi $B; run mB3 mpi $B; run mA3 mpi $A
 compare devB devA mB mA devA2 devB2 mA2 mB2 mB3 mA3

@@ -281,11 +281,11 @@ impl Run<'_> {
                 .for_each(|c| c.fill(bytemuck::Zeroable::zeroed()));
         }
         stages.push(("receive_buffer", lap(&mut clock)));
-        let (outgoing, input_owners) =
-            place_routes::<R>(particles, &decomposition, &counts, rank, own_place);
-        stages.push(("route", lap(&mut clock)));
-        let mut send_counts = counts.totals;
+        let mut send_counts = counts.totals.clone();
         send_counts[rank] = 0;
+        let (outgoing, input_owners) =
+            place_routes::<R>(particles, &decomposition, counts, rank, own_place);
+        stages.push(("route", lap(&mut clock)));
         all_to_all_items_into(collective, &outgoing, &send_counts, &mut slab, &recv_counts);
         drop(outgoing);
         stages.push(("exchange", lap(&mut clock)));
@@ -590,11 +590,17 @@ fn owned_and_ghost_parts<'a, T>(
 }
 
 /// How many travellers each chunk of [`ROUTE_CHUNK`] input particles sends to each slab (a
-/// particle to its owner and to the slabs that see it as a ghost), and the totals per slab.
+/// particle to its owner and to the slabs that see it as a ghost), the totals per slab, and
+/// each particle's owner slab, with [`GHOSTS`] set where it also goes to other slabs.
 struct RouteCounts {
     per_chunk: Vec<Vec<usize>>,
     totals: Vec<usize>,
+    owners: Vec<u32>,
 }
+
+/// The bit of [`RouteCounts::owners`] that marks a particle some other slab sees as a ghost
+/// (slabs are ranks, far fewer than 2^31).
+const GHOSTS: u32 = 1 << 31;
 
 /// The counting pass of the route (before any record is written, so that the counts can be
 /// exchanged and the receive buffer made first: this rank's own travellers go straight there).
@@ -603,12 +609,14 @@ fn count_routes(
     decomposition: &Decomposition,
     ranks: usize,
 ) -> RouteCounts {
+    let mut owners: Vec<u32> = bytemuck::zeroed_vec(positions.len());
     let per_chunk: Vec<Vec<usize>> = positions
         .par_chunks(ROUTE_CHUNK)
-        .map(|chunk| {
+        .zip(owners.par_chunks_mut(ROUTE_CHUNK))
+        .map(|(chunk, owners)| {
             let mut counts = vec![0usize; ranks];
             let mut ghosts = Vec::new();
-            for p in chunk {
+            for (p, slab) in chunk.iter().zip(owners) {
                 let x = decomposition.coordinate(p);
                 let owner = decomposition.owner_of(x);
                 counts[owner] += 1;
@@ -616,6 +624,7 @@ fn count_routes(
                 for &d in &ghosts {
                     counts[d] += 1;
                 }
+                *slab = owner as u32 | if ghosts.is_empty() { 0 } else { GHOSTS };
             }
             counts
         })
@@ -623,18 +632,23 @@ fn count_routes(
     let totals = (0..ranks)
         .map(|d| per_chunk.iter().map(|c| c[d]).sum())
         .collect();
-    RouteCounts { per_chunk, totals }
+    RouteCounts {
+        per_chunk,
+        totals,
+        owners,
+    }
 }
 
 /// Writes this rank's travellers (each slab's in input order, which is increasing id order):
 /// those for slab `own` into `own_place` (`counts.totals[own]` long), the others packed by
 /// slab into the returned buffer (slab `own`'s part empty); and the slab that owns each input
 /// particle (in input order, for its label's way back). Every chunk of the input writes its own
-/// places, so nothing is copied again before it leaves.
+/// places, so nothing is copied again before it leaves; only a particle that goes to a ghost
+/// slab has its slabs found again.
 fn place_routes<R: Record>(
     particles: RankParticles<'_>,
     decomposition: &Decomposition,
-    counts: &RouteCounts,
+    counts: RouteCounts,
     own: usize,
     own_place: &mut [R],
 ) -> (Vec<R>, Vec<u32>) {
@@ -644,7 +658,11 @@ fn place_routes<R: Record>(
         masses,
         velocities,
     } = particles;
-    let RouteCounts { per_chunk, totals } = counts;
+    let RouteCounts {
+        per_chunk,
+        totals,
+        mut owners,
+    } = counts;
     let ranks = totals.len();
     let sent: usize = totals
         .iter()
@@ -653,7 +671,6 @@ fn place_routes<R: Record>(
         .map(|(_, &n)| n)
         .sum();
     let mut outgoing: Vec<R> = bytemuck::zeroed_vec(sent);
-    let mut owners: Vec<u32> = bytemuck::zeroed_vec(positions.len());
     // The places of chunk c: slab by slab, after the earlier chunks' travellers to that slab.
     let mut places: Vec<Vec<&mut [R]>> = per_chunk
         .iter()
@@ -687,10 +704,13 @@ fn place_routes<R: Record>(
                     .and_then(|v| v.get(i))
                     .copied()
                     .unwrap_or_default();
-                let x = decomposition.coordinate(p);
-                let owner = decomposition.owner_of(x);
+                let owner = (*slab & !GHOSTS) as usize;
+                if *slab & GHOSTS != 0 {
+                    decomposition.ghost_domains(decomposition.coordinate(p), owner, &mut ghosts);
+                } else {
+                    ghosts.clear();
+                }
                 *slab = owner as u32;
-                decomposition.ghost_domains(x, owner, &mut ghosts);
                 let record = R::new(id, *p, mass, velocity);
                 for d in std::iter::once(owner).chain(ghosts.iter().copied()) {
                     if let Some(slot) = places[d].get_mut(next[d]) {
@@ -912,7 +932,7 @@ mod tests {
             let (packed, owners) = place_routes::<CarryingTraveller>(
                 particles,
                 &decomposition,
-                &counts,
+                count_routes(&positions, &decomposition, 3),
                 own,
                 &mut own_place,
             );
