@@ -255,10 +255,17 @@ impl Run<'_> {
         let rank = collective.rank();
         let mut clock = std::time::Instant::now();
         let mut stages: Vec<(&'static str, f64)> = Vec::new();
-        let (mut lo, mut hi) = bounds(positions);
-        collective.min_f64(&mut lo);
-        collective.max_f64(&mut hi);
-        let (axis, lo, hi) = axis_range(lo, hi, frame);
+        // A periodic box is cut along x over the frame: the particles' bounds are not needed
+        // (every rank has the same frame, so every rank skips the same collectives).
+        let (axis, lo, hi) = match frame {
+            Some(_) => axis_range([0.0; 3], [0.0; 3], frame),
+            None => {
+                let (mut lo, mut hi) = bounds(positions);
+                collective.min_f64(&mut lo);
+                collective.max_f64(&mut hi);
+                axis_range(lo, hi, frame)
+            }
+        };
         let mut counts = histogram(positions, axis, frame, lo, hi, histogram_bins(ranks));
         collective.sum_u64(&mut counts);
         let decomposition =
