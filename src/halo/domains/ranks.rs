@@ -178,12 +178,11 @@ pub struct RankLabels {
     /// counted by slab, the counts exchanged), `receive_buffer` (the slab's parts that other
     /// ranks send, faulted in), `route` (the travellers written: this rank's own into its slab,
     /// the others packed by slab), `exchange` (the all-to-all), `slab_order` (the slab in id
-    /// order), `slab_columns` (owned
-    /// particles first), `slab_catalogue` (link and the interior sets' halos, on the rank's
-    /// device or the CPU, then the device's own stages), `merge_*` (the merge's steps: the
-    /// boundary sets' `label_domain`, the `ghost_pairs` exchange, the `owner_edges`, the
-    /// `edges` gathered, the `label_map`, the crossing members' labels `resolve`d and the
-    /// `crossing` sets).
+    /// order), `slab_columns` (owned particles first), `slab_catalogue` (link and the interior
+    /// sets' halos, on the rank's device or the CPU, then the device's own stages), `merge_*`
+    /// (the merge's steps: the boundary sets' `label_domain`, the `ghost_pairs` exchange, the
+    /// `owner_edges`, the `edges` gathered, the `label_map`, the crossing members' labels
+    /// `resolve`d and the `crossing` sets).
     pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
