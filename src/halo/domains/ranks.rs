@@ -270,15 +270,16 @@ impl Run<'_> {
         let decomposition =
             Decomposition::from_histogram(axis, lo, hi, &counts, ranks, linking_length, frame);
         let counts = count_routes(positions, &decomposition, ranks);
-        let recv_counts = exchange_counts(collective, &counts.totals);
-        let recv_counts = agree(collective, "particles for a slab", recv_counts)?;
+        let recv_parts = exchange_part_counts(collective, &counts.totals);
+        let recv_parts = agree(collective, "particles for a slab", recv_parts)?;
+        let recv_counts: Vec<usize> = recv_parts.iter().map(|[o, g]| o + g).collect();
         stages.push(("route_counts", lap(&mut clock)));
 
         // The slab in rank order of the senders; this rank's own travellers are written into
         // their part by the route, the other parts are faulted in on every thread first (MPI's
         // copy into untouched pages would fault them in on its one thread).
         let own_at: usize = recv_counts[..rank].iter().sum();
-        let own_len = recv_counts[rank].min(counts.totals[rank]);
+        let own_len = recv_counts[rank].min(counts.totals[rank][0] + counts.totals[rank][1]);
         let mut slab: Vec<R> = bytemuck::zeroed_vec(recv_counts.iter().sum());
         let (before, own_and_after) = slab.split_at_mut(own_at);
         let (own_place, after) = own_and_after.split_at_mut(own_len);
@@ -287,7 +288,7 @@ impl Run<'_> {
                 .for_each(|c| c.fill(bytemuck::Zeroable::zeroed()));
         }
         stages.push(("receive_buffer", lap(&mut clock)));
-        let mut send_counts = counts.totals.clone();
+        let mut send_counts: Vec<usize> = counts.totals.iter().map(|[o, g]| o + g).collect();
         send_counts[rank] = 0;
         let (outgoing, input_owners) =
             place_routes::<R>(particles, &decomposition, counts, rank, own_place);
@@ -295,9 +296,12 @@ impl Run<'_> {
         all_to_all_items_into(collective, &outgoing, &send_counts, &mut slab, &recv_counts);
         drop(outgoing);
         stages.push(("exchange", lap(&mut clock)));
-        // Each rank's message is in increasing id order; with one species the ranks' shares
-        // follow one another too, and the slab is already in order.
-        if !slab.par_windows(2).all(|w| w[0].id() < w[1].id()) {
+        // Each rank's message holds the slab's owned particles, then its ghosts, each part in
+        // increasing id order; with one species the ranks' shares follow one another too, so
+        // the owned parts in rank order are already in id order, and so are the ghost parts.
+        let spans = SlabSpans::of(&recv_parts);
+        let in_order = spans.in_id_order(&slab);
+        if !in_order {
             // Stable: a merge sort that takes the messages' runs as they are.
             slab.par_sort_by_key(|t| t.id());
             slab.dedup_by_key(|t| t.id());
@@ -311,13 +315,19 @@ impl Run<'_> {
             Ok(())
         };
         agree(collective, "gathering a slab", fits)?;
-        let mut columns = slab_columns(
-            &slab,
-            &decomposition,
-            rank,
-            particles.masses.is_some(),
-            particles.velocities.is_some(),
-        );
+        let (masses_travel, velocities_travel) =
+            (particles.masses.is_some(), particles.velocities.is_some());
+        let mut columns = if in_order {
+            spans.columns(&slab, &decomposition, masses_travel, velocities_travel)
+        } else {
+            slab_columns(
+                &slab,
+                &decomposition,
+                rank,
+                masses_travel,
+                velocities_travel,
+            )
+        };
         drop(slab);
         stages.push(("slab_columns", lap(&mut clock)));
 
@@ -580,6 +590,128 @@ fn slab_columns<R: Record>(
     }
 }
 
+/// Where each sender's message lies in a slab as it arrived: its owned particles, then its
+/// ghosts.
+struct SlabSpans {
+    /// [first record, owned, ghosts] of each rank's message, in rank order.
+    messages: Vec<[usize; 3]>,
+}
+
+impl SlabSpans {
+    fn of(parts: &[[usize; 2]]) -> Self {
+        let mut at = 0;
+        let messages = parts
+            .iter()
+            .map(|&[owned, ghosts]| {
+                let message = [at, owned, ghosts];
+                at += owned + ghosts;
+                message
+            })
+            .collect();
+        Self { messages }
+    }
+
+    /// The owned parts in rank order, then the ghost parts, each as (first record, length),
+    /// cut into pieces of at most [`SCAN_PIECE`] records for the threads.
+    fn pieces(&self) -> [Vec<(usize, usize)>; 2] {
+        let cut = |part: &dyn Fn(&[usize; 3]) -> (usize, usize)| -> Vec<(usize, usize)> {
+            self.messages
+                .iter()
+                .map(part)
+                .flat_map(|(at, n)| {
+                    (0..n)
+                        .step_by(SCAN_PIECE)
+                        .map(move |k| (at + k, SCAN_PIECE.min(n - k)))
+                })
+                .collect()
+        };
+        [
+            cut(&|&[at, owned, _]| (at, owned)),
+            cut(&|&[at, owned, ghosts]| (at + owned, ghosts)),
+        ]
+    }
+
+    /// Whether the owned parts, taken in rank order, are in increasing id order, and the ghost
+    /// parts too (and the slab holds them all).
+    fn in_id_order<R: Record>(&self, slab: &[R]) -> bool {
+        self.pieces().iter().all(|pieces| {
+            let increasing = pieces.par_iter().all(|&(at, n)| {
+                slab.get(at..at + n)
+                    .is_some_and(|p| p.windows(2).all(|w| w[0].id() < w[1].id()))
+            });
+            increasing
+                && pieces
+                    .windows(2)
+                    .all(|w| slab[w[0].0 + w[0].1 - 1].id() < slab[w[1].0].id())
+        })
+    }
+
+    /// The slab's columns ([`slab_columns`]'s) from its messages' parts, when they are in id
+    /// order ([`Self::in_id_order`]): no owner is found again but the ghosts'.
+    fn columns<R: Record>(
+        &self,
+        slab: &[R],
+        decomposition: &Decomposition,
+        masses: bool,
+        velocities: bool,
+    ) -> SlabColumns {
+        let [owned, ghosts] = self.pieces();
+        let n_owned: usize = owned.iter().map(|p| p.1).sum();
+        let n_ghosts: usize = ghosts.iter().map(|p| p.1).sum();
+        let n = n_owned + n_ghosts;
+        let mut ids = vec![0u64; n];
+        let mut ghost_owners = vec![0u32; n_ghosts];
+        let mut positions = vec![[0.0f32; 3]; n];
+        let mut mass = vec![0.0f32; if masses { n } else { 0 }];
+        let mut velocity = vec![[0.0f32; 3]; if velocities { n } else { 0 }];
+        let pieces: Vec<(usize, usize)> = owned.iter().chain(&ghosts).copied().collect();
+        let lens: Vec<usize> = pieces.iter().map(|p| p.1).collect();
+        let owner_lens: Vec<usize> = owned
+            .iter()
+            .map(|_| 0)
+            .chain(ghosts.iter().map(|p| p.1))
+            .collect();
+        split_parts_mut(&mut ids, &lens)
+            .into_par_iter()
+            .zip(split_parts_mut(&mut positions, &lens))
+            .zip(split_parts_mut(&mut mass, &lens))
+            .zip(split_parts_mut(&mut velocity, &lens))
+            .zip(split_parts_mut(&mut ghost_owners, &owner_lens))
+            .zip(pieces)
+            .for_each(
+                |(((((ids, positions), mass), velocity), owners), (at, n))| {
+                    let records = slab.get(at..at + n).unwrap_or_default();
+                    for (k, t) in records.iter().enumerate() {
+                        if let Some(slot) = ids.get_mut(k) {
+                            *slot = t.id();
+                        }
+                        if let Some(slot) = positions.get_mut(k) {
+                            *slot = t.position();
+                        }
+                        if let Some(slot) = mass.get_mut(k) {
+                            *slot = t.mass();
+                        }
+                        if let Some(slot) = velocity.get_mut(k) {
+                            *slot = t.velocity();
+                        }
+                        if let Some(slot) = owners.get_mut(k) {
+                            *slot = decomposition.owner(&t.position()) as u32;
+                        }
+                    }
+                },
+            );
+        let ghost_ids = ids.split_off(n_owned);
+        SlabColumns {
+            ids,
+            ghost_ids,
+            ghost_owners,
+            positions,
+            masses: masses.then_some(mass),
+            velocities: velocities.then_some(velocity),
+        }
+    }
+}
+
 /// Each piece's places in `buf` (empty, or the owned part then the ghost part): its owned ones
 /// among the first `Σ owned_counts`, its ghosts after them.
 fn owned_and_ghost_parts<'a, T>(
@@ -595,12 +727,13 @@ fn owned_and_ghost_parts<'a, T>(
         .collect()
 }
 
-/// How many travellers each chunk of [`ROUTE_CHUNK`] input particles sends to each slab (a
-/// particle to its owner and to the slabs that see it as a ghost), the totals per slab, and
-/// each particle's owner slab, with [`GHOSTS`] set where it also goes to other slabs.
+/// How many travellers each chunk of [`ROUTE_CHUNK`] input particles sends to each slab, as
+/// [owned, ghosts] (a particle goes to its owner and to the slabs that see it as a ghost), the
+/// totals per slab, and each particle's owner slab, with [`GHOSTS`] set where it also goes to
+/// other slabs.
 struct RouteCounts {
-    per_chunk: Vec<Vec<usize>>,
-    totals: Vec<usize>,
+    per_chunk: Vec<Vec<[usize; 2]>>,
+    totals: Vec<[usize; 2]>,
     owners: Vec<u32>,
 }
 
@@ -616,19 +749,19 @@ fn count_routes(
     ranks: usize,
 ) -> RouteCounts {
     let mut owners: Vec<u32> = bytemuck::zeroed_vec(positions.len());
-    let per_chunk: Vec<Vec<usize>> = positions
+    let per_chunk: Vec<Vec<[usize; 2]>> = positions
         .par_chunks(ROUTE_CHUNK)
         .zip(owners.par_chunks_mut(ROUTE_CHUNK))
         .map(|(chunk, owners)| {
-            let mut counts = vec![0usize; ranks];
+            let mut counts = vec![[0usize; 2]; ranks];
             let mut ghosts = Vec::new();
             for (p, slab) in chunk.iter().zip(owners) {
                 let x = decomposition.coordinate(p);
                 let owner = decomposition.owner_of(x);
-                counts[owner] += 1;
+                counts[owner][0] += 1;
                 decomposition.ghost_domains(x, owner, &mut ghosts);
                 for &d in &ghosts {
-                    counts[d] += 1;
+                    counts[d][1] += 1;
                 }
                 *slab = owner as u32 | if ghosts.is_empty() { 0 } else { GHOSTS };
             }
@@ -636,7 +769,10 @@ fn count_routes(
         })
         .collect();
     let totals = (0..ranks)
-        .map(|d| per_chunk.iter().map(|c| c[d]).sum())
+        .map(|d| {
+            let sum = |k: usize| per_chunk.iter().map(|c| c[d][k]).sum();
+            [sum(0), sum(1)]
+        })
         .collect();
     RouteCounts {
         per_chunk,
@@ -645,9 +781,10 @@ fn count_routes(
     }
 }
 
-/// Writes this rank's travellers (each slab's in input order, which is increasing id order):
-/// those for slab `own` into `own_place` (`counts.totals[own]` long), the others packed by
-/// slab into the returned buffer (slab `own`'s part empty); and the slab that owns each input
+/// Writes this rank's travellers, each slab's message its owned particles then its ghosts, each
+/// part in input order (which is increasing id order): the message to slab `own` into
+/// `own_place` (both its parts long), the others packed by slab into the returned buffer (slab
+/// `own`'s message empty); and the slab that owns each input
 /// particle (in input order, for its label's way back). Every chunk of the input writes its own
 /// places, so nothing is copied again before it leaves; only a particle that goes to a ghost
 /// slab has its slabs found again.
@@ -674,23 +811,34 @@ fn place_routes<R: Record>(
         .iter()
         .enumerate()
         .filter(|&(d, _)| d != own)
-        .map(|(_, &n)| n)
+        .map(|(_, [o, g])| o + g)
         .sum();
     let mut outgoing: Vec<R> = bytemuck::zeroed_vec(sent);
-    // The places of chunk c: slab by slab, after the earlier chunks' travellers to that slab.
-    let mut places: Vec<Vec<&mut [R]>> = per_chunk
+    // The places of chunk c: [owned, ghosts] slab by slab, each after the earlier chunks'
+    // travellers of that part.
+    let mut places: Vec<Vec<[&mut [R]; 2]>> = per_chunk
         .iter()
         .map(|_| Vec::with_capacity(ranks))
         .collect();
     let mut rest: &mut [R] = &mut outgoing;
     let mut own_rest: &mut [R] = own_place;
     for d in 0..ranks {
-        for (c, counts) in per_chunk.iter().enumerate() {
-            let from = if d == own { &mut own_rest } else { &mut rest };
-            let at = counts[d].min(from.len());
-            let (place, after) = std::mem::take(from).split_at_mut(at);
-            places[c].push(place);
-            *from = after;
+        let from = if d == own { &mut own_rest } else { &mut rest };
+        let mut parts: Vec<[&mut [R]; 2]> = Vec::with_capacity(per_chunk.len());
+        for k in 0..2 {
+            for (c, counts) in per_chunk.iter().enumerate() {
+                let at = counts[d][k].min(from.len());
+                let (place, after) = std::mem::take(&mut *from).split_at_mut(at);
+                *from = after;
+                if k == 0 {
+                    parts.push([place, &mut []]);
+                } else if let Some(slot) = parts.get_mut(c) {
+                    slot[1] = place;
+                }
+            }
+        }
+        for (c, part) in parts.into_iter().enumerate() {
+            places[c].push(part);
         }
     }
     places
@@ -700,7 +848,7 @@ fn place_routes<R: Record>(
         .zip(owners.par_chunks_mut(ROUTE_CHUNK))
         .enumerate()
         .for_each(|(c, (((mut places, ids), positions), owners))| {
-            let mut next = vec![0usize; ranks];
+            let mut next = vec![[0usize; 2]; ranks];
             let mut ghosts = Vec::new();
             for (k, ((&id, p), slab)) in ids.iter().zip(positions).zip(owners).enumerate() {
                 let i = c * ROUTE_CHUNK + k;
@@ -718,15 +866,43 @@ fn place_routes<R: Record>(
                 }
                 *slab = owner as u32;
                 let record = R::new(id, *p, mass, velocity);
-                for d in std::iter::once(owner).chain(ghosts.iter().copied()) {
-                    if let Some(slot) = places[d].get_mut(next[d]) {
+                // Part 0 of the owner's message, part 1 of each ghost slab's.
+                let to = std::iter::once((owner, 0)).chain(ghosts.iter().map(|&d| (d, 1)));
+                for (d, part) in to {
+                    if let Some(slot) = places[d][part].get_mut(next[d][part]) {
                         *slot = record;
                     }
-                    next[d] += 1;
+                    next[d][part] += 1;
                 }
             }
         });
     (outgoing, owners)
+}
+
+/// How many owned particles and ghosts each rank sends this one (from this rank's counts per
+/// rank).
+fn exchange_part_counts(
+    collective: &dyn Collective,
+    send: &[[usize; 2]],
+) -> Result<Vec<[usize; 2]>, FofError> {
+    let outgoing: Vec<Vec<u8>> = send
+        .iter()
+        .map(|&[o, g]| to_bytes(&[o as u64, g as u64]))
+        .collect();
+    collective
+        .all_to_all_bytes(&outgoing)
+        .iter()
+        .map(|b| {
+            from_bytes::<u64>(b, "particle counts for a slab").and_then(|words| match words[..] {
+                [o, g] => Ok([o as usize, g as usize]),
+                _ => Err(FofError::DomainMessage {
+                    what: "particle counts for a slab",
+                    len: b.len(),
+                    record: 16,
+                }),
+            })
+        })
+        .collect()
 }
 
 /// How many records each rank sends this one (from this rank's `send_counts` per rank).
@@ -885,7 +1061,7 @@ mod tests {
     }
 
     #[test]
-    fn the_route_writes_each_slabs_travellers_in_input_order_the_own_slabs_in_place() {
+    fn the_route_writes_each_slabs_owned_then_ghosts_in_input_order_the_own_slabs_in_place() {
         let decomposition = Decomposition {
             axis: 0,
             cuts: vec![1.0, 2.0],
@@ -907,34 +1083,38 @@ mod tests {
         };
         let counts = count_routes(&positions, &decomposition, 3);
         assert_eq!(counts.totals.len(), 3);
-        // One pass per slab.
+        // One pass per slab: its owned particles, then its ghosts.
         let mut expected = Vec::new();
         let mut ghosts = Vec::new();
-        for (slab, &count) in counts.totals.iter().enumerate() {
-            let mut mine = Vec::new();
+        for (slab, &[n_owned, n_ghosts]) in counts.totals.iter().enumerate() {
+            let (mut owned, mut seen) = (Vec::new(), Vec::new());
             for (i, p) in positions.iter().enumerate() {
                 let x = decomposition.coordinate(p);
                 let owner = decomposition.owner_of(x);
                 decomposition.ghost_domains(x, owner, &mut ghosts);
-                if owner == slab || ghosts.contains(&slab) {
-                    mine.push(CarryingTraveller::new(ids[i], *p, i as f32, [0.0; 3]));
+                let record = CarryingTraveller::new(ids[i], *p, i as f32, [0.0; 3]);
+                if owner == slab {
+                    owned.push(record);
+                } else if ghosts.contains(&slab) {
+                    seen.push(record);
                 }
             }
-            assert_eq!(count, mine.len(), "slab {slab}");
-            expected.push(mine);
+            assert_eq!(
+                (n_owned, n_ghosts),
+                (owned.len(), seen.len()),
+                "slab {slab}"
+            );
+            assert!(n_owned > 100 && n_ghosts > 0, "slab {slab}");
+            owned.extend(seen);
+            expected.push(owned);
         }
-        assert!(
-            counts.totals.iter().all(|&n| n > 100),
-            "{:?}",
-            counts.totals
-        );
-        assert!(counts.totals.iter().sum::<usize>() > n, "some ghosts");
         let slabs: Vec<u32> = positions
             .iter()
             .map(|p| decomposition.owner_of(decomposition.coordinate(p)) as u32)
             .collect();
         for own in 0..3 {
-            let mut own_place = vec![CarryingTraveller::zeroed(); counts.totals[own]];
+            let [n_owned, n_ghosts] = counts.totals[own];
+            let mut own_place = vec![CarryingTraveller::zeroed(); n_owned + n_ghosts];
             let (packed, owners) = place_routes::<CarryingTraveller>(
                 particles,
                 &decomposition,
@@ -950,5 +1130,59 @@ mod tests {
             assert_eq!(packed, others, "own slab {own}");
             assert_eq!(owners, slabs);
         }
+    }
+
+    #[test]
+    fn a_slab_of_messages_in_id_order_gives_the_columns_of_the_sorted_slab() {
+        let decomposition = Decomposition {
+            axis: 0,
+            cuts: vec![1.0, 2.0],
+            frame: None,
+            ghost: 0.1,
+        };
+        let rank = 1;
+        // Three senders' messages to slab 1: owned (x in [1, 2)) then ghosts, ids increasing
+        // across the senders within each part; more than one scan piece in a part.
+        let record =
+            |id: u64, x: f32| CarryingTraveller::new(id, [x, 0.5, 0.25], id as f32, [x; 3]);
+        let mut slab = Vec::new();
+        let mut parts = Vec::new();
+        let mut next_owned = 0u64;
+        let mut next_ghost = 10_000_000u64;
+        for (owned, ghosts) in [(SCAN_PIECE + 7, 3usize), (0, 2), (50, 0)] {
+            for k in 0..owned {
+                slab.push(record(next_owned, 1.0 + (k % 97) as f32 / 100.0));
+                next_owned += 2;
+            }
+            for k in 0..ghosts {
+                slab.push(record(next_ghost, if k % 2 == 0 { 0.95 } else { 2.05 }));
+                next_ghost += 5;
+            }
+            parts.push([owned, ghosts]);
+        }
+        let spans = SlabSpans::of(&parts);
+        assert!(spans.in_id_order(&slab));
+        let fast = spans.columns(&slab, &decomposition, true, true);
+        let mut sorted = slab.clone();
+        sorted.sort_by_key(|t| t.id);
+        let slow = slab_columns(&sorted, &decomposition, rank, true, true);
+        assert_eq!(fast.ids, slow.ids);
+        assert_eq!(fast.ghost_ids, slow.ghost_ids);
+        assert_eq!(fast.ghost_owners, slow.ghost_owners);
+        assert_eq!(fast.ghost_owners, vec![0, 2, 0, 0, 2]);
+        assert_eq!(fast.positions, slow.positions);
+        assert_eq!(fast.masses, slow.masses);
+        assert_eq!(fast.velocities, slow.velocities);
+        // A later sender's owned ids below an earlier one's: not in order.
+        let two = [
+            record(10, 1.5),
+            record(12, 1.5),
+            record(4, 1.5),
+            record(6, 1.5),
+        ];
+        assert!(!SlabSpans::of(&[[2, 0], [2, 0]]).in_id_order(&two));
+        assert!(SlabSpans::of(&[[2, 0], [2, 0]]).in_id_order(&[two[2], two[3], two[0], two[1]]));
+        // Counts longer than the slab are not in order either.
+        assert!(!SlabSpans::of(&[[slab.len() + 1, 0]]).in_id_order(&slab));
     }
 }
