@@ -563,18 +563,7 @@ fn slab_columns<R: Record>(
                             &mut ghost_at,
                         )
                     };
-                    if let Some(slot) = ids.get_mut(*at) {
-                        *slot = t.id();
-                    }
-                    if let Some(slot) = positions.get_mut(*at) {
-                        *slot = t.position();
-                    }
-                    if let Some(slot) = mass.get_mut(*at) {
-                        *slot = t.mass();
-                    }
-                    if let Some(slot) = velocity.get_mut(*at) {
-                        *slot = t.velocity();
-                    }
+                    put_record(t, *at, ids, positions, mass, velocity);
                     *at += 1;
                 }
             },
@@ -587,6 +576,31 @@ fn slab_columns<R: Record>(
         positions,
         masses: masses.then_some(mass),
         velocities: velocities.then_some(velocity),
+    }
+}
+
+/// Writes record `t` at place `k` of each column's part (the parts of columns that did not
+/// travel are empty).
+#[inline(always)]
+fn put_record<R: Record>(
+    t: &R,
+    k: usize,
+    ids: &mut [u64],
+    positions: &mut [[f32; 3]],
+    mass: &mut [f32],
+    velocity: &mut [[f32; 3]],
+) {
+    if let Some(slot) = ids.get_mut(k) {
+        *slot = t.id();
+    }
+    if let Some(slot) = positions.get_mut(k) {
+        *slot = t.position();
+    }
+    if let Some(slot) = mass.get_mut(k) {
+        *slot = t.mass();
+    }
+    if let Some(slot) = velocity.get_mut(k) {
+        *slot = t.velocity();
     }
 }
 
@@ -682,18 +696,7 @@ impl SlabSpans {
                 |(((((ids, positions), mass), velocity), owners), (at, n))| {
                     let records = slab.get(at..at + n).unwrap_or_default();
                     for (k, t) in records.iter().enumerate() {
-                        if let Some(slot) = ids.get_mut(k) {
-                            *slot = t.id();
-                        }
-                        if let Some(slot) = positions.get_mut(k) {
-                            *slot = t.position();
-                        }
-                        if let Some(slot) = mass.get_mut(k) {
-                            *slot = t.mass();
-                        }
-                        if let Some(slot) = velocity.get_mut(k) {
-                            *slot = t.velocity();
-                        }
+                        put_record(t, k, ids, positions, mass, velocity);
                         if let Some(slot) = owners.get_mut(k) {
                             *slot = decomposition.owner(&t.position()) as u32;
                         }
