@@ -519,18 +519,13 @@ fn slab_columns<R: Record>(
         .zip(&owned_counts)
         .map(|(p, &owned)| p.len() - owned)
         .collect();
-    let n = slab.len();
     let n_owned: usize = owned_counts.iter().sum();
-    let mut ids = vec![0u64; n];
-    let mut ghost_owners = vec![0u32; n - n_owned];
-    let mut positions = vec![[0.0f32; 3]; n];
-    let mut mass = vec![0.0f32; if masses { n } else { 0 }];
-    let mut velocity = vec![[0.0f32; 3]; if velocities { n } else { 0 }];
-    let id_places = owned_and_ghost_parts(&mut ids, &owned_counts, &ghost_counts);
-    let position_places = owned_and_ghost_parts(&mut positions, &owned_counts, &ghost_counts);
-    let mass_places = owned_and_ghost_parts(&mut mass, &owned_counts, &ghost_counts);
-    let velocity_places = owned_and_ghost_parts(&mut velocity, &owned_counts, &ghost_counts);
-    let owner_places = split_parts_mut(&mut ghost_owners, &ghost_counts);
+    let mut out = ZeroedColumns::new(slab.len(), n_owned, masses, velocities);
+    let id_places = owned_and_ghost_parts(&mut out.ids, &owned_counts, &ghost_counts);
+    let position_places = owned_and_ghost_parts(&mut out.positions, &owned_counts, &ghost_counts);
+    let mass_places = owned_and_ghost_parts(&mut out.mass, &owned_counts, &ghost_counts);
+    let velocity_places = owned_and_ghost_parts(&mut out.velocity, &owned_counts, &ghost_counts);
+    let owner_places = split_parts_mut(&mut out.ghost_owners, &ghost_counts);
     id_places
         .into_par_iter()
         .zip(position_places)
@@ -568,14 +563,46 @@ fn slab_columns<R: Record>(
                 }
             },
         );
-    let ghost_ids = ids.split_off(n_owned);
-    SlabColumns {
-        ids,
-        ghost_ids,
-        ghost_owners,
-        positions,
-        masses: masses.then_some(mass),
-        velocities: velocities.then_some(velocity),
+    out.finish()
+}
+
+/// A slab's columns while they are filled: `n` particles, the first `n_owned` owned, the masses
+/// and velocities empty when they did not travel.
+struct ZeroedColumns {
+    ids: Vec<u64>,
+    ghost_owners: Vec<u32>,
+    positions: Vec<[f32; 3]>,
+    mass: Vec<f32>,
+    velocity: Vec<[f32; 3]>,
+    n_owned: usize,
+    masses: bool,
+    velocities: bool,
+}
+
+impl ZeroedColumns {
+    fn new(n: usize, n_owned: usize, masses: bool, velocities: bool) -> Self {
+        Self {
+            ids: vec![0; n],
+            ghost_owners: vec![0; n - n_owned.min(n)],
+            positions: vec![[0.0; 3]; n],
+            mass: vec![0.0; if masses { n } else { 0 }],
+            velocity: vec![[0.0; 3]; if velocities { n } else { 0 }],
+            n_owned,
+            masses,
+            velocities,
+        }
+    }
+
+    fn finish(mut self) -> SlabColumns {
+        let ghost_ids = self.ids.split_off(self.n_owned.min(self.ids.len()));
+        SlabColumns {
+            ids: self.ids,
+            ghost_ids,
+            ghost_owners: self.ghost_owners,
+            positions: self.positions,
+            masses: self.masses.then_some(self.mass),
+            velocities: self.velocities.then_some(self.velocity),
+        }
     }
 }
 
@@ -672,12 +699,7 @@ impl SlabSpans {
         let [owned, ghosts] = self.pieces();
         let n_owned: usize = owned.iter().map(|p| p.1).sum();
         let n_ghosts: usize = ghosts.iter().map(|p| p.1).sum();
-        let n = n_owned + n_ghosts;
-        let mut ids = vec![0u64; n];
-        let mut ghost_owners = vec![0u32; n_ghosts];
-        let mut positions = vec![[0.0f32; 3]; n];
-        let mut mass = vec![0.0f32; if masses { n } else { 0 }];
-        let mut velocity = vec![[0.0f32; 3]; if velocities { n } else { 0 }];
+        let mut out = ZeroedColumns::new(n_owned + n_ghosts, n_owned, masses, velocities);
         let pieces: Vec<(usize, usize)> = owned.iter().chain(&ghosts).copied().collect();
         let lens: Vec<usize> = pieces.iter().map(|p| p.1).collect();
         let owner_lens: Vec<usize> = owned
@@ -685,12 +707,12 @@ impl SlabSpans {
             .map(|_| 0)
             .chain(ghosts.iter().map(|p| p.1))
             .collect();
-        split_parts_mut(&mut ids, &lens)
+        split_parts_mut(&mut out.ids, &lens)
             .into_par_iter()
-            .zip(split_parts_mut(&mut positions, &lens))
-            .zip(split_parts_mut(&mut mass, &lens))
-            .zip(split_parts_mut(&mut velocity, &lens))
-            .zip(split_parts_mut(&mut ghost_owners, &owner_lens))
+            .zip(split_parts_mut(&mut out.positions, &lens))
+            .zip(split_parts_mut(&mut out.mass, &lens))
+            .zip(split_parts_mut(&mut out.velocity, &lens))
+            .zip(split_parts_mut(&mut out.ghost_owners, &owner_lens))
             .zip(pieces)
             .for_each(
                 |(((((ids, positions), mass), velocity), owners), (at, n))| {
@@ -703,15 +725,7 @@ impl SlabSpans {
                     }
                 },
             );
-        let ghost_ids = ids.split_off(n_owned);
-        SlabColumns {
-            ids,
-            ghost_ids,
-            ghost_owners,
-            positions,
-            masses: masses.then_some(mass),
-            velocities: velocities.then_some(velocity),
-        }
+        out.finish()
     }
 }
 
@@ -888,24 +902,7 @@ fn exchange_part_counts(
     collective: &dyn Collective,
     send: &[[usize; 2]],
 ) -> Result<Vec<[usize; 2]>, FofError> {
-    let outgoing: Vec<Vec<u8>> = send
-        .iter()
-        .map(|&[o, g]| to_bytes(&[o as u64, g as u64]))
-        .collect();
-    collective
-        .all_to_all_bytes(&outgoing)
-        .iter()
-        .map(|b| {
-            from_bytes::<u64>(b, "particle counts for a slab").and_then(|words| match words[..] {
-                [o, g] => Ok([o as usize, g as usize]),
-                _ => Err(FofError::DomainMessage {
-                    what: "particle counts for a slab",
-                    len: b.len(),
-                    record: 16,
-                }),
-            })
-        })
-        .collect()
+    exchange_count_arrays(collective, send)
 }
 
 /// How many records each rank sends this one (from this rank's `send_counts` per rank).
@@ -913,21 +910,34 @@ pub(super) fn exchange_counts(
     collective: &dyn Collective,
     send_counts: &[usize],
 ) -> Result<Vec<usize>, FofError> {
-    let outgoing: Vec<Vec<u8>> = send_counts
+    let send: Vec<[usize; 1]> = send_counts.iter().map(|&n| [n]).collect();
+    Ok(exchange_count_arrays(collective, &send)?
+        .into_iter()
+        .map(|[n]| n)
+        .collect())
+}
+
+/// `K` counts to each rank, and `K` from each rank back (all-to-all).
+fn exchange_count_arrays<const K: usize>(
+    collective: &dyn Collective,
+    send: &[[usize; K]],
+) -> Result<Vec<[usize; K]>, FofError> {
+    let outgoing: Vec<Vec<u8>> = send
         .iter()
-        .map(|&n| (n as u64).to_ne_bytes().to_vec())
+        .map(|counts| to_bytes(&counts.map(|n| n as u64)))
         .collect();
     collective
         .all_to_all_bytes(&outgoing)
         .iter()
         .map(|b| {
-            from_bytes::<u64>(b, "particle counts for a slab").and_then(|words| match words[..] {
-                [n] => Ok(n as usize),
-                _ => Err(FofError::DomainMessage {
-                    what: "particle counts for a slab",
-                    len: b.len(),
-                    record: 8,
-                }),
+            from_bytes::<u64>(b, "particle counts for a slab").and_then(|words| {
+                <[u64; K]>::try_from(words.as_slice())
+                    .map(|words| words.map(|n| n as usize))
+                    .map_err(|_| FofError::DomainMessage {
+                        what: "particle counts for a slab",
+                        len: b.len(),
+                        record: 8 * K,
+                    })
             })
         })
         .collect()
@@ -1023,12 +1033,7 @@ mod tests {
                 CarryingTraveller::new(k as u64, position, x, [0.0, x, 1.0])
             })
             .collect();
-        let decomposition = Decomposition {
-            axis: 0,
-            cuts: vec![1.0, 2.0],
-            frame: None,
-            ghost: 0.1,
-        };
+        let decomposition = three_slabs();
         let (mine, ghosts): (Vec<&CarryingTraveller>, Vec<&CarryingTraveller>) =
             slab.iter().partition(|t| t.id % 3 == 1);
         let columns = slab_columns(&slab, &decomposition, 1, true, true);
@@ -1063,14 +1068,19 @@ mod tests {
         assert_eq!((columns.masses, columns.velocities), (None, None));
     }
 
-    #[test]
-    fn the_route_writes_each_slabs_owned_then_ghosts_in_input_order_the_own_slabs_in_place() {
-        let decomposition = Decomposition {
+    /// Three open slabs along x, cut at 1 and 2, with ghost layers 0.1 wide.
+    fn three_slabs() -> Decomposition {
+        Decomposition {
             axis: 0,
             cuts: vec![1.0, 2.0],
             frame: None,
             ghost: 0.1,
-        };
+        }
+    }
+
+    #[test]
+    fn the_route_writes_each_slabs_owned_then_ghosts_in_input_order_the_own_slabs_in_place() {
+        let decomposition = three_slabs();
         // More than one route chunk, so that chunks' places follow one another in each slab.
         let n = ROUTE_CHUNK + 500;
         let positions: Vec<[f32; 3]> = (0..n)
@@ -1137,12 +1147,7 @@ mod tests {
 
     #[test]
     fn a_slab_of_messages_in_id_order_gives_the_columns_of_the_sorted_slab() {
-        let decomposition = Decomposition {
-            axis: 0,
-            cuts: vec![1.0, 2.0],
-            frame: None,
-            ghost: 0.1,
-        };
+        let decomposition = three_slabs();
         let rank = 1;
         // Three senders' messages to slab 1: owned (x in [1, 2)) then ghosts, ids increasing
         // across the senders within each part; more than one scan piece in a part.
