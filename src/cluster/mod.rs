@@ -238,6 +238,14 @@ pub(crate) fn zeroed_on_every_thread<T: bytemuck::Zeroable + Send>(n: usize) -> 
     (0..n).into_par_iter().map(|_| T::zeroed()).collect()
 }
 
+/// Zeroes `items` on every thread: for the part of a buffer from `bytemuck::zeroed_vec` (pages
+/// not yet touched) that MPI's copy will fill, as [`zeroed_on_every_thread`] does for a whole
+/// buffer.
+pub(crate) fn zero_on_every_thread<T: bytemuck::Zeroable + Send>(items: &mut [T]) {
+    use rayon::prelude::*;
+    items.par_iter_mut().for_each(|t| *t = T::zeroed());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use super::merge::{
     GhostPair, LabelEdge, LabelMap, SCAN_PIECE, boundary_labels, from_bytes, owner_edges, to_bytes,
 };
 use super::slab_cpu::slab_catalogue_cpu;
-use crate::cluster::{Collective, all_to_all_items_into, split_parts_mut};
+use crate::cluster::{Collective, all_to_all_items_into, split_parts_mut, zero_on_every_thread};
 use crate::data::Masses;
 use crate::halo::catalogue::Halo;
 use crate::halo::cuda::slab_catalogue_cuda;
@@ -283,10 +283,8 @@ impl Run<'_> {
         let mut slab: Vec<R> = bytemuck::zeroed_vec(recv_counts.iter().sum());
         let (before, own_and_after) = slab.split_at_mut(own_at);
         let (own_place, after) = own_and_after.split_at_mut(own_len);
-        for part in [before, after] {
-            part.par_chunks_mut(1 << 16)
-                .for_each(|c| c.fill(bytemuck::Zeroable::zeroed()));
-        }
+        zero_on_every_thread(before);
+        zero_on_every_thread(after);
         stages.push(("receive_buffer", lap(&mut clock)));
         let mut send_counts: Vec<usize> = counts.totals.iter().map(|[o, g]| o + g).collect();
         send_counts[rank] = 0;
@@ -631,6 +629,17 @@ fn put_record<R: Record>(
     }
 }
 
+/// Spans (first record, length) cut into pieces of at most [`SCAN_PIECE`] records.
+fn scan_pieces(spans: impl Iterator<Item = (usize, usize)>) -> Vec<(usize, usize)> {
+    spans
+        .flat_map(|(at, n)| {
+            (0..n)
+                .step_by(SCAN_PIECE)
+                .map(move |k| (at + k, SCAN_PIECE.min(n - k)))
+        })
+        .collect()
+}
+
 /// Where each sender's message lies in a slab as it arrived: its owned particles, then its
 /// ghosts.
 struct SlabSpans {
@@ -655,21 +664,12 @@ impl SlabSpans {
     /// The owned parts in rank order, then the ghost parts, each as (first record, length),
     /// cut into pieces of at most [`SCAN_PIECE`] records for the threads.
     fn pieces(&self) -> [Vec<(usize, usize)>; 2] {
-        let cut = |part: &dyn Fn(&[usize; 3]) -> (usize, usize)| -> Vec<(usize, usize)> {
-            self.messages
-                .iter()
-                .map(part)
-                .flat_map(|(at, n)| {
-                    (0..n)
-                        .step_by(SCAN_PIECE)
-                        .map(move |k| (at + k, SCAN_PIECE.min(n - k)))
-                })
-                .collect()
-        };
-        [
-            cut(&|&[at, owned, _]| (at, owned)),
-            cut(&|&[at, owned, ghosts]| (at + owned, ghosts)),
-        ]
+        let owned = self.messages.iter().map(|&[at, owned, _]| (at, owned));
+        let ghosts = self
+            .messages
+            .iter()
+            .map(|&[at, owned, ghosts]| (at + owned, ghosts));
+        [scan_pieces(owned), scan_pieces(ghosts)]
     }
 
     /// Whether the owned parts, taken in rank order, are in increasing id order, and the ghost
@@ -801,10 +801,9 @@ fn count_routes(
 /// Writes this rank's travellers, each slab's message its owned particles then its ghosts, each
 /// part in input order (which is increasing id order): the message to slab `own` into
 /// `own_place` (both its parts long), the others packed by slab into the returned buffer (slab
-/// `own`'s message empty); and the slab that owns each input
-/// particle (in input order, for its label's way back). Every chunk of the input writes its own
-/// places, so nothing is copied again before it leaves; only a particle that goes to a ghost
-/// slab has its slabs found again.
+/// `own`'s message empty); and the slab that owns each input particle (in input order, for its
+/// label's way back). Every chunk of the input writes its own places, so nothing is copied
+/// again before it leaves; only a particle that goes to a ghost slab has its slabs found again.
 fn place_routes<R: Record>(
     particles: RankParticles<'_>,
     decomposition: &Decomposition,
@@ -841,21 +840,16 @@ fn place_routes<R: Record>(
     let mut own_rest: &mut [R] = own_place;
     for d in 0..ranks {
         let from = if d == own { &mut own_rest } else { &mut rest };
-        let mut parts: Vec<[&mut [R]; 2]> = Vec::with_capacity(per_chunk.len());
-        for k in 0..2 {
-            for (c, counts) in per_chunk.iter().enumerate() {
-                let at = counts[d][k].min(from.len());
-                let (place, after) = std::mem::take(&mut *from).split_at_mut(at);
-                *from = after;
-                if k == 0 {
-                    parts.push([place, &mut []]);
-                } else if let Some(slot) = parts.get_mut(c) {
-                    slot[1] = place;
-                }
-            }
-        }
-        for (c, part) in parts.into_iter().enumerate() {
-            places[c].push(part);
+        let mut take = |n: usize| {
+            let at = n.min(from.len());
+            let (place, after) = std::mem::take(&mut *from).split_at_mut(at);
+            *from = after;
+            place
+        };
+        let owned: Vec<&mut [R]> = per_chunk.iter().map(|c| take(c[d][0])).collect();
+        let ghosts: Vec<&mut [R]> = per_chunk.iter().map(|c| take(c[d][1])).collect();
+        for (chunk, part) in places.iter_mut().zip(owned.into_iter().zip(ghosts)) {
+            chunk.push([part.0, part.1]);
         }
     }
     places
